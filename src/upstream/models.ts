@@ -1,0 +1,212 @@
+/**
+ * The payments REST API's resources as they travel on the wire (snake_case),
+ * validated at the boundary with zod so that malformed upstream data becomes an
+ * `UpstreamError` instead of a crash or a wrong value further in.
+ *
+ * Schemas are deliberately tolerant where the API family is known to vary
+ * (fields absent from some responses, `null` for unset values, unknown extra
+ * fields such as `klass`) and strict where a wrong type would mean a wrong
+ * answer (ids, amounts, statuses as strings).
+ */
+import { z } from 'zod';
+
+const id = z.number().int();
+const timestamp = z.string().nullish();
+const amount = z.number().nullish();
+const str = z.string().nullish();
+const jsonObject = z.record(z.string(), z.unknown()).nullish();
+
+export const transactionModel = z.looseObject({
+  id,
+  reference: str,
+  amount: z.number(),
+  description: str,
+  callback_url: str,
+  status: z.string(),
+  customer_id: id.nullish(),
+  currency_id: id.nullish(),
+  /** Absent from the update response (spec, Transaction table). */
+  mode: str,
+  metadata: jsonObject,
+  commission: amount,
+  fees: amount,
+  fixed_commission: amount,
+  amount_transferred: amount,
+  amount_debited: amount,
+  created_at: timestamp,
+  updated_at: timestamp,
+  approved_at: timestamp,
+  canceled_at: timestamp,
+  declined_at: timestamp,
+  refunded_at: timestamp,
+  transferred_at: timestamp,
+  deleted_at: timestamp,
+  last_error_code: str,
+  custom_metadata: jsonObject,
+  receipt_url: str,
+  payment_method_id: id.nullish(),
+  sub_accounts_commissions: z.array(z.unknown()).nullish(),
+  transaction_key: str,
+  merchant_reference: str,
+  account_id: id.nullish(),
+  balance_id: id.nullish(),
+});
+export type TransactionModel = z.infer<typeof transactionModel>;
+
+export const payoutModel = z.looseObject({
+  id,
+  reference: str,
+  amount: z.number(),
+  status: z.string(),
+  customer_id: id.nullish(),
+  currency_id: id.nullish(),
+  mode: str,
+  last_error_code: str,
+  commission: amount,
+  fees: amount,
+  fixed_commission: amount,
+  amount_transferred: amount,
+  amount_debited: amount,
+  created_at: timestamp,
+  updated_at: timestamp,
+  scheduled_at: timestamp,
+  sent_at: timestamp,
+  failed_at: timestamp,
+  deleted_at: timestamp,
+  metadata: jsonObject,
+  custom_metadata: jsonObject,
+  payment_method_id: id.nullish(),
+  transaction_key: str,
+  merchant_reference: str,
+  account_id: id.nullish(),
+  balance_id: id.nullish(),
+});
+export type PayoutModel = z.infer<typeof payoutModel>;
+
+export const paymentIntentModel = z.looseObject({
+  reference: str,
+  amount: amount,
+  status: z.string(),
+  currency_id: id.nullish(),
+  mode: str,
+  last_error_code: str,
+  created_at: timestamp,
+  updated_at: timestamp,
+  approved_at: timestamp,
+  canceled_at: timestamp,
+  deleted_at: timestamp,
+  payment_method_id: id.nullish(),
+  transaction_key: str,
+  account_id: id.nullish(),
+});
+export type PaymentIntentModel = z.infer<typeof paymentIntentModel>;
+
+export const phoneNumberModel = z.looseObject({
+  id: id.nullish(),
+  number: z.union([z.string(), z.number()]).transform(String),
+  country: str,
+});
+export type PhoneNumberModel = z.infer<typeof phoneNumberModel>;
+
+export const customerModel = z.looseObject({
+  id,
+  firstname: str,
+  lastname: str,
+  full_name: str,
+  email: str,
+  account_id: id.nullish(),
+  phone_number_id: id.nullish(),
+  /** Present when the upstream embeds the phone number; fetched by id otherwise. */
+  phone_number: phoneNumberModel.nullish(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  deleted_at: timestamp,
+});
+export type CustomerModel = z.infer<typeof customerModel>;
+
+export const currencyModel = z.looseObject({
+  id,
+  name: str,
+  /** ISO 4217 alphabetic code, e.g. XOF (upstream.md, Money). */
+  iso: z.string(),
+  /** ISO 4217 numeric code, e.g. 952. */
+  code: z.union([z.number(), z.string()]).nullish(),
+  prefix: str,
+  suffix: str,
+  div: z.number().nullish(),
+  modes: z.array(z.string()).nullish(),
+  default: z.boolean().nullish(),
+  account_id: id.nullish(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export type CurrencyModel = z.infer<typeof currencyModel>;
+
+export const webhookModel = z.looseObject({
+  id,
+  url: z.string(),
+  enabled: z.boolean().nullish(),
+  ssl_verify: z.boolean().nullish(),
+  disable_on_error: z.boolean().nullish(),
+  http_headers: z.union([z.boolean(), z.record(z.string(), z.unknown())]).nullish(),
+  account_id: id.nullish(),
+  /** Only returned by the create call. */
+  secret: str,
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export type WebhookModel = z.infer<typeof webhookModel>;
+
+export const eventModel = z.looseObject({
+  id,
+  type: z.string(),
+  entity: z.record(z.string(), z.unknown()).nullish(),
+  object_id: id.nullish(),
+  account_id: id.nullish(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  deleted_at: timestamp,
+});
+export type EventModel = z.infer<typeof eventModel>;
+
+export const logModel = z.looseObject({
+  id,
+  method: str,
+  url: str,
+  status: z.number().int().nullish(),
+  ip_address: str,
+  version: str,
+  source: str,
+  query: str,
+  body: str,
+  response: str,
+  account_id: id.nullish(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export type LogModel = z.infer<typeof logModel>;
+
+export const accountModel = z.looseObject({
+  id,
+  name: str,
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export type AccountModel = z.infer<typeof accountModel>;
+
+export const transactionTokenModel = z.looseObject({
+  token: z.string(),
+  url: z.string(),
+});
+export type TransactionTokenModel = z.infer<typeof transactionTokenModel>;
+
+/** Pagination block of enveloped list responses (upstream.md, Response shapes). */
+export const pageMetaModel = z.looseObject({
+  current_page: z.number().int().nullish(),
+  next_page: z.number().int().nullish(),
+  prev_page: z.number().int().nullish(),
+  per_page: z.number().int().nullish(),
+  total_pages: z.number().int().nullish(),
+  total_count: z.number().int().nullish(),
+});
+export type PageMetaModel = z.infer<typeof pageMetaModel>;
