@@ -1,0 +1,146 @@
+/**
+ * Every upstream failure surfaces as one of these classes (stripe-node style):
+ * one base carrying `statusCode`, `code`, `requestId` and the `route` that
+ * failed, one subclass per kind the gateway reacts to differently.
+ *
+ * Messages are built here from fixed text plus the route, never from the
+ * upstream body (it may echo secrets) and never with the API key. The one
+ * exception is a validation message, which is meant for the caller to read;
+ * it is capped in length and the client redacts the key from it.
+ */
+
+export interface UpstreamErrorInit {
+  /** Method and path pattern, e.g. `GET /v1/customers/:id` (see `routeLabel`). */
+  route: string;
+  statusCode?: number;
+  requestId?: string;
+}
+
+export class UpstreamError extends Error {
+  override readonly name: string = 'UpstreamError';
+  readonly code: string;
+  readonly route: string;
+  readonly statusCode?: number;
+  readonly requestId?: string;
+
+  constructor(message: string, code: string, init: UpstreamErrorInit) {
+    super(message);
+    this.code = code;
+    this.route = init.route;
+    if (init.statusCode !== undefined) this.statusCode = init.statusCode;
+    if (init.requestId !== undefined) this.requestId = init.requestId;
+  }
+}
+
+/** The upstream rejected the API key (401), or the key cannot be sent at all. */
+export class UpstreamAuthenticationError extends UpstreamError {
+  override readonly name = 'UpstreamAuthenticationError';
+  constructor(init: UpstreamErrorInit) {
+    super(`Upstream rejected the API key on ${init.route}`, 'authentication_failed', init);
+  }
+}
+
+/** The API key is valid but not allowed to do this (403). */
+export class UpstreamPermissionError extends UpstreamError {
+  override readonly name = 'UpstreamPermissionError';
+  constructor(init: UpstreamErrorInit) {
+    super(`Upstream denied permission on ${init.route}`, 'permission_denied', init);
+  }
+}
+
+/** The resource does not exist for this key's account and environment (404, or an empty array). */
+export class UpstreamNotFoundError extends UpstreamError {
+  override readonly name = 'UpstreamNotFoundError';
+  constructor(init: UpstreamErrorInit) {
+    super(`Upstream resource not found on ${init.route}`, 'not_found', init);
+  }
+}
+
+export const MAX_VALIDATION_MESSAGE_LENGTH = 300;
+
+export interface UpstreamValidationErrorInit extends UpstreamErrorInit {
+  /** The upstream's own validation message; safe to show, capped in length. */
+  upstreamMessage?: string;
+  fieldErrors?: Record<string, string[]>;
+}
+
+/** The request was rejected as invalid (400/422), or failed the client's own checks before sending. */
+export class UpstreamValidationError extends UpstreamError {
+  override readonly name = 'UpstreamValidationError';
+  /** Field -> messages, as the upstream's `{message, errors}` body lists them. */
+  readonly fieldErrors: Record<string, string[]>;
+  readonly upstreamMessage?: string;
+
+  constructor(init: UpstreamValidationErrorInit) {
+    const upstreamMessage = init.upstreamMessage === undefined ? undefined : capLength(init.upstreamMessage);
+    super(
+      upstreamMessage ? `Upstream validation failed on ${init.route}: ${upstreamMessage}` : `Upstream validation failed on ${init.route}`,
+      'validation_failed',
+      init,
+    );
+    this.fieldErrors = init.fieldErrors ?? {};
+    if (upstreamMessage !== undefined) this.upstreamMessage = upstreamMessage;
+  }
+}
+
+/** The request conflicts with the resource's current state or a concurrent request (409). */
+export class UpstreamConflictError extends UpstreamError {
+  override readonly name = 'UpstreamConflictError';
+  constructor(init: UpstreamErrorInit) {
+    super(`Upstream reported a conflict on ${init.route}`, 'conflict', init);
+  }
+}
+
+/** The upstream is throttling this key (429); `retryAfterSeconds` comes from `Retry-After`. */
+export class UpstreamRateLimitError extends UpstreamError {
+  override readonly name = 'UpstreamRateLimitError';
+  readonly retryAfterSeconds?: number;
+  constructor(init: UpstreamErrorInit & { retryAfterSeconds?: number }) {
+    super(`Upstream rate limit reached on ${init.route}`, 'rate_limited', init);
+    if (init.retryAfterSeconds !== undefined) this.retryAfterSeconds = init.retryAfterSeconds;
+  }
+}
+
+/** The upstream failed on its side (5xx). */
+export class UpstreamServerError extends UpstreamError {
+  override readonly name = 'UpstreamServerError';
+  constructor(init: UpstreamErrorInit) {
+    super(`Upstream server error on ${init.route}`, 'server_error', init);
+  }
+}
+
+/** The upstream did not answer within the configured time-out. */
+export class UpstreamTimeoutError extends UpstreamError {
+  override readonly name = 'UpstreamTimeoutError';
+  constructor(init: UpstreamErrorInit & { timeoutMs: number }) {
+    super(`Upstream did not answer within ${init.timeoutMs} ms on ${init.route}`, 'timeout', init);
+  }
+}
+
+/** The connection to the upstream failed (refused, reset, DNS); `systemCode` is e.g. `ECONNRESET`. */
+export class UpstreamConnectionError extends UpstreamError {
+  override readonly name = 'UpstreamConnectionError';
+  readonly systemCode?: string;
+  constructor(init: UpstreamErrorInit & { systemCode?: string }) {
+    super(
+      `Connection to upstream failed${init.systemCode ? ` (${init.systemCode})` : ''} on ${init.route}`,
+      'connection_failed',
+      init,
+    );
+    if (init.systemCode !== undefined) this.systemCode = init.systemCode;
+  }
+}
+
+/** The upstream answered with a body that is not JSON or does not match the expected model. */
+export class UpstreamInvalidResponseError extends UpstreamError {
+  override readonly name = 'UpstreamInvalidResponseError';
+  /** `detail` must name a resource and a path, never a value from the body. */
+  constructor(init: UpstreamErrorInit & { detail: string }) {
+    super(`Upstream returned an invalid response on ${init.route}: ${init.detail}`, 'invalid_response', init);
+  }
+}
+
+function capLength(text: string): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return oneLine.length <= MAX_VALIDATION_MESSAGE_LENGTH ? oneLine : `${oneLine.slice(0, MAX_VALIDATION_MESSAGE_LENGTH - 1)}…`;
+}
