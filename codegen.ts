@@ -62,6 +62,8 @@ const config: CodegenConfig = {
           Webhook: `${models}#WebhookModel`,
           Event: `${models}#EventModel`,
           Log: `${models}#LogModel`,
+          TransactionTokenPayload: '../resolvers/payloads.js#TransactionTokenPayloadModel',
+          SendTransactionPayload: '../resolvers/payloads.js#SendTransactionPayloadModel',
         },
       },
     },

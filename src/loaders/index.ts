@@ -1,2 +1,65 @@
-// Placeholder until the loaders land; replaced by the real per-request DataLoaders.
-export type Loaders = Record<string, never>;
+/**
+ * Per-request DataLoaders over the upstream client (graphql/dataloader README:
+ * one set per request, values in key order, `null` for a miss, an Error for a
+ * failure). The REST API has no batch read, so a batch becomes parallel reads
+ * of its distinct ids; what the loaders buy is that every id is read at most
+ * once per request, whoever asks for it, and that lists prime them.
+ */
+import DataLoader from 'dataloader';
+import type { Id, PaymentsApi } from '../upstream/api.js';
+import { UpstreamNotFoundError } from '../upstream/errors.js';
+import type {
+  CurrencyModel,
+  CustomerModel,
+  EventModel,
+  LogModel,
+  PayoutModel,
+  TransactionModel,
+  WebhookModel,
+} from '../upstream/models.js';
+import type { CurrencyCatalog } from './currency-catalog.js';
+
+export interface Loaders {
+  transaction: DataLoader<Id, TransactionModel | null>;
+  payout: DataLoader<Id, PayoutModel | null>;
+  customer: DataLoader<Id, CustomerModel | null>;
+  webhook: DataLoader<Id, WebhookModel | null>;
+  event: DataLoader<Id, EventModel | null>;
+  log: DataLoader<Id, LogModel | null>;
+  currencyById: DataLoader<Id, CurrencyModel | null>;
+  currencyByIso: DataLoader<string, CurrencyModel | null>;
+}
+
+/** A batch of reads by id, one upstream call per distinct id; unknown ids are `null`. */
+function byId<T>(retrieve: (id: Id) => Promise<T>): DataLoader<Id, T | null> {
+  return new DataLoader<Id, T | null>((ids) =>
+    Promise.all(
+      ids.map((id) =>
+        retrieve(id).catch((error: unknown) => {
+          if (error instanceof UpstreamNotFoundError) return null;
+          return error instanceof Error ? error : new Error(String(error));
+        }),
+      ),
+    ),
+  );
+}
+
+export function createLoaders(api: PaymentsApi, callerId: string, currencies: CurrencyCatalog): Loaders {
+  const catalog = () => currencies.list(callerId, api);
+  return {
+    transaction: byId((id) => api.transactions.retrieve(id)),
+    payout: byId((id) => api.payouts.retrieve(id)),
+    customer: byId((id) => api.customers.retrieve(id)),
+    webhook: byId((id) => api.webhooks.retrieve(id)),
+    event: byId((id) => api.events.retrieve(id)),
+    log: byId((id) => api.logs.retrieve(id)),
+    currencyById: new DataLoader(async (ids) => {
+      const list = await catalog();
+      return ids.map((id) => list.find((c) => c.id === id) ?? null);
+    }),
+    currencyByIso: new DataLoader(async (isos) => {
+      const list = await catalog();
+      return isos.map((iso) => list.find((c) => c.iso.toUpperCase() === iso.toUpperCase()) ?? null);
+    }),
+  };
+}

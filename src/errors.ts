@@ -1,0 +1,145 @@
+/**
+ * The one error mapping of the gateway: upstream failure -> typed
+ * `UpstreamError` (src/upstream/errors.ts) -> `GraphQLError` with a code from
+ * the documented set below. Applied once, in Apollo's `formatError`, so
+ * resolvers simply let upstream errors propagate.
+ */
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import {
+  UpstreamAuthenticationError,
+  UpstreamConnectionError,
+  UpstreamError,
+  UpstreamInvalidResponseError,
+  UpstreamNotFoundError,
+  UpstreamPermissionError,
+  UpstreamRateLimitError,
+  UpstreamServerError,
+  UpstreamTimeoutError,
+  UpstreamValidationError,
+  UpstreamConflictError,
+} from './upstream/errors.js';
+
+/** The documented `extensions.code` values (README, "Errors"). */
+export const ErrorCode = {
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  FORBIDDEN: 'FORBIDDEN',
+  BAD_USER_INPUT: 'BAD_USER_INPUT',
+  UPSTREAM_TIMEOUT: 'UPSTREAM_TIMEOUT',
+  UPSTREAM_UNAVAILABLE: 'UPSTREAM_UNAVAILABLE',
+  UPSTREAM_ERROR: 'UPSTREAM_ERROR',
+  RATE_LIMITED: 'RATE_LIMITED',
+  INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export function unauthenticated(message: string): GraphQLError {
+  return new GraphQLError(message, {
+    extensions: { code: ErrorCode.UNAUTHENTICATED, http: { status: 401 } },
+  });
+}
+
+export function forbidden(message: string): GraphQLError {
+  return new GraphQLError(message, {
+    extensions: { code: ErrorCode.FORBIDDEN, http: { status: 403 } },
+  });
+}
+
+export function badUserInput(message: string, argument?: string): GraphQLError {
+  return new GraphQLError(message, {
+    extensions: { code: ErrorCode.BAD_USER_INPUT, ...(argument ? { argument } : {}) },
+  });
+}
+
+interface Mapped {
+  code: ErrorCode;
+  message: string;
+  extra?: Record<string, unknown>;
+}
+
+/**
+ * Maps an upstream failure to what a caller may see. Messages are ours, never
+ * the upstream body; only a validation message (meant for end users) is kept.
+ */
+export function mapUpstreamError(error: UpstreamError): Mapped {
+  if (error instanceof UpstreamAuthenticationError) {
+    return { code: ErrorCode.UNAUTHENTICATED, message: 'The payments API rejected the API key.' };
+  }
+  if (error instanceof UpstreamPermissionError) {
+    return { code: ErrorCode.FORBIDDEN, message: 'The API key may not perform this operation.' };
+  }
+  if (error instanceof UpstreamValidationError) {
+    return {
+      code: ErrorCode.BAD_USER_INPUT,
+      message: error.message,
+      extra: { fieldErrors: error.fieldErrors },
+    };
+  }
+  if (error instanceof UpstreamNotFoundError) {
+    return { code: ErrorCode.BAD_USER_INPUT, message: 'The referenced object does not exist.' };
+  }
+  if (error instanceof UpstreamConflictError) {
+    return { code: ErrorCode.BAD_USER_INPUT, message: 'The object is not in a state that allows this change.' };
+  }
+  if (error instanceof UpstreamRateLimitError) {
+    return {
+      code: ErrorCode.RATE_LIMITED,
+      message: 'The payments API is rate limiting this key; retry later.',
+      extra: error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {},
+    };
+  }
+  if (error instanceof UpstreamTimeoutError) {
+    return { code: ErrorCode.UPSTREAM_TIMEOUT, message: 'The payments API did not answer in time.' };
+  }
+  if (error instanceof UpstreamConnectionError || (error instanceof UpstreamServerError && error.statusCode === 503)) {
+    return { code: ErrorCode.UPSTREAM_UNAVAILABLE, message: 'The payments API is unavailable.' };
+  }
+  if (error instanceof UpstreamServerError || error instanceof UpstreamInvalidResponseError) {
+    return { code: ErrorCode.UPSTREAM_ERROR, message: 'The payments API failed to answer this request.' };
+  }
+  return { code: ErrorCode.UPSTREAM_ERROR, message: 'The payments API failed to answer this request.' };
+}
+
+const KNOWN_CODES = new Set<string>(Object.values(ErrorCode));
+/** Codes graphql-js and Apollo Server produce themselves for a bad request. */
+const REQUEST_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_REQUEST',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'OPERATION_RESOLUTION_FAILURE',
+]);
+
+export interface ErrorFormatterDeps {
+  /** Told about every error that is masked, so nothing is lost from the logs. */
+  onInternalError(error: unknown): void;
+}
+
+/** Apollo Server `formatError`: the one place errors become what callers see. */
+export function createErrorFormatter({ onInternalError }: ErrorFormatterDeps) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+    const base = { locations: formatted.locations, path: formatted.path };
+    if (original instanceof UpstreamError) {
+      const mapped = mapUpstreamError(original);
+      return {
+        ...base,
+        message: mapped.message,
+        extensions: { code: mapped.code, upstream: { route: original.route, status: original.statusCode }, ...mapped.extra },
+      };
+    }
+    const code = formatted.extensions?.code;
+    if (typeof code === 'string' && (KNOWN_CODES.has(code) || REQUEST_CODES.has(code)) && code !== ErrorCode.INTERNAL_SERVER_ERROR) {
+      // Our own coded errors and graphql-js request errors are safe as they are;
+      // drop anything else that may ride in extensions (stacktrace, exception).
+      const { stacktrace: _stacktrace, exception: _exception, ...extensions } = formatted.extensions ?? {};
+      return { ...base, message: formatted.message, extensions };
+    }
+    // A scalar rejecting a value (e.g. EmailAddress) surfaces as a plain GraphQLError.
+    if (error instanceof GraphQLError && !error.originalError && !error.path) {
+      return { ...base, message: formatted.message, extensions: { code: ErrorCode.BAD_USER_INPUT } };
+    }
+    onInternalError(original);
+    return { ...base, message: 'Internal server error.', extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR } };
+  };
+}

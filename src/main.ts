@@ -1,0 +1,83 @@
+/**
+ * Command-line entry: read config, start the gateway (and, with no
+ * PAYMENTS_API_URL, the embedded emulator seeded with demo data), stop
+ * gracefully on SIGINT/SIGTERM.
+ */
+import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { startGateway } from './server.js';
+import { createUpstreamClient } from './upstream/index.js';
+import { loadEmulatorOptionsFromEnv, startEmulator, type RunningEmulator } from './emulator/index.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.logLevel);
+
+  let emulator: RunningEmulator | null = null;
+  let demoKey: string | null = null;
+  let upstreamUrl: string;
+  if (config.paymentsApiUrl) {
+    upstreamUrl = config.paymentsApiUrl;
+  } else {
+    const options = loadEmulatorOptionsFromEnv(process.env);
+    // Embedded: a free port unless one is asked for, so a standalone emulator on 4010 can coexist.
+    emulator = await startEmulator({ ...options, port: process.env.EMULATOR_PORT ? options.port : 0, seed: false });
+    demoKey = await emulator.seedDemo();
+    upstreamUrl = emulator.url;
+  }
+
+  const upstream = createUpstreamClient({ baseUrl: upstreamUrl, timeoutMs: config.upstreamTimeoutMs });
+  const gateway = await startGateway({ config, upstream, logger });
+
+  if (emulator && demoKey) {
+    printWelcome(gateway.url, emulator.url, demoKey);
+  } else {
+    logger.info({ url: gateway.url, upstream: upstreamUrl, env: config.paymentsEnv }, 'gateway ready');
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    await gateway.stop();
+    upstream.close();
+    await emulator?.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+function printWelcome(graphqlUrl: string, emulatorUrl: string, key: string): void {
+  const query = '{ transactions(first: 5) { totalCount nodes { id amount status customer { fullName } currency { iso } } } }';
+  console.log(`
+Payments GraphQL gateway ready (embedded emulator, sandbox demo data)
+
+  GraphQL     ${graphqlUrl}   (open it in a browser for Apollo Sandbox)
+  Emulator    ${emulatorUrl}
+  Sandbox key ${key}
+
+Set this header in Apollo Sandbox or your client:
+  Authorization: Bearer ${key}
+
+A first query:
+  curl -s ${graphqlUrl} -H 'content-type: application/json' \\
+    -H 'authorization: Bearer ${key}' \\
+    -d '{"query":"${query}"}'
+`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

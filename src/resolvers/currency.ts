@@ -1,0 +1,29 @@
+import type { Resolvers } from '../__generated__/resolvers-types.js';
+import type { CurrencyModel } from '../upstream/models.js';
+import { renamed, toUpstreamId } from './support.js';
+
+export const currencyResolvers: Resolvers = {
+  Query: {
+    currency: (_, { id }, { loaders }) => loaders.currencyById.load(toUpstreamId(id)),
+    currencies: (_, __, { api, callerId, loaders, currencyCatalog }) => currencyCatalog.list(callerId, api).then((list) => {
+      for (const c of list) loaders.currencyById.prime(c.id, c);
+      return list;
+    }),
+  },
+
+  Currency: {
+    // Two keys (api.md): by id, or by ISO code from another subgraph.
+    __resolveReference: (ref, { loaders }) =>
+      'iso' in ref && typeof ref.iso === 'string'
+        ? loaders.currencyByIso.load(ref.iso)
+        : loaders.currencyById.load(toUpstreamId((ref as { id: string }).id)),
+    id: (c) => c.id,
+    code: (c) => {
+      const code = typeof c.code === 'string' ? Number(c.code) : c.code;
+      return Number.isInteger(code) ? (code as number) : null;
+    },
+    modes: (c) => c.modes ?? [],
+    default: (c) => c.default ?? false,
+    ...renamed<CurrencyModel>()('account_id', 'created_at', 'updated_at'),
+  },
+};

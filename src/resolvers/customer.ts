@@ -1,0 +1,54 @@
+import type { Resolvers } from '../__generated__/resolvers-types.js';
+import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
+import { paginate, toWindow } from '../pagination.js';
+import type { CustomerModel } from '../upstream/models.js';
+import { createdRange, phoneNumber } from './inputs.js';
+import { payload, renamed, toUpstreamId } from './support.js';
+
+export const customerResolvers: Resolvers = {
+  Query: {
+    customer: (_, { id }, { loaders }) => loaders.customer.load(toUpstreamId(id)),
+    // Always the search endpoint (api.md): it filters and pages alike.
+    customers: (_, { first, after, filter }, { api, loaders, pagination }) => {
+      const window = toWindow({ first, after }, pagination);
+      const filters = {
+        email: filter?.email ?? undefined,
+        query: filter?.query ?? undefined,
+        ...createdRange(filter?.createdAt),
+      };
+      return paginate(window, UPSTREAM_MAX_PER_PAGE, async (page) => {
+        const result = await api.customers.search({ ...page, ...filters });
+        for (const c of result.items) loaders.customer.prime(c.id, c);
+        return result;
+      });
+    },
+  },
+
+  Mutation: {
+    createCustomer: (_, { input }, { api, loaders }) =>
+      payload('customer', 'input', async () => {
+        const created = await api.customers.create({
+          firstname: input.firstname,
+          lastname: input.lastname,
+          email: input.email,
+          phoneNumber: phoneNumber(input.phoneNumber),
+        });
+        loaders.customer.prime(created.id, created);
+        return created;
+      }),
+  },
+
+  Customer: {
+    __resolveReference: (ref, { loaders }) => loaders.customer.load(toUpstreamId(ref.id)),
+    id: (c) => c.id,
+    fullName: (c) => c.full_name ?? ([c.firstname, c.lastname].filter(Boolean).join(' ') || null),
+    // The phone number has no endpoint of its own: it is there when the upstream embeds it.
+    phoneNumber: (c) => c.phone_number ?? null,
+    ...renamed<CustomerModel>()('account_id', 'created_at', 'updated_at', 'deleted_at'),
+  },
+
+  PhoneNumber: {
+    // The upstream writes the country in either case; CountryCode is upper case.
+    country: (p) => p.country?.toUpperCase() ?? null,
+  },
+};

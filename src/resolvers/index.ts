@@ -1,0 +1,49 @@
+/**
+ * All resolvers, one file per domain (mirroring schema/), merged here with the
+ * graphql-scalars implementations of the custom scalars.
+ */
+import {
+  CountryCodeResolver,
+  DateTimeResolver,
+  EmailAddressResolver,
+  JSONObjectResolver,
+  URLResolver,
+} from 'graphql-scalars';
+import type { Resolvers } from '../__generated__/resolvers-types.js';
+import { currencyResolvers } from './currency.js';
+import { customerResolvers } from './customer.js';
+import { eventResolvers } from './event.js';
+import { logResolvers } from './log.js';
+import { payoutResolvers } from './payout.js';
+import { transactionResolvers } from './transaction.js';
+import { webhookResolvers } from './webhook.js';
+
+const domains: Resolvers[] = [
+  transactionResolvers,
+  payoutResolvers,
+  customerResolvers,
+  currencyResolvers,
+  webhookResolvers,
+  eventResolvers,
+  logResolvers,
+];
+
+/** Merges the domains' maps type by type (each domain extends Query and Mutation). */
+function merge(maps: Resolvers[]): Resolvers {
+  const merged: Record<string, Record<string, unknown>> = {};
+  for (const map of maps) {
+    for (const [type, fields] of Object.entries(map)) {
+      merged[type] = { ...merged[type], ...(fields as Record<string, unknown>) };
+    }
+  }
+  return merged as Resolvers;
+}
+
+export const resolvers: Resolvers = {
+  ...merge(domains),
+  DateTime: DateTimeResolver,
+  JSONObject: JSONObjectResolver,
+  EmailAddress: EmailAddressResolver,
+  URL: URLResolver,
+  CountryCode: CountryCodeResolver,
+};
