@@ -1,0 +1,150 @@
+import { describe, expect, it } from 'vitest';
+import { UpstreamInvalidResponseError, UpstreamNotFoundError } from '../../src/upstream/index.js';
+import {
+  aCurrency,
+  aPageMeta,
+  aPaymentIntent,
+  aPayout,
+  aTransaction,
+  aWebhook,
+  anAccount,
+  enveloped,
+} from './fixtures.js';
+import { useUpstreamHarness } from './harness.js';
+
+const h = useUpstreamHarness();
+
+describe('single resources', () => {
+  it.each([
+    ['enveloped under v1/transaction', enveloped('transaction', aTransaction())],
+    ['bare', aTransaction()],
+    ['an array of one', [aTransaction()]],
+    ['an enveloped list of one', enveloped('transactions', [aTransaction()])],
+  ])('decodes a transaction sent %s', async (_shape, json) => {
+    h.upstream.replyWith({ json });
+
+    const trx = await h.api.transactions.retrieve(101);
+
+    expect(trx).toMatchObject({ id: 101, amount: 2500, status: 'pending', custom_metadata: { order: 42 } });
+  });
+
+  it('takes the first element when an array of several is returned for one id', async () => {
+    h.upstream.replyWith({ json: [aCurrency({ id: 1 }), aCurrency({ id: 2, iso: 'EUR' })] });
+
+    await expect(h.api.currencies.retrieve(1)).resolves.toMatchObject({ id: 1, iso: 'XOF' });
+  });
+
+  it.each([
+    ['an empty array', []],
+    ['an empty enveloped list', enveloped('webhooks', [])],
+  ])('treats %s as not found', async (_shape, json) => {
+    h.upstream.replyWith({ json });
+
+    await expect(h.api.webhooks.retrieve(11)).rejects.toBeInstanceOf(UpstreamNotFoundError);
+  });
+
+  it.each([
+    ['enveloped under v1/account', enveloped('account', anAccount())],
+    ['as a list v1/accounts of one', enveloped('accounts', [anAccount()])],
+  ])('reads the current account %s', async (_shape, json) => {
+    h.upstream.replyWith({ json });
+
+    await expect(h.api.accounts.current()).resolves.toMatchObject({ id: 1, name: 'Demo shop' });
+  });
+
+  it('reads the flat token response', async () => {
+    h.upstream.replyWith({ json: { token: 'tok_1', url: 'https://checkout.example/tok_1' } });
+
+    await expect(h.api.transactions.createToken(101)).resolves.toEqual({
+      token: 'tok_1',
+      url: 'https://checkout.example/tok_1',
+    });
+  });
+});
+
+describe('lists', () => {
+  it('decodes an enveloped list and its meta into camelCase', async () => {
+    h.upstream.replyWith({ json: enveloped('transactions', [aTransaction({ id: 1 }), aTransaction({ id: 2 })], { meta: aPageMeta() }) });
+
+    const page = await h.api.transactions.list({ page: 2 });
+
+    expect(page.items.map((t) => t.id)).toEqual([1, 2]);
+    expect(page.meta).toEqual({ currentPage: 2, perPage: 25, totalPages: 4, totalCount: 90, nextPage: 3 });
+  });
+
+  it('maps a missing next page to null', async () => {
+    h.upstream.replyWith({ json: enveloped('payouts', [aPayout()], { meta: aPageMeta({ next_page: null, total_pages: 2 }) }) });
+
+    const page = await h.api.payouts.list();
+
+    expect(page.meta).toMatchObject({ nextPage: null, totalPages: 2 });
+  });
+
+  it.each([
+    ['an enveloped list without meta', enveloped('transactions', [aTransaction()])],
+    ['a bare array', [aTransaction()]],
+  ])('decodes %s with null meta', async (_shape, json) => {
+    h.upstream.replyWith({ json });
+
+    const page = await h.api.transactions.search({ status: 'pending' });
+
+    expect(page.items).toHaveLength(1);
+    expect(page.meta).toBeNull();
+  });
+
+  it.each([
+    ['enveloped without meta', enveloped('currencies', [aCurrency(), aCurrency({ id: 2, iso: 'EUR' })])],
+    ['as a bare array', [aCurrency(), aCurrency({ id: 2, iso: 'EUR' })]],
+  ])('lists currencies sent %s', async (_shape, json) => {
+    h.upstream.replyWith({ json });
+
+    const currencies = await h.api.currencies.list();
+
+    expect(currencies.map((c) => c.iso)).toEqual(['XOF', 'EUR']);
+  });
+
+  it('lists webhooks from an enveloped list', async () => {
+    h.upstream.replyWith({ json: enveloped('webhooks', [aWebhook()]) });
+
+    await expect(h.api.webhooks.list()).resolves.toMatchObject([{ id: 11, url: 'https://shop.example/hooks' }]);
+  });
+
+  it('rejects the whole page when one item is malformed, naming its index', async () => {
+    h.upstream.replyWith({ json: enveloped('transactions', [aTransaction(), aTransaction({ amount: 'lots' })]) });
+
+    const error = await h.api.transactions.list().catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(UpstreamInvalidResponseError);
+    expect((error as Error).message).toContain('[1].amount');
+  });
+
+  it('rejects an object where a page is expected', async () => {
+    h.upstream.replyWith({ json: aTransaction() });
+
+    await expect(h.api.transactions.list()).rejects.toBeInstanceOf(UpstreamInvalidResponseError);
+  });
+});
+
+describe('array responses', () => {
+  it.each([
+    ['a bare array (spec)', [aPaymentIntent()]],
+    ['a single flat object (some SDK versions)', aPaymentIntent()],
+  ])('decodes the send response given as %s', async (_shape, json) => {
+    h.upstream.replyWith({ json });
+
+    const intents = await h.api.transactions.send('mtn', { token: 'tok_1' });
+
+    expect(intents).toEqual([expect.objectContaining({ reference: 'pi_1', status: 'pending' })]);
+  });
+
+  it('decodes the started payouts from an enveloped list', async () => {
+    h.upstream.replyWith({ json: enveloped('payouts', [aPayout({ status: 'started' }), aPayout({ id: 202, status: 'scheduled' })]) });
+
+    const payouts = await h.api.payouts.start([{ id: 201 }, { id: 202, scheduledAt: '2030-01-01T00:00:00Z' }]);
+
+    expect(payouts.map((p) => [p.id, p.status])).toEqual([
+      [201, 'started'],
+      [202, 'scheduled'],
+    ]);
+  });
+});
