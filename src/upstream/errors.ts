@@ -18,9 +18,12 @@ export interface UpstreamErrorInit {
 
 export class UpstreamError extends Error {
   override readonly name: string = 'UpstreamError';
+  /** Stable snake_case kind, e.g. `not_found`; `unexpected_status` for a status no subclass covers. */
   readonly code: string;
   readonly route: string;
+  /** The HTTP status, set only when the error comes from an error status (not from a bad 2xx body). */
   readonly statusCode?: number;
+  /** The upstream's `X-Request-Id`, when it sent one. */
   readonly requestId?: string;
 
   constructor(message: string, code: string, init: UpstreamErrorInit) {

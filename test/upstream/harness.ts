@@ -1,32 +1,42 @@
-/** One fake upstream and one client bound to a test key per suite; requests cleared between tests. */
+/**
+ * One fake upstream per suite and clients bound to a test key; requests are
+ * cleared between tests. `api` uses the default time-out so a slow machine
+ * does not fail ordinary tests; `quickApi` is for tests that wait on a time-out.
+ */
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createUpstreamClient, type PaymentsApi, type UpstreamClient } from '../../src/upstream/index.js';
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream.js';
 
 export const TEST_KEY = 'sk_sandbox_Zq8TESTKEYdoNotLeak123';
-export const TEST_TIMEOUT_MS = 250;
+export const QUICK_TIMEOUT_MS = 300;
 
 export interface Harness {
   readonly upstream: FakeUpstream;
   readonly client: UpstreamClient;
   readonly api: PaymentsApi;
+  readonly quickApi: PaymentsApi;
 }
 
 export function useUpstreamHarness(): Harness {
   let upstream: FakeUpstream | undefined;
   let client: UpstreamClient | undefined;
   let api: PaymentsApi | undefined;
+  let quickClient: UpstreamClient | undefined;
+  let quickApi: PaymentsApi | undefined;
 
   beforeAll(async () => {
     upstream = await startFakeUpstream();
-    client = createUpstreamClient({ baseUrl: upstream.url, timeoutMs: TEST_TIMEOUT_MS });
+    client = createUpstreamClient({ baseUrl: upstream.url });
     api = client.forKey(TEST_KEY);
+    quickClient = createUpstreamClient({ baseUrl: upstream.url, timeoutMs: QUICK_TIMEOUT_MS });
+    quickApi = quickClient.forKey(TEST_KEY);
   });
   beforeEach(() => {
     upstream?.requests.splice(0);
   });
   afterAll(async () => {
     client?.close();
+    quickClient?.close();
     await upstream?.close();
   });
 
@@ -43,6 +53,9 @@ export function useUpstreamHarness(): Harness {
     },
     get api() {
       return ready(api);
+    },
+    get quickApi() {
+      return ready(quickApi);
     },
   };
 }
