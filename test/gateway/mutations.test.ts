@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { factories } from '../support/factories.js';
+import { newKey, startStack, type Stack } from '../support/harness.js';
+
+/** Polls until `check` passes or the time is up (lifecycle moves happen after settleMs). */
+async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, ms = 5000): Promise<T> {
+  const until = Date.now() + ms;
+  let value = await read();
+  while (!check(value) && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 50));
+    value = await read();
+  }
+  return value;
+}
+
+describe.each(['enveloped', 'plain'] as const)('mutations against an emulator answering %s', (responseStyle) => {
+  let stack: Stack;
+  const key = newKey('mutations');
+
+  beforeAll(async () => {
+    stack = await startStack({ emulator: { responseStyle, settleMs: 30 } });
+  });
+  afterAll(() => stack.stop());
+
+  it('creates a customer, then a transaction for it, and reads both back', async () => {
+    const created = await stack.gql<{ createCustomer: { customer: { id: string; fullName: string; phoneNumber: { country: string } }; userErrors: unknown[] } }>(
+      `mutation { createCustomer(input: { firstname: "Efua", lastname: "Owusu", email: "efua@example.com",
+          phoneNumber: { number: "64000001", country: BJ } }) {
+        customer { id fullName phoneNumber { country } } userErrors { field message code } } }`,
+      {},
+      key,
+    );
+    expect(created.errors).toBeUndefined();
+    expect(created.data!.createCustomer.userErrors).toEqual([]);
+    const customer = created.data!.createCustomer.customer;
+    expect(customer).toMatchObject({ fullName: 'Efua Owusu', phoneNumber: { country: 'BJ' } });
+
+    const tx = await stack.gql<{ createTransaction: { transaction: { id: string; status: string; amount: number; customer: { id: string }; currency: { iso: string } }; userErrors: unknown[] } }>(
+      `mutation ($c: ID!) { createTransaction(input: { amount: 1500, description: "Shoes", currency: { iso: "XOF" },
+          customer: { id: $c }, callbackUrl: "https://shop.example.com/cb" }) {
+        transaction { id status amount customer { id } currency { iso } } userErrors { field message code } } }`,
+      { c: customer.id },
+      key,
+    );
+    expect(tx.errors).toBeUndefined();
+    expect(tx.data!.createTransaction).toMatchObject({
+      transaction: { status: 'PENDING', amount: 1500, customer: { id: customer.id }, currency: { iso: 'XOF' } },
+      userErrors: [],
+    });
+  });
+
+  it('updates a transaction: cancels it, and reads the mode the update response lacks', async () => {
+    const t = await factories(stack.emulator, key).transaction({ mode: 'mtn' });
+    const res = await stack.gql<{ updateTransaction: { transaction: { id: string; status: string; description: string; canceledAt: string; mode: string | null }; userErrors: unknown[] } }>(
+      `mutation ($id: ID!) { updateTransaction(id: $id, input: { description: "Changed", status: CANCELED }) {
+          transaction { id status description canceledAt mode } userErrors { field code } } }`,
+      { id: String(t.id) },
+      key,
+    );
+    expect(res.errors).toBeUndefined();
+    expect(res.data!.updateTransaction.userErrors).toEqual([]);
+    expect(res.data!.updateTransaction.transaction).toMatchObject({ status: 'CANCELED', description: 'Changed', mode: 'mtn' });
+    expect(res.data!.updateTransaction.transaction.canceledAt).toEqual(expect.any(String));
+  });
+
+  it('creates a hosted-checkout token with its url', async () => {
+    const t = await factories(stack.emulator, key).transaction();
+    const res = await stack.gql<{ createTransactionToken: { token: string; url: string; transaction: { id: string }; userErrors: unknown[] } }>(
+      'mutation ($id: ID!) { createTransactionToken(id: $id) { token url transaction { id } userErrors { code } } }',
+      { id: String(t.id) },
+      key,
+    );
+    expect(res.errors).toBeUndefined();
+    const payload = res.data!.createTransactionToken;
+    expect(payload.token).toEqual(expect.any(String));
+    expect(new URL(payload.url).protocol).toMatch(/^https?:$/);
+    expect(payload.transaction).toEqual({ id: String(t.id) });
+  });
+
+  it('sends a transaction (token and send in one mutation) and it becomes approved', async () => {
+    const t = await factories(stack.emulator, key).transaction({ amount: 3000 });
+    await stack.resetCounts();
+    const res = await stack.gql<{ sendTransaction: { paymentIntents: { status: string; mode: string }[]; transaction: { id: string }; userErrors: unknown[] } }>(
+      `mutation ($id: ID!) { sendTransaction(id: $id, mode: "mtn", phoneNumber: { number: "64000001", country: BJ }) {
+          paymentIntents { status mode } transaction { id } userErrors { code } } }`,
+      { id: String(t.id) },
+      key,
+    );
+    expect(res.errors).toBeUndefined();
+    expect(res.data!.sendTransaction.userErrors).toEqual([]);
+    expect(res.data!.sendTransaction.paymentIntents[0]).toMatchObject({ status: 'PENDING', mode: 'mtn' });
+    expect(await stack.upstreamCalls('POST /v1/transactions/:id/token')).toBe(1);
+    expect(await stack.upstreamCalls('POST /v1/transactions/:mode')).toBe(1);
+
+    const approved = await eventually(
+      () => stack.gql<{ transaction: { status: string; isPaid: boolean; approvedAt: string | null } }>(
+        'query ($id: ID!) { transaction(id: $id) { status isPaid approvedAt } }', { id: String(t.id) }, key),
+      (r) => r.data?.transaction.status === 'APPROVED',
+    );
+    expect(approved.data!.transaction).toMatchObject({ status: 'APPROVED', isPaid: true, approvedAt: expect.any(String) });
+  });
+
+  it('creates, updates and starts payouts in one upstream request, which then become sent', async () => {
+    const create = (amount: number) =>
+      stack.gql<{ createPayout: { payout: { id: string; status: string; amount: number }; userErrors: unknown[] } }>(
+        `mutation ($amount: Float!) { createPayout(input: { amount: $amount, currency: { iso: "XOF" }, mode: "mtn",
+            customer: { firstname: "Yaw", lastname: "Boateng", email: "yaw@example.com" } }) { payout { id status amount } userErrors { code } } }`,
+        { amount },
+        key,
+      );
+    const a = (await create(100)).data!.createPayout.payout;
+    const b = (await create(200)).data!.createPayout.payout;
+    expect(a).toMatchObject({ status: 'PENDING', amount: 100 });
+
+    const updated = await stack.gql<{ updatePayout: { payout: { amount: number }; userErrors: unknown[] } }>(
+      'mutation ($id: ID!) { updatePayout(id: $id, input: { amount: 250, currency: { iso: "XOF" }, mode: "mtn" }) { payout { amount } userErrors { code } } }',
+      { id: b.id },
+      key,
+    );
+    expect(updated.data!.updatePayout).toEqual({ payout: { amount: 250 }, userErrors: [] });
+
+    await stack.resetCounts();
+    const started = await stack.gql<{ startPayouts: { payouts: { id: string; status: string }[]; userErrors: unknown[] } }>(
+      `mutation ($a: ID!, $b: ID!) { startPayouts(payouts: [
+          { id: $a, phoneNumber: { number: "64000001", country: BJ } },
+          { id: $b, phoneNumber: { number: "64000001", country: BJ } }]) { payouts { id status } userErrors { code } } }`,
+      { a: a.id, b: b.id },
+      key,
+    );
+    expect(started.errors).toBeUndefined();
+    expect(started.data!.startPayouts.userErrors).toEqual([]);
+    expect(started.data!.startPayouts.payouts.map((p) => p.id).sort()).toEqual([a.id, b.id].sort());
+    expect(await stack.upstreamCalls('PUT /v1/payouts/start')).toBe(1);
+
+    const sent = await eventually(
+      () => stack.gql<{ payout: { status: string; sentAt: string | null } }>('query ($id: ID!) { payout(id: $id) { status sentAt } }', { id: a.id }, key),
+      (r) => r.data?.payout.status === 'SENT',
+    );
+    expect(sent.data!.payout).toMatchObject({ status: 'SENT', sentAt: expect.any(String) });
+  });
+
+  it('schedules a payout started with a future scheduledAt', async () => {
+    const p = await factories(stack.emulator, key).payout();
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    const res = await stack.gql<{ startPayouts: { payouts: { status: string; scheduledAt: string }[] } }>(
+      'mutation ($id: ID!, $at: DateTime!) { startPayouts(payouts: [{ id: $id, scheduledAt: $at, phoneNumber: { number: "64000001", country: BJ } }]) { payouts { status scheduledAt } } }',
+      { id: String(p.id), at },
+      key,
+    );
+    expect(res.errors).toBeUndefined();
+    expect(res.data!.startPayouts.payouts[0]!.status).toBe('SCHEDULED');
+    expect(new Date(res.data!.startPayouts.payouts[0]!.scheduledAt).getTime()).toBe(new Date(at).getTime());
+  });
+});

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+describe('loadConfig', () => {
+  it('defaults to the embedded emulator in sandbox on port 4000', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 4000, paymentsApiUrl: null, paymentsEnv: 'sandbox', logLevel: 'info' });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('treats an empty PAYMENTS_API_URL as unset', () => {
+    expect(loadConfig({ PAYMENTS_API_URL: '' }).paymentsApiUrl).toBeNull();
+  });
+
+  it('splits WEBHOOK_SECRETS on commas', () => {
+    expect(loadConfig({ WEBHOOK_SECRETS: 'whsec_a, whsec_b,,' }).webhookSecrets).toEqual(['whsec_a', 'whsec_b']);
+  });
+
+  it('names every problem at once, without echoing values', () => {
+    const env = { PORT: 'eighty', PAYMENTS_ENV: 'prod', PAYMENTS_API_URL: 'ftp://secret-host', LOG_LEVEL: 'loud', REDIS_URL: 'http://x' };
+    let error: unknown;
+    try {
+      loadConfig(env);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.map((p) => p.split(':')[0]);
+    expect(problems.sort()).toEqual(['LOG_LEVEL', 'PAYMENTS_API_URL', 'PAYMENTS_ENV', 'PORT', 'REDIS_URL']);
+    expect((error as ConfigError).message).not.toContain('secret-host');
+  });
+
+  it('requires PAYMENTS_API_URL for the live environment', () => {
+    expect(() => loadConfig({ PAYMENTS_ENV: 'live' })).toThrow(/PAYMENTS_API_URL: is required when PAYMENTS_ENV=live/);
+  });
+});
