@@ -1,0 +1,85 @@
+/**
+ * The payments REST API emulator's public surface. The gateway imports only
+ * `startEmulator` (and the option loader) from here; the emulator imports
+ * nothing from the gateway.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Engine } from './engine.js';
+import type { Fault } from './faults.js';
+import type { DeliveryRecord } from './dispatcher.js';
+import { resolveOptions, type EmulatorOptions, type FaultSpec } from './options.js';
+import { DEMO_API_KEY } from './seed.js';
+import { EmulatorApp, type StatsSnapshot } from './server.js';
+
+export { loadEmulatorOptionsFromEnv, parseEmulatorEnv, EmulatorConfigError, defaultEmulatorOptions } from './options.js';
+export type { EmulatorOptions, EmulatorLogger, FaultSpec, ResponseStyle } from './options.js';
+export type { StatsSnapshot } from './server.js';
+export type { Fault } from './faults.js';
+export type { DeliveryRecord } from './dispatcher.js';
+export { signWebhookBody } from './dispatcher.js';
+export { SANDBOX_PHONES, computeFees } from './lifecycle.js';
+export { DEMO_API_KEY } from './seed.js';
+
+export interface RunningEmulator {
+  /** `http://127.0.0.1:<port>`, no trailing slash. */
+  readonly url: string;
+  readonly port: number;
+  readonly options: Readonly<EmulatorOptions>;
+  /** Closes every socket and clears every timer. */
+  stop(): Promise<void>;
+  /** Requests per `METHOD /v1/route/:pattern`, as `GET /_emulator/stats`. */
+  stats(): StatsSnapshot;
+  resetStats(): void;
+  /** Forgets every account, object, counter and fault. */
+  reset(): void;
+  /** Demo customers, transactions and payouts for the key (default `sk_sandbox_demo`); returns the key. */
+  seedDemo(apiKey?: string): string;
+  addFault(spec: FaultSpec): Fault;
+  clearFaults(): void;
+  deliveries(): readonly DeliveryRecord[];
+}
+
+export async function startEmulator(partial: Partial<EmulatorOptions> = {}): Promise<RunningEmulator> {
+  const options = resolveOptions(partial);
+  const engine = new Engine(options);
+  const app = new EmulatorApp(engine);
+  const server = http.createServer({ keepAlive: true }, app.handle);
+  server.keepAliveTimeout = 30_000;
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (e: Error) => reject(e);
+    server.once('error', onError);
+    server.listen(options.port, options.host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  engine.baseUrl = url;
+  if (options.seed) app.seedDemo(DEMO_API_KEY);
+  options.logger?.info({ url, style: options.responseStyle }, 'payments emulator listening');
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    options,
+    stop: () =>
+      (stopping ??= new Promise<void>((resolve) => {
+        app.close();
+        engine.close();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      })),
+    stats: () => app.stats(),
+    resetStats: () => app.resetStats(),
+    reset: () => app.reset(),
+    seedDemo: (apiKey?: string) => app.seedDemo(apiKey),
+    addFault: (spec) => app.addFault(spec),
+    clearFaults: () => app.faults.clear(),
+    deliveries: () => engine.dispatcher.deliveries(),
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * Customers: create, read, update, soft delete, list, search. Responses embed
+ * the phone number (`phone_number: {id, number, country}`) besides `phone_number_id`.
+ * Search: `email` (exact, case-insensitive), `q` (free text over names and
+ * e-mail), `created_after` / `created_before`.
+ */
+import type { Engine } from '../engine.js';
+import { FieldErrors } from '../errors.js';
+import { ok, created, type ApiRouter, type RequestContext } from '../http/types.js';
+import { filterParam, matchesCommon, paginate, readListQuery } from '../query.js';
+import type { CustomerRow, PhoneNumberRow } from '../store.js';
+import { isObject, readEmail, readPhone, readString, type PhoneInput } from '../validate.js';
+import { findLiveOr404, findOr404 } from './common.js';
+
+export interface CustomerInput {
+  firstname: string;
+  lastname: string;
+  email: string;
+  phone: PhoneInput | undefined;
+}
+
+function newPhone(engine: Engine, accountId: number, phone: PhoneInput): PhoneNumberRow {
+  const now = engine.now();
+  return engine.phoneNumbers.insert({
+    id: engine.nextId('phone_number'),
+    account_id: accountId,
+    number: phone.number,
+    country: phone.country,
+    created_at: now,
+    updated_at: now,
+  });
+}
+
+export function createCustomer(engine: Engine, accountId: number, input: CustomerInput): CustomerRow {
+  const now = engine.now();
+  const phone = input.phone ? newPhone(engine, accountId, input.phone) : null;
+  const row = engine.customers.insert({
+    id: engine.nextId('customer'),
+    account_id: accountId,
+    firstname: input.firstname,
+    lastname: input.lastname,
+    full_name: `${input.firstname} ${input.lastname}`,
+    email: input.email,
+    phone_number_id: phone?.id ?? null,
+    phone_number: phone,
+    created_at: now,
+    updated_at: now,
+    deleted_at: null,
+  });
+  engine.recordEvent(accountId, 'customer.created', 'customer', row);
+  return row;
+}
+
+/** Reads `{firstname, lastname, email, phone_number}`; all three names required when `required`. */
+export function readCustomerInput(body: unknown, errs: FieldErrors, prefix: string, required: boolean): Partial<CustomerInput> {
+  const b = isObject(body) ? body : {};
+  const p = prefix === '' ? '' : `${prefix}.`;
+  return {
+    firstname: readString(b.firstname, errs, `${p}firstname`, { required, max: 200 }),
+    lastname: readString(b.lastname, errs, `${p}lastname`, { required, max: 200 }),
+    email: readEmail(b.email, errs, `${p}email`, required),
+    phone: readPhone(b.phone_number, errs, `${p}phone_number`),
+  };
+}
+
+function create(ctx: RequestContext) {
+  const errs = new FieldErrors();
+  if (!isObject(ctx.body)) errs.add('body', 'the body must be an object');
+  const input = readCustomerInput(ctx.body, errs, '', true);
+  errs.throwIfAny('Customer creation failed');
+  const row = createCustomer(ctx.engine, ctx.account.id, input as CustomerInput);
+  return created(ctx.engine.render.one('customer', row));
+}
+
+function update(ctx: RequestContext) {
+  const { engine, account } = ctx;
+  const row = findLiveOr404(engine.customers, account.id, ctx.params.id, 'Customer');
+  const errs = new FieldErrors();
+  const input = readCustomerInput(ctx.body, errs, '', false);
+  if (isObject(ctx.body) && (ctx.body.firstname === '' || ctx.body.lastname === '' || ctx.body.email === '')) {
+    for (const f of ['firstname', 'lastname', 'email'] as const) if (ctx.body[f] === '') errs.add(f, `${f} cannot be empty`);
+  }
+  errs.throwIfAny('Customer update failed');
+  if (input.firstname) row.firstname = input.firstname;
+  if (input.lastname) row.lastname = input.lastname;
+  if (input.email) row.email = input.email;
+  if (input.phone) {
+    const phone = newPhone(engine, account.id, input.phone);
+    row.phone_number = phone;
+    row.phone_number_id = phone.id;
+  }
+  row.full_name = `${row.firstname} ${row.lastname}`;
+  row.updated_at = engine.now();
+  engine.recordEvent(account.id, 'customer.updated', 'customer', row);
+  return ok(engine.render.one('customer', row));
+}
+
+function remove(ctx: RequestContext) {
+  const { engine, account } = ctx;
+  const row = findLiveOr404(engine.customers, account.id, ctx.params.id, 'Customer');
+  row.deleted_at = row.updated_at = engine.now();
+  engine.recordEvent(account.id, 'customer.deleted', 'customer', row);
+  return ok(engine.render.one('customer', row));
+}
+
+function list(ctx: RequestContext) {
+  const q = readListQuery(ctx.query);
+  const emailRaw = filterParam(ctx.query, 'email');
+  const textRaw = filterParam(ctx.query, 'q');
+  const email = typeof emailRaw === 'string' && emailRaw !== '' ? emailRaw.toLowerCase() : undefined;
+  const text = typeof textRaw === 'string' && textRaw.trim() !== '' ? textRaw.trim().toLowerCase() : undefined;
+  q.errs.throwIfAny('Invalid search parameters');
+  const { items, meta } = paginate(
+    ctx.engine.customers.all(ctx.account.id),
+    (c) =>
+      c.deleted_at === null &&
+      matchesCommon({ created_at: c.created_at }, { ...q, status: undefined, customerId: undefined }) &&
+      (email === undefined || c.email === email) &&
+      (text === undefined || `${c.firstname} ${c.lastname} ${c.email}`.toLowerCase().includes(text)),
+    q,
+  );
+  return ok(ctx.engine.render.many('customer', items, meta));
+}
+
+export function registerCustomers(router: ApiRouter): void {
+  router
+    .add('POST', '/v1/customers', create)
+    .add('GET', '/v1/customers', list)
+    .add('GET', '/v1/customers/search', list)
+    .add('GET', '/v1/customers/:id', (ctx) => ok(ctx.engine.render.one('customer', findOr404(ctx.engine.customers, ctx.account.id, ctx.params.id, 'Customer'))))
+    .add('PUT', '/v1/customers/:id', update)
+    .add('DELETE', '/v1/customers/:id', remove);
+}

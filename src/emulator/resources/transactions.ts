@@ -1,0 +1,334 @@
+/**
+ * Transactions (collections): create `pending`; `POST /{id}/token` gives a
+ * per-transaction token and a hosted-checkout url; `POST /v1/transactions/{mode}`
+ * (or the older `POST /v1/{mode}`) sends the payment request to the payer's
+ * phone, and after `settleMs` the sandbox phone table decides the outcome.
+ * A caller may move the status with `PUT` as TRANSACTION_MOVES allows; any
+ * other move is a 409 and changes nothing.
+ */
+import type { Engine } from '../engine.js';
+import { ApiError, FieldErrors, invalidMove } from '../errors.js';
+import { ok, created, type ApiRouter, type RequestContext } from '../http/types.js';
+import {
+  canMoveTransaction,
+  computeFees,
+  MODES,
+  sandboxOutcome,
+  TRANSACTION_MOVES,
+  TRANSACTION_STATUS_AT,
+  TRANSACTION_STATUSES,
+} from '../lifecycle.js';
+import { matchesCommon, paginate, readListQuery } from '../query.js';
+import type { CurrencyRow, CustomerRow, JsonObject, TransactionRow } from '../store.js';
+import { isObject, readAmount, readId, readMetadata, readObject, readPhone, readString, readUrl } from '../validate.js';
+import { findLiveOr404, findOr404 } from './common.js';
+import { createCustomer, readCustomerInput, type CustomerInput } from './customers.js';
+
+/** `currency: {iso}` (or `{id}`) of the account; records a field error otherwise. */
+export function readCurrency(engine: Engine, accountId: number, v: unknown, errs: FieldErrors, required: boolean): CurrencyRow | undefined {
+  const obj = readObject(v, errs, 'currency', required);
+  if (!obj) return undefined;
+  if (obj.iso !== undefined) {
+    const iso = readString(obj.iso, errs, 'currency.iso', { required: true, max: 3 });
+    if (iso === undefined) return undefined;
+    const currency = engine.currencyByIso(accountId, iso);
+    if (!currency) errs.add('currency.iso', `unknown currency iso "${iso}"`);
+    return currency;
+  }
+  if (obj.id !== undefined) {
+    const id = readId(obj.id, errs, 'currency.id', true);
+    const currency = id === undefined ? undefined : engine.currencies.find(accountId, id);
+    if (id !== undefined && !currency) errs.add('currency.id', `unknown currency id ${id}`);
+    return currency;
+  }
+  errs.add('currency.iso', 'currency.iso is required');
+  return undefined;
+}
+
+export type CustomerRef = { existing: CustomerRow } | { create: CustomerInput } | undefined;
+
+/** `customer: {id}` of the account, or `{firstname, lastname, email, phone_number}` to create (or reuse by e-mail). */
+export function readCustomerRef(engine: Engine, accountId: number, v: unknown, errs: FieldErrors): CustomerRef {
+  const obj = readObject(v, errs, 'customer');
+  if (!obj) return undefined;
+  if (obj.id !== undefined && obj.id !== '') {
+    const id = readId(obj.id, errs, 'customer.id', true);
+    if (id === undefined) return undefined;
+    const existing = engine.customers.find(accountId, id);
+    if (!existing || existing.deleted_at !== null) {
+      errs.add('customer.id', `no customer with id ${id}`);
+      return undefined;
+    }
+    return { existing };
+  }
+  const input = readCustomerInput(obj, errs, 'customer', true);
+  if (!input.firstname || !input.lastname || !input.email) return undefined;
+  const existing = engine.customers.all(accountId).find((c) => c.email === input.email && c.deleted_at === null);
+  return existing ? { existing } : { create: input as CustomerInput };
+}
+
+export function resolveCustomer(engine: Engine, accountId: number, ref: CustomerRef): CustomerRow | undefined {
+  if (ref === undefined) return undefined;
+  return 'existing' in ref ? ref.existing : createCustomer(engine, accountId, ref.create);
+}
+
+export function readMode(v: unknown, errs: FieldErrors, currency: CurrencyRow | undefined, field = 'mode'): string | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string' || !(MODES as readonly string[]).includes(v)) {
+    errs.add(field, `unknown mode "${String(v)}"; known modes: ${MODES.join(', ')}`);
+    return undefined;
+  }
+  if (currency && !currency.modes.includes(v)) {
+    errs.add(field, `mode "${v}" is not available for ${currency.iso}`);
+    return undefined;
+  }
+  return v;
+}
+
+export interface TransactionInput {
+  amount: number;
+  currency: CurrencyRow;
+  description?: string | undefined;
+  callbackUrl?: string | undefined;
+  customer?: CustomerRow | undefined;
+  mode?: string | undefined;
+  merchantReference?: string | undefined;
+  customMetadata?: JsonObject | undefined;
+  metadata?: JsonObject | undefined;
+}
+
+export function createTransaction(engine: Engine, accountId: number, balanceId: number, input: TransactionInput): TransactionRow {
+  const now = engine.now();
+  const row = engine.transactions.insert({
+    id: engine.nextId('transaction'),
+    account_id: accountId,
+    reference: engine.randomKey('trx_', 8),
+    amount: input.amount,
+    description: input.description ?? null,
+    callback_url: input.callbackUrl ?? null,
+    status: 'pending',
+    customer_id: input.customer?.id ?? null,
+    currency_id: input.currency.id,
+    mode: input.mode ?? null,
+    metadata: input.metadata ?? {},
+    ...computeFees(input.amount, 'collection'),
+    created_at: now,
+    updated_at: now,
+    approved_at: null,
+    canceled_at: null,
+    declined_at: null,
+    refunded_at: null,
+    transferred_at: null,
+    deleted_at: null,
+    last_error_code: null,
+    custom_metadata: input.customMetadata ?? {},
+    receipt_url: null,
+    payment_method_id: null,
+    sub_accounts_commissions: [],
+    transaction_key: engine.randomKey('', 16),
+    merchant_reference: input.merchantReference ?? null,
+    balance_id: balanceId,
+  });
+  engine.recordEvent(accountId, 'transaction.created', 'transaction', row);
+  return row;
+}
+
+/** Moves the status, stamps `<status>_at`, records `transaction.<status>`. The caller checked the move. */
+export function setTransactionStatus(engine: Engine, tx: TransactionRow, status: string, errorCode: string | null = null): void {
+  const now = engine.now();
+  tx.status = status;
+  tx.updated_at = now;
+  const at = TRANSACTION_STATUS_AT[status];
+  if (at) (tx as unknown as Record<string, unknown>)[at] = now;
+  if (status === 'declined') tx.last_error_code = errorCode ?? 'DECLINED';
+  if (status === 'approved') tx.receipt_url = `${engine.baseUrl}/receipts/${tx.reference}`;
+  if (status !== 'pending') engine.cancelPending(`transaction:${tx.id}`);
+  engine.recordEvent(tx.account_id, `transaction.${status}`, 'transaction', tx);
+}
+
+/** What the payer's phone does, `settleMs` after the send. */
+export function scheduleSettlement(engine: Engine, tx: TransactionRow, phoneNumber: string, ms: number): void {
+  const sentWith = tx.payment_method_id;
+  engine.schedulePending(`transaction:${tx.id}`, ms, () => {
+    if (tx.status !== 'pending' || tx.deleted_at !== null || tx.payment_method_id !== sentWith) return;
+    if (engine.transactions.find(tx.account_id, tx.id) !== tx) return;
+    const outcome = sandboxOutcome(phoneNumber);
+    if (outcome.outcome === 'success') setTransactionStatus(engine, tx, 'approved');
+    else if (outcome.outcome === 'failure') setTransactionStatus(engine, tx, 'declined', outcome.errorCode);
+  });
+}
+
+function create(ctx: RequestContext) {
+  const { engine, account } = ctx;
+  const errs = new FieldErrors();
+  const b = isObject(ctx.body) ? ctx.body : {};
+  if (!isObject(ctx.body)) errs.add('body', 'the body must be an object');
+  const amount = readAmount(b.amount, errs, 'amount', true);
+  const currency = readCurrency(engine, account.id, b.currency, errs, true);
+  const description = readString(b.description, errs, 'description', { max: 1000 });
+  const callbackUrl = readUrl(b.callback_url, errs, 'callback_url', false);
+  const customerRef = readCustomerRef(engine, account.id, b.customer, errs);
+  const mode = readMode(b.mode, errs, currency);
+  const merchantReference = readString(b.merchant_reference, errs, 'merchant_reference', { max: 200 });
+  const customMetadata = readMetadata(b.custom_metadata, errs, 'custom_metadata');
+  const metadata = readMetadata(b.metadata, errs, 'metadata');
+  errs.throwIfAny('Transaction creation failed');
+  const row = createTransaction(engine, account.id, account.balance_id, {
+    amount: amount as number,
+    currency: currency as CurrencyRow,
+    description,
+    callbackUrl,
+    customer: resolveCustomer(engine, account.id, customerRef),
+    mode,
+    merchantReference,
+    customMetadata,
+    metadata,
+  });
+  return created(engine.render.one('transaction', row));
+}
+
+function update(ctx: RequestContext) {
+  const { engine, account } = ctx;
+  const tx = findLiveOr404(engine.transactions, account.id, ctx.params.id, 'Transaction');
+  const errs = new FieldErrors();
+  const b = isObject(ctx.body) ? ctx.body : {};
+  const amount = readAmount(b.amount, errs, 'amount', false);
+  const description = readString(b.description, errs, 'description', { max: 1000 });
+  const callbackUrl = readUrl(b.callback_url, errs, 'callback_url', false);
+  const customMetadata = readMetadata(b.custom_metadata, errs, 'custom_metadata');
+  const status = readString(b.status, errs, 'status', { max: 50 });
+  if (status !== undefined && !TRANSACTION_STATUSES.includes(status)) {
+    errs.add('status', `unknown status "${status}"; known: ${TRANSACTION_STATUSES.join(', ')}`);
+  }
+  errs.throwIfAny('Transaction update failed');
+  const moving = status !== undefined && status !== tx.status;
+  if (moving && !canMoveTransaction(tx.status, status)) {
+    const allowed = TRANSACTION_MOVES[tx.status] ?? [];
+    throw invalidMove('status', `a ${tx.status} transaction cannot become ${status} (allowed: ${allowed.join(', ') || 'none'})`);
+  }
+  if (amount !== undefined && amount !== tx.amount && tx.status !== 'pending') {
+    throw invalidMove('amount', `the amount of a ${tx.status} transaction cannot change`);
+  }
+  let changed = false;
+  if (amount !== undefined && amount !== tx.amount) {
+    Object.assign(tx, { amount }, computeFees(amount, 'collection'));
+    changed = true;
+  }
+  if (description !== undefined && description !== tx.description) {
+    tx.description = description;
+    changed = true;
+  }
+  if (callbackUrl !== undefined && callbackUrl !== tx.callback_url) {
+    tx.callback_url = callbackUrl;
+    changed = true;
+  }
+  if (customMetadata !== undefined) {
+    tx.custom_metadata = customMetadata;
+    changed = true;
+  }
+  if (changed) {
+    tx.updated_at = engine.now();
+    engine.recordEvent(account.id, 'transaction.updated', 'transaction', tx);
+  }
+  if (moving) setTransactionStatus(engine, tx, status);
+  // The update response has no `mode` (spec, Transaction table).
+  const { mode: _mode, ...withoutMode } = tx;
+  return ok(engine.render.one('transaction', withoutMode));
+}
+
+function remove(ctx: RequestContext) {
+  const { engine, account } = ctx;
+  const tx = findLiveOr404(engine.transactions, account.id, ctx.params.id, 'Transaction');
+  tx.deleted_at = tx.updated_at = engine.now();
+  engine.cancelPending(`transaction:${tx.id}`);
+  engine.recordEvent(account.id, 'transaction.deleted', 'transaction', tx);
+  return ok(engine.render.one('transaction', tx));
+}
+
+function token(ctx: RequestContext) {
+  const { engine, account } = ctx;
+  const tx = findLiveOr404(engine.transactions, account.id, ctx.params.id, 'Transaction');
+  if (tx.status !== 'pending') throw invalidMove('status', `a ${tx.status} transaction cannot be paid`);
+  let t = engine.tokenOf.get(tx.id);
+  if (t === undefined) {
+    t = engine.randomKey('tok_', 24);
+    engine.tokens.set(t, tx.id);
+    engine.tokenOf.set(tx.id, t);
+  }
+  // Always flat, in both styles (upstream.md, Response shapes).
+  return ok({ token: t, url: `${engine.baseUrl}/checkout/${t}` });
+}
+
+function send(ctx: RequestContext) {
+  const { engine, account } = ctx;
+  const errs = new FieldErrors();
+  const b = isObject(ctx.body) ? ctx.body : {};
+  const modeParam = ctx.params.mode ?? '';
+  if (!(MODES as readonly string[]).includes(modeParam)) errs.add('mode', `unknown mode "${modeParam}"; known modes: ${MODES.join(', ')}`);
+  const tokenValue = readString(b.token, errs, 'token', { required: true, max: 200 });
+  const phone = readPhone(b.phone_number, errs, 'phone_number');
+  let tx: TransactionRow | undefined;
+  if (tokenValue !== undefined) {
+    const id = engine.tokens.get(tokenValue);
+    tx = id === undefined ? undefined : engine.transactions.find(account.id, id);
+    if (!tx || tx.deleted_at !== null) errs.add('token', 'unknown or expired token');
+  }
+  errs.throwIfAny('Payment request failed');
+  const transaction = tx as TransactionRow;
+  const currency = engine.currencies.find(account.id, transaction.currency_id);
+  if (currency && !currency.modes.includes(modeParam)) {
+    throw new ApiError(422, 'Payment request failed', { mode: [`mode "${modeParam}" is not available for ${currency.iso}`] });
+  }
+  const customer = transaction.customer_id === null ? undefined : engine.customers.find(account.id, transaction.customer_id);
+  const number = phone?.number ?? customer?.phone_number?.number;
+  if (number === undefined) {
+    throw new ApiError(422, 'Payment request failed', { phone_number: ['phone_number is required: the customer has none'] });
+  }
+  if (transaction.status !== 'pending') throw invalidMove('status', `a ${transaction.status} transaction cannot be paid`);
+  const now = engine.now();
+  transaction.mode = modeParam;
+  transaction.payment_method_id = engine.nextId('payment_method');
+  transaction.updated_at = now;
+  engine.recordEvent(account.id, 'transaction.updated', 'transaction', transaction);
+  scheduleSettlement(engine, transaction, number, engine.options.settleMs);
+  const intent = {
+    reference: transaction.reference,
+    amount: transaction.amount,
+    status: 'pending',
+    currency_id: transaction.currency_id,
+    mode: modeParam,
+    last_error_code: null,
+    created_at: now,
+    updated_at: now,
+    approved_at: null,
+    canceled_at: null,
+    deleted_at: null,
+    payment_method_id: transaction.payment_method_id,
+    transaction_key: transaction.transaction_key,
+    account_id: account.id,
+  };
+  return ok(engine.render.many('payment_intent', [intent]));
+}
+
+function list(ctx: RequestContext) {
+  const q = readListQuery(ctx.query);
+  q.errs.throwIfAny('Invalid search parameters');
+  const { items, meta } = paginate(ctx.engine.transactions.all(ctx.account.id), (t) => t.deleted_at === null && matchesCommon(t, q), q);
+  return ok(ctx.engine.render.many('transaction', items, meta));
+}
+
+export function registerTransactions(router: ApiRouter): void {
+  router
+    .add('POST', '/v1/transactions', create)
+    .add('GET', '/v1/transactions', list)
+    .add('GET', '/v1/transactions/search', list)
+    .add('GET', '/v1/transactions/:id', (ctx) =>
+      ok(ctx.engine.render.one('transaction', findOr404(ctx.engine.transactions, ctx.account.id, ctx.params.id, 'Transaction'))),
+    )
+    .add('PUT', '/v1/transactions/:id', update)
+    .add('DELETE', '/v1/transactions/:id', remove)
+    .add('POST', '/v1/transactions/:id/token', token)
+    .add('POST', '/v1/transactions/:mode', send)
+    // Older path of the send step, still used by client libraries.
+    .add('POST', '/v1/:mode', send);
+}
