@@ -25,7 +25,7 @@ describe.each(['enveloped', 'plain'] as const)('mutations against an emulator an
   it('creates a customer, then a transaction for it, and reads both back', async () => {
     const created = await stack.gql<{ createCustomer: { customer: { id: string; fullName: string; phoneNumber: { country: string } }; userErrors: unknown[] } }>(
       `mutation { createCustomer(input: { firstname: "Efua", lastname: "Owusu", email: "efua@example.com",
-          phoneNumber: { number: "64000001", country: BJ } }) {
+          phoneNumber: { number: "64000001", country: "BJ" } }) {
         customer { id fullName phoneNumber { country } } userErrors { field message code } } }`,
       {},
       key,
@@ -81,7 +81,7 @@ describe.each(['enveloped', 'plain'] as const)('mutations against an emulator an
     const t = await factories(stack.emulator, key).transaction({ amount: 3000 });
     await stack.resetCounts();
     const res = await stack.gql<{ sendTransaction: { paymentIntents: { status: string; mode: string }[]; transaction: { id: string }; userErrors: unknown[] } }>(
-      `mutation ($id: ID!) { sendTransaction(id: $id, mode: "mtn", phoneNumber: { number: "64000001", country: BJ }) {
+      `mutation ($id: ID!) { sendTransaction(id: $id, mode: "mtn", phoneNumber: { number: "64000001", country: "BJ" }) {
           paymentIntents { status mode } transaction { id } userErrors { code } } }`,
       { id: String(t.id) },
       key,
@@ -122,8 +122,8 @@ describe.each(['enveloped', 'plain'] as const)('mutations against an emulator an
     await stack.resetCounts();
     const started = await stack.gql<{ startPayouts: { payouts: { id: string; status: string }[]; userErrors: unknown[] } }>(
       `mutation ($a: ID!, $b: ID!) { startPayouts(payouts: [
-          { id: $a, phoneNumber: { number: "64000001", country: BJ } },
-          { id: $b, phoneNumber: { number: "64000001", country: BJ } }]) { payouts { id status } userErrors { code } } }`,
+          { id: $a, phoneNumber: { number: "64000001", country: "BJ" } },
+          { id: $b, phoneNumber: { number: "64000001", country: "BJ" } }]) { payouts { id status } userErrors { code } } }`,
       { a: a.id, b: b.id },
       key,
     );
@@ -143,7 +143,7 @@ describe.each(['enveloped', 'plain'] as const)('mutations against an emulator an
     const p = await factories(stack.emulator, key).payout();
     const at = new Date(Date.now() + 3_600_000).toISOString();
     const res = await stack.gql<{ startPayouts: { payouts: { status: string; scheduledAt: string }[] } }>(
-      'mutation ($id: ID!, $at: DateTime!) { startPayouts(payouts: [{ id: $id, scheduledAt: $at, phoneNumber: { number: "64000001", country: BJ } }]) { payouts { status scheduledAt } } }',
+      'mutation ($id: ID!, $at: DateTime!) { startPayouts(payouts: [{ id: $id, scheduledAt: $at, phoneNumber: { number: "64000001", country: "BJ" } }]) { payouts { status scheduledAt } } }',
       { id: String(p.id), at },
       key,
     );

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { factories, type RestObject } from '../support/factories.js';
-import { newKey, startStack, type Stack } from '../support/harness.js';
+import { newKey, startStack, type GqlResult, type Stack } from '../support/harness.js';
 
 describe.each(['enveloped', 'plain'] as const)('queries against an emulator answering %s', (responseStyle) => {
   let stack: Stack;
@@ -131,8 +131,12 @@ describe.each(['enveloped', 'plain'] as const)('queries against an emulator answ
     const seen: string[] = [];
     let after: string | null = null;
     for (let guard = 0; guard < 10; guard++) {
-      const res: Awaited<ReturnType<Stack['gql']>> & { data?: { transactions: { nodes: { id: string }[]; pageInfo: { hasNextPage: boolean; endCursor: string } } } } =
-        await stack.gql('query ($after: String) { transactions(first: 3, after: $after) { nodes { id } pageInfo { hasNextPage endCursor } } }', { after }, pageKey);
+      type Page = { transactions: { nodes: { id: string }[]; pageInfo: { hasNextPage: boolean; endCursor: string } } };
+      const res: GqlResult<Page> = await stack.gql<Page>(
+        'query ($after: String) { transactions(first: 3, after: $after) { nodes { id } pageInfo { hasNextPage endCursor } } }',
+        { after },
+        pageKey,
+      );
       expect(res.errors).toBeUndefined();
       const conn = res.data!.transactions;
       seen.push(...conn.nodes.map((n) => n.id));

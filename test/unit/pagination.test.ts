@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor, pagesFor, paginate, toWindow } from '../../src/pagination.js';
+import { type Connection, decodeCursor, encodeCursor, pagesFor, paginate, toWindow } from '../../src/pagination.js';
 import type { Page } from '../../src/upstream/api.js';
 
 const limits = { defaultFirst: 20, maxFirst: 100 };
@@ -71,7 +71,7 @@ describe('paginate', () => {
     const seen: number[] = [];
     let after: string | null = null;
     for (let i = 0; i < 10; i++) {
-      const conn = await paginate(toWindow({ first: 5, after }, limits), 100, upstream.fetchPage);
+      const conn: Connection<number> = await paginate(toWindow({ first: 5, after }, limits), 100, upstream.fetchPage);
       seen.push(...conn.nodes);
       expect(conn.totalCount).toBe(23);
       expect(conn.pageInfo.hasPreviousPage).toBe(i > 0);
