@@ -31,6 +31,16 @@ function isIndex(s: string): boolean {
   return /^\d{1,4}$/.test(s);
 }
 
+/** Whether `obj` already holds the full key path (Rails' rule for starting a new `[]` element). */
+function hasPath(obj: unknown, path: string[]): boolean {
+  let node = obj;
+  for (const key of path) {
+    if (key === '' || node === null || typeof node !== 'object' || !Object.hasOwn(node, key)) return false;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return true;
+}
+
 function assign(container: Container, parts: string[], value: string): void {
   const [head, ...rest] = parts;
   if (head === undefined || FORBIDDEN_KEYS.has(head)) return;
@@ -44,7 +54,7 @@ function assign(container: Container, parts: string[], value: string): void {
       // last one already holds the next key.
       const last = container[container.length - 1];
       const nextKey = rest[0] ?? '';
-      if (last !== null && typeof last === 'object' && !Array.isArray(last) && !(nextKey in last)) {
+      if (last !== null && typeof last === 'object' && !Array.isArray(last) && !hasPath(last, rest)) {
         assign(last as Record<string, unknown>, rest, value);
       } else {
         const fresh: Container = rest[0] === '' || isIndex(nextKey) ? [] : {};
