@@ -110,11 +110,6 @@ const envSchema = z
     EMULATOR_FAULTS: z.string().optional(),
     EMULATOR_WEBHOOK_RETRY_BASE_MS: intFrom('EMULATOR_WEBHOOK_RETRY_BASE_MS', 0, 3_600_000).default(1000),
     EMULATOR_WEBHOOK_MAX_ATTEMPTS: intFrom('EMULATOR_WEBHOOK_MAX_ATTEMPTS', 1, 50).default(5),
-  })
-  .superRefine((env, ctx) => {
-    if (env.EMULATOR_FORWARD_TO && !env.EMULATOR_FORWARD_SECRET) {
-      ctx.addIssue({ code: 'custom', path: ['EMULATOR_FORWARD_SECRET'], message: 'EMULATOR_FORWARD_SECRET is required with EMULATOR_FORWARD_TO' });
-    }
   });
 
 export type EnvResult = { ok: true; options: EmulatorOptions } | { ok: false; problems: string[] };
@@ -130,6 +125,10 @@ export function parseEmulatorEnv(env: Record<string, string | undefined>): EnvRe
   const parsed = envSchema.safeParse(cleaned);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.') || 'env'}: ${issue.message}`);
+  }
+  // Checked outside the schema so that it is reported along with every other problem.
+  if (cleaned.EMULATOR_FORWARD_TO !== undefined && cleaned.EMULATOR_FORWARD_SECRET === undefined) {
+    problems.push('EMULATOR_FORWARD_SECRET: required with EMULATOR_FORWARD_TO');
   }
   let faults: FaultSpec[] = [];
   if (cleaned.EMULATOR_FAULTS !== undefined) {
