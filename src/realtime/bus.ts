@@ -1,0 +1,101 @@
+/**
+ * The event bus between the webhook receiver and the subscriptions. In memory
+ * for one instance; over Redis pub/sub when several instances serve the same
+ * clients, so an event received by any instance reaches subscribers on all
+ * of them. Either way, local delivery goes through one fan-out indexed by
+ * account, so an event only ever visits its own account's listeners.
+ */
+import { Redis } from 'ioredis';
+import type { Logger } from '../logger.js';
+import type { PaymentEvent } from './events.js';
+
+export type EventListener = (event: PaymentEvent) => void;
+
+export interface EventBus {
+  publish(event: PaymentEvent): Promise<void>;
+  /** Listens to one account's events; returns the unsubscribe function. */
+  subscribe(accountId: number, listener: EventListener): () => void;
+  close(): Promise<void>;
+}
+
+class Fanout {
+  private readonly byAccount = new Map<number, Set<EventListener>>();
+
+  constructor(private readonly logger: Logger) {}
+
+  subscribe(accountId: number, listener: EventListener): () => void {
+    let set = this.byAccount.get(accountId);
+    if (!set) this.byAccount.set(accountId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.byAccount.get(accountId) === set) this.byAccount.delete(accountId);
+    };
+  }
+
+  deliver(event: PaymentEvent): void {
+    const set = this.byAccount.get(event.accountId);
+    if (!set) return;
+    for (const listener of [...set]) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.logger.error({ err: error, eventId: event.id }, 'subscription listener failed');
+      }
+    }
+  }
+}
+
+export function memoryBus(logger: Logger): EventBus {
+  const fanout = new Fanout(logger);
+  return {
+    async publish(event) {
+      fanout.deliver(event);
+    },
+    subscribe: (accountId, listener) => fanout.subscribe(accountId, listener),
+    async close() {},
+  };
+}
+
+export interface RedisBusOptions {
+  url: string;
+  channel: string;
+  logger: Logger;
+}
+
+/**
+ * Every instance, the publishing one included, delivers what comes back from
+ * the channel, so each event reaches each subscriber exactly once.
+ * Resolves once the subscription to the channel is active.
+ */
+export async function redisBus({ url, channel, logger }: RedisBusOptions): Promise<EventBus & { publisher: Redis }> {
+  const publisher = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2 });
+  const subscriber = new Redis(url, { lazyConnect: true });
+  for (const [name, client] of [['publisher', publisher], ['subscriber', subscriber]] as const) {
+    client.on('error', (error: Error) => logger.warn({ err: { message: error.message }, client: name }, 'redis connection error'));
+  }
+  await Promise.all([publisher.connect(), subscriber.connect()]);
+  const fanout = new Fanout(logger);
+  subscriber.on('message', (ch: string, message: string) => {
+    if (ch !== channel) return;
+    let event: PaymentEvent;
+    try {
+      event = JSON.parse(message) as PaymentEvent;
+    } catch {
+      logger.warn({ channel }, 'unreadable message on the event channel');
+      return;
+    }
+    fanout.deliver(event);
+  });
+  await subscriber.subscribe(channel);
+  return {
+    publisher,
+    async publish(event) {
+      await publisher.publish(channel, JSON.stringify(event));
+    },
+    subscribe: (accountId, listener) => fanout.subscribe(accountId, listener),
+    async close() {
+      await Promise.allSettled([subscriber.quit(), publisher.quit()]);
+    },
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * What travels on the event bus: one upstream webhook event, validated once at
+ * the receiver. The payload shape is the upstream's (src/emulator/engine.ts,
+ * `deliver`): `{id, name|type, object, entity, object_id, account_id, created_at}`.
+ */
+import { z } from 'zod';
+
+export const webhookPayloadSchema = z
+  .looseObject({
+    id: z.number().int(),
+    type: z.string().min(1).optional(),
+    name: z.string().min(1).optional(),
+    object: z.string().nullish(),
+    entity: z.record(z.string(), z.unknown()).nullish(),
+    object_id: z.number().int().nullish(),
+    account_id: z.number().int(),
+    created_at: z.string().nullish(),
+  })
+  .refine((p) => p.type ?? p.name, { message: 'type or name is required' });
+
+export interface PaymentEvent {
+  id: number;
+  type: string;
+  /** `transaction`, `payout`, `customer`...: the kind of `entity`. */
+  object: string | null;
+  objectId: number | null;
+  accountId: number;
+  entity: Record<string, unknown> | null;
+  createdAt: string | null;
+  /**
+   * False when an event about the same object with a later version was seen
+   * first (delivery is unordered): the event still happened, but its snapshot
+   * is not the object's current state and must not be published as such.
+   */
+  current: boolean;
+}
+
+export function toPaymentEvent(payload: z.infer<typeof webhookPayloadSchema>): Omit<PaymentEvent, 'current'> {
+  const type = payload.type ?? payload.name ?? '';
+  return {
+    id: payload.id,
+    type,
+    object: payload.object ?? type.split('.')[0] ?? null,
+    objectId: payload.object_id ?? (typeof payload.entity?.id === 'number' ? payload.entity.id : null),
+    accountId: payload.account_id,
+    entity: payload.entity ?? null,
+    createdAt: payload.created_at ?? null,
+  };
+}
+
+/**
+ * Order of snapshots of one object: the entity's `updated_at`, then the event
+ * id (ids only grow upstream), so two events in the same millisecond still order.
+ */
+export type Version = readonly [updatedAtMs: number, eventId: number];
+
+export function versionOf(event: Omit<PaymentEvent, 'current'>): Version {
+  const stamp = event.entity?.updated_at ?? event.createdAt;
+  const ms = typeof stamp === 'string' ? Date.parse(stamp) : NaN;
+  return [Number.isFinite(ms) ? ms : 0, event.id];
+}
+
+export function isNewer(a: Version, b: Version): boolean {
+  return a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
+}

@@ -1,0 +1,75 @@
+/**
+ * What the receiver remembers about deliveries: which event ids were already
+ * taken (dedupe, since the upstream delivers at least once) and the latest
+ * version seen per object (ordering, since it delivers unordered). In memory
+ * for one instance; in Redis so it holds across instances.
+ */
+import type { Redis } from 'ioredis';
+import { BoundedMap } from './bounded-map.js';
+import { isNewer, type Version } from './events.js';
+
+export interface DeliveryLedger {
+  /** True the first time this event is claimed, false for a redelivery. */
+  claim(accountId: number, eventId: number): Promise<boolean>;
+  /** Forgets a claim, so a redelivery of an event we failed to publish is taken again. */
+  release(accountId: number, eventId: number): Promise<void>;
+  /** True (and recorded) when `version` is newer than the last one seen for the object. */
+  advance(objectKey: string, version: Version): Promise<boolean>;
+}
+
+/** Upstream retries span minutes to hours (dispatcher backoff); a day covers them. */
+const DEDUPE_TTL_SECONDS = 24 * 60 * 60;
+const LAST_SEEN_TTL_SECONDS = 24 * 60 * 60;
+
+export function memoryLedger(maxEntries = 100_000): DeliveryLedger {
+  const claimed = new BoundedMap<string, true>(maxEntries, DEDUPE_TTL_SECONDS * 1000);
+  const lastSeen = new BoundedMap<string, Version>(maxEntries, LAST_SEEN_TTL_SECONDS * 1000);
+  return {
+    async claim(accountId, eventId) {
+      const key = `${accountId}:${eventId}`;
+      if (claimed.get(key)) return false;
+      claimed.set(key, true);
+      return true;
+    },
+    async release(accountId, eventId) {
+      claimed.delete(`${accountId}:${eventId}`);
+    },
+    async advance(objectKey, version) {
+      const last = lastSeen.get(objectKey);
+      if (last && !isNewer(version, last)) return false;
+      lastSeen.set(objectKey, version);
+      return true;
+    },
+  };
+}
+
+/** Compare-and-set of `"<ms>:<eventId>"`, atomic in Redis so two instances cannot both advance. */
+const ADVANCE_SCRIPT = `
+local cur = redis.call('GET', KEYS[1])
+local ms = tonumber(ARGV[1])
+local id = tonumber(ARGV[2])
+if cur then
+  local sep = string.find(cur, ':', 1, true)
+  local cms = tonumber(string.sub(cur, 1, sep - 1))
+  local cid = tonumber(string.sub(cur, sep + 1))
+  if ms < cms or (ms == cms and id <= cid) then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[1] .. ':' .. ARGV[2], 'EX', ARGV[3])
+return 1
+`;
+
+export function redisLedger(redis: Redis, prefix: string): DeliveryLedger {
+  const claimKey = (accountId: number, eventId: number) => `${prefix}event:${accountId}:${eventId}`;
+  return {
+    async claim(accountId, eventId) {
+      return (await redis.set(claimKey(accountId, eventId), '1', 'EX', DEDUPE_TTL_SECONDS, 'NX')) === 'OK';
+    },
+    async release(accountId, eventId) {
+      await redis.del(claimKey(accountId, eventId));
+    },
+    async advance(objectKey, version) {
+      const result = await redis.eval(ADVANCE_SCRIPT, 1, `${prefix}last:${objectKey}`, version[0], version[1], LAST_SEEN_TTL_SECONDS);
+      return result === 1;
+    },
+  };
+}

@@ -1,0 +1,169 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { memoryBus } from '../../src/realtime/bus.js';
+import type { PaymentEvent } from '../../src/realtime/events.js';
+import { memoryLedger, type DeliveryLedger } from '../../src/realtime/ledger.js';
+import { createWebhookReceiver } from '../../src/realtime/receiver.js';
+import { signWebhookBody } from '../../src/emulator/index.js';
+import { postWebhook, transactionEvent } from './support.js';
+
+const OLD_SECRET = 'whsec_old_0123456789abcdef';
+const NEW_SECRET = 'whsec_new_fedcba9876543210';
+const ACCOUNT = 41;
+
+interface Receiver {
+  port: number;
+  published: PaymentEvent[];
+  logs: string[];
+  close(): Promise<void>;
+}
+
+async function startReceiver(ledger: DeliveryLedger = memoryLedger()): Promise<Receiver> {
+  const logs: string[] = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
+  const bus = memoryBus(logger);
+  const published: PaymentEvent[] = [];
+  bus.subscribe(ACCOUNT, (e) => published.push(e));
+  const receive = createWebhookReceiver({ secrets: [OLD_SECRET, NEW_SECRET], ledger, bus, logger });
+  const server = http.createServer((req, res) => void receive(req, res));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port,
+    published,
+    logs,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+const tx = (id: number, status: string, updatedAt: string) => ({ id, status, amount: 1000, updated_at: updatedAt, customer_id: null });
+const settle = () => new Promise((r) => setTimeout(r, 30));
+
+describe('webhook receiver', () => {
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+  });
+  afterAll(() => receiver.close());
+  beforeEach(() => {
+    receiver.published.length = 0;
+    receiver.logs.length = 0;
+  });
+
+  const body = transactionEvent({ accountId: ACCOUNT, transaction: tx(7, 'approved', '2024-05-01T10:00:00.000Z') });
+  // Headers are built when each case runs: a timestamp taken at collection time would age.
+  const good = () => signWebhookBody(NEW_SECRET, body, now());
+
+  it.each([
+    { case: 'no signature header', header: () => null, sent: body, status: 400 },
+    { case: 'a header without a timestamp', header: () => `s=${good().split(',s=')[1]!}`, sent: body, status: 400 },
+    { case: 'a header with a non-hex signature', header: () => `t=${now()},s=not-hex`, sent: body, status: 400 },
+    { case: 'a header that is not key=value pairs', header: () => 'garbage', sent: body, status: 400 },
+    { case: 'a signature made with an unknown secret', header: () => signWebhookBody('whsec_attacker', body, now()), sent: body, status: 401 },
+    { case: 'a tampered body', header: good, sent: body.replace('"amount":1000', '"amount":1'), status: 401 },
+    { case: 'a timestamp 301 s in the past', header: () => signWebhookBody(NEW_SECRET, body, now() - 301), sent: body, status: 401 },
+    { case: 'a timestamp 301 s in the future', header: () => signWebhookBody(NEW_SECRET, body, now() + 301), sent: body, status: 401 },
+  ])('refuses $case with $status, publishes nothing and logs the reason without the secret', async ({ header: makeHeader, sent, status }) => {
+    const header = makeHeader();
+    const res = await postWebhook(receiver.port, sent, { header });
+    await settle();
+    expect(res.status).toBe(status);
+    expect(receiver.published).toEqual([]);
+    const refusal = receiver.logs.find((l) => l.includes('webhook refused'));
+    expect(refusal).toBeDefined();
+    expect(JSON.parse(refusal!)).toMatchObject({ reason: expect.any(String) });
+    for (const line of receiver.logs) {
+      expect(line).not.toContain(OLD_SECRET);
+      expect(line).not.toContain(NEW_SECRET);
+      if (header) expect(line).not.toContain(header);
+    }
+  });
+
+  it('accepts a timestamp within the 300 s tolerance on either side', async () => {
+    const early = transactionEvent({ accountId: ACCOUNT, transaction: tx(8, 'pending', '2024-05-01T10:00:00.000Z') });
+    const late = transactionEvent({ accountId: ACCOUNT, transaction: tx(9, 'pending', '2024-05-01T10:00:00.000Z') });
+    expect((await postWebhook(receiver.port, early, { secret: NEW_SECRET, at: now() - 290 })).status).toBe(200);
+    expect((await postWebhook(receiver.port, late, { secret: NEW_SECRET, at: now() + 290 })).status).toBe(200);
+    await settle();
+    expect(receiver.published.map((e) => e.objectId)).toEqual([8, 9]);
+  });
+
+  it('verifies against every configured secret, so a secret can be rotated without losing events', async () => {
+    const a = transactionEvent({ accountId: ACCOUNT, transaction: tx(10, 'pending', '2024-05-01T10:00:00.000Z') });
+    const b = transactionEvent({ accountId: ACCOUNT, transaction: tx(11, 'pending', '2024-05-01T10:00:00.000Z') });
+    expect((await postWebhook(receiver.port, a, { secret: OLD_SECRET })).status).toBe(200);
+    expect((await postWebhook(receiver.port, b, { secret: NEW_SECRET })).status).toBe(200);
+    await settle();
+    expect(receiver.published.map((e) => e.objectId)).toEqual([10, 11]);
+  });
+
+  it('accepts a header carrying several signatures when one of them matches', async () => {
+    const c = transactionEvent({ accountId: ACCOUNT, transaction: tx(12, 'pending', '2024-05-01T10:00:00.000Z') });
+    const t = now();
+    const wrong = signWebhookBody('whsec_retired', c, t).split(',')[1]!;
+    const right = signWebhookBody(OLD_SECRET, c, t).split(',')[1]!;
+    expect((await postWebhook(receiver.port, c, { header: `t=${t},${wrong},${right}` })).status).toBe(200);
+    await settle();
+    expect(receiver.published.map((e) => e.objectId)).toEqual([12]);
+  });
+
+  it('acknowledges a duplicate delivery and publishes the event once', async () => {
+    const event = transactionEvent({ accountId: ACCOUNT, transaction: tx(13, 'approved', '2024-05-01T10:00:00.000Z') });
+    const first = await postWebhook(receiver.port, event, { secret: NEW_SECRET });
+    const again = await postWebhook(receiver.port, event, { secret: OLD_SECRET });
+    await settle();
+    expect([first.status, again.status]).toEqual([200, 200]);
+    expect(again.json).toMatchObject({ duplicate: true });
+    expect(receiver.published.map((e) => e.objectId)).toEqual([13]);
+  });
+
+  it('marks an event older than the last one seen for its object as not current, so it cannot roll the status back', async () => {
+    const approved = transactionEvent({ accountId: ACCOUNT, transaction: tx(14, 'approved', '2024-05-01T10:00:05.000Z') });
+    const pending = transactionEvent({ accountId: ACCOUNT, transaction: tx(14, 'pending', '2024-05-01T10:00:00.000Z') });
+    expect((await postWebhook(receiver.port, approved, { secret: NEW_SECRET })).status).toBe(200);
+    expect((await postWebhook(receiver.port, pending, { secret: NEW_SECRET })).status).toBe(200);
+    await settle();
+    expect(receiver.published.map((e) => [e.entity?.status, e.current])).toEqual([
+      ['approved', true],
+      ['pending', false],
+    ]);
+  });
+
+  it('orders two snapshots of the same millisecond by event id', async () => {
+    const stamp = '2024-05-01T11:00:00.000Z';
+    const later = transactionEvent({ accountId: ACCOUNT, eventId: 5002, transaction: tx(15, 'approved', stamp) });
+    const earlier = transactionEvent({ accountId: ACCOUNT, eventId: 5001, transaction: tx(15, 'pending', stamp) });
+    await postWebhook(receiver.port, later, { secret: NEW_SECRET });
+    await postWebhook(receiver.port, earlier, { secret: NEW_SECRET });
+    await settle();
+    expect(receiver.published.map((e) => e.current)).toEqual([true, false]);
+  });
+
+  it('refuses a signed body that is not an event with 400', async () => {
+    const res = await postWebhook(receiver.port, JSON.stringify({ hello: 'world' }), { secret: NEW_SECRET });
+    expect(res.status).toBe(400);
+    expect(receiver.published).toEqual([]);
+  });
+});
+
+describe('webhook receiver with a failing delivery store', () => {
+  it('answers 503 so the upstream retries, and publishes nothing', async () => {
+    const broken: DeliveryLedger = {
+      claim: () => Promise.reject(new Error('store down')),
+      release: () => Promise.resolve(),
+      advance: () => Promise.reject(new Error('store down')),
+    };
+    const receiver = await startReceiver(broken);
+    try {
+      const event = transactionEvent({ accountId: ACCOUNT, transaction: tx(16, 'approved', '2024-05-01T10:00:00.000Z') });
+      const res = await postWebhook(receiver.port, event, { secret: NEW_SECRET });
+      await settle();
+      expect(res.status).toBe(503);
+      expect(receiver.published).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
