@@ -2,7 +2,7 @@ import type { Resolvers } from '../__generated__/resolvers-types.js';
 import type { CurrencyModel } from '../upstream/models.js';
 import { renamed, toUpstreamId } from './support.js';
 
-export const currencyResolvers: Resolvers = {
+export const currencyResolvers = {
   Query: {
     currency: (_, { id }, { loaders }) => loaders.currencyById.load(toUpstreamId(id)),
     currencies: (_, __, { api, callerId, loaders, currencyCatalog }) => currencyCatalog.list(callerId, api).then((list) => {
@@ -26,4 +26,4 @@ export const currencyResolvers: Resolvers = {
     default: (c) => c.default ?? false,
     ...renamed<CurrencyModel>()('account_id', 'created_at', 'updated_at'),
   },
-};
+} satisfies Resolvers;

@@ -5,7 +5,7 @@ import type { CustomerModel } from '../upstream/models.js';
 import { createdRange, phoneNumber } from './inputs.js';
 import { payload, renamed, toUpstreamId } from './support.js';
 
-export const customerResolvers: Resolvers = {
+export const customerResolvers = {
   Query: {
     customer: (_, { id }, { loaders }) => loaders.customer.load(toUpstreamId(id)),
     // Always the search endpoint (api.md): it filters and pages alike.
@@ -51,4 +51,4 @@ export const customerResolvers: Resolvers = {
     // The upstream writes the country in either case; CountryCode is upper case.
     country: (p) => p.country?.toUpperCase() ?? null,
   },
-};
+} satisfies Resolvers;

@@ -34,7 +34,7 @@ function typedEntity(event: EventModel) {
   return parsed.success ? { ...parsed.data, __typename: kind.typename } : null;
 }
 
-export const eventResolvers: Resolvers = {
+export const eventResolvers = {
   Query: {
     event: (_, { id }, { loaders }) => loaders.event.load(toUpstreamId(id)),
     events: (_, { first, after, filter }, { api, loaders, pagination }) => {
@@ -58,4 +58,4 @@ export const eventResolvers: Resolvers = {
     rawEntity: (e) => e.entity ?? null,
     ...renamed<EventModel>()('object_id', 'account_id', 'created_at', 'updated_at', 'deleted_at'),
   },
-};
+} satisfies Resolvers;

@@ -4,7 +4,7 @@ import { paginate, toWindow } from '../pagination.js';
 import type { LogModel } from '../upstream/models.js';
 import { renamed, toUpstreamId } from './support.js';
 
-export const logResolvers: Resolvers = {
+export const logResolvers = {
   Query: {
     log: (_, { id }, { loaders }) => loaders.log.load(toUpstreamId(id)),
     logs: (_, { first, after }, { api, loaders, pagination }) =>
@@ -20,4 +20,4 @@ export const logResolvers: Resolvers = {
     id: (l) => l.id,
     ...renamed<LogModel>()('ip_address', 'account_id', 'created_at', 'updated_at'),
   },
-};
+} satisfies Resolvers;

@@ -23,7 +23,7 @@ function payoutParams(input: PayoutInput): PayoutCreateParams {
   };
 }
 
-export const payoutResolvers: Resolvers = {
+export const payoutResolvers = {
   Query: {
     payout: (_, { id }, { loaders }) => loaders.payout.load(toUpstreamId(id)),
     // Always the search endpoint (api.md): it filters and pages alike.
@@ -100,4 +100,4 @@ export const payoutResolvers: Resolvers = {
       'balance_id',
     ),
   },
-};
+} satisfies Resolvers;

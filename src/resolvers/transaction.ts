@@ -31,7 +31,7 @@ const PAID = new Set(['approved', 'transferred', 'refunded', 'approved_partially
 
 const MODE_PATTERN = /^[a-z0-9_]+$/;
 
-export const transactionResolvers: Resolvers = {
+export const transactionResolvers = {
   Query: {
     transaction: (_, { id }, { loaders }) => loaders.transaction.load(toUpstreamId(id)),
     transactions: (_, { first, after, filter }, { api, loaders, pagination }) => {
@@ -177,4 +177,4 @@ export const transactionResolvers: Resolvers = {
   SendTransactionPayload: {
     transaction: (p, _, { loaders }) => (p.transactionId ? loaders.transaction.load(p.transactionId) : null),
   },
-};
+} satisfies Resolvers;

@@ -2,7 +2,7 @@ import type { Resolvers } from '../__generated__/resolvers-types.js';
 import type { WebhookModel } from '../upstream/models.js';
 import { renamed, toUpstreamId } from './support.js';
 
-export const webhookResolvers: Resolvers = {
+export const webhookResolvers = {
   Query: {
     webhook: (_, { id }, { loaders }) => loaders.webhook.load(toUpstreamId(id)),
     webhooks: async (_, __, { api, loaders }) => {
@@ -22,4 +22,4 @@ export const webhookResolvers: Resolvers = {
         : (w.http_headers ?? null),
     ...renamed<WebhookModel>()('ssl_verify', 'disable_on_error', 'account_id', 'created_at', 'updated_at'),
   },
-};
+} satisfies Resolvers;
