@@ -63,6 +63,21 @@ describe.each(['enveloped', 'plain'] as const)('mutations against an emulator an
     expect(res.data!.updateTransaction.transaction.canceledAt).toEqual(expect.any(String));
   });
 
+  it('reads the mode after an update only when it is selected', async () => {
+    const t = await factories(stack.emulator, key).transaction({ mode: 'moov' });
+    const update = (selection: string) =>
+      stack.gql<{ updateTransaction: { transaction: Record<string, unknown> } }>(
+        `mutation ($id: ID!) { updateTransaction(id: $id, input: { description: "Again" }) { transaction { ${selection} } } }`,
+        { id: String(t.id) },
+        key,
+      );
+    await stack.resetCounts();
+    expect((await update('id description')).data!.updateTransaction.transaction).toEqual({ id: String(t.id), description: 'Again' });
+    expect(await stack.upstreamCalls('GET /v1/transactions/:id')).toBe(0);
+    expect((await update('mode')).data!.updateTransaction.transaction).toEqual({ mode: 'moov' });
+    expect(await stack.upstreamCalls('GET /v1/transactions/:id')).toBe(1);
+  });
+
   it('creates a hosted-checkout token with its url', async () => {
     const t = await factories(stack.emulator, key).transaction();
     const res = await stack.gql<{ createTransactionToken: { token: string; url: string; transaction: { id: string }; userErrors: unknown[] } }>(
