@@ -1,0 +1,39 @@
+/**
+ * `npm run bench [-- <bench>] [options]`: runs one bench (default: gateway).
+ * `npm run bench -- --help` lists the benches and their options.
+ */
+import { gatewayBench } from './gateway.js';
+import type { Bench } from './support.js';
+
+const BENCHES: readonly Bench[] = [gatewayBench];
+const DEFAULT = 'gateway';
+
+function help(): string {
+  const lines = ['usage: npm run bench [-- <bench>] [options]', '', 'benches:'];
+  for (const bench of BENCHES) {
+    lines.push(`  ${bench.name}${bench.name === DEFAULT ? ' (default)' : ''}: ${bench.summary}`);
+    for (const option of bench.usage) lines.push(`      ${option}`);
+  }
+  return lines.join('\n');
+}
+
+async function main(argv: string[]): Promise<void> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(help());
+    return;
+  }
+  const named = argv[0] !== undefined && !argv[0].startsWith('-');
+  const name = named ? argv[0]! : DEFAULT;
+  const bench = BENCHES.find((b) => b.name === name);
+  if (!bench) {
+    console.error(`unknown bench "${name}"\n\n${help()}`);
+    process.exitCode = 2;
+    return;
+  }
+  await bench.run(named ? argv.slice(1) : argv);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+});
