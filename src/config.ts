@@ -26,6 +26,8 @@ const envSchema = z
     CURRENCY_CACHE_TTL_MS: optional(z.coerce.number().int().min(0)).default(60_000),
     MAX_PAGE_SIZE: optional(z.coerce.number().int().min(1).max(100)).default(100),
     DEFAULT_PAGE_SIZE: optional(z.coerce.number().int().min(1).max(100)).default(20),
+    SUBSCRIPTION_QUEUE_LIMIT: optional(z.coerce.number().int().min(1).max(100_000)).default(256),
+    SUBSCRIPTION_MAX_BUFFERED_BYTES: optional(z.coerce.number().int().min(1024)).default(4 * 1024 * 1024),
   })
   .superRefine((env, ctx) => {
     if (env.PAYMENTS_ENV === 'live' && !env.PAYMENTS_API_URL) {
@@ -52,6 +54,10 @@ export interface Config {
   upstreamTimeoutMs: number;
   currencyCacheTtlMs: number;
   pagination: { defaultFirst: number; maxFirst: number };
+  /** Per subscription: events queued for a client that does not keep up, before it is disconnected. */
+  subscriptionQueueLimit: number;
+  /** Per connection: unsent bytes beyond which the client counts as not keeping up. */
+  subscriptionMaxBufferedBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -81,5 +87,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     currencyCacheTtlMs: e.CURRENCY_CACHE_TTL_MS,
     pagination: Object.freeze({ defaultFirst: e.DEFAULT_PAGE_SIZE, maxFirst: e.MAX_PAGE_SIZE }),
+    subscriptionQueueLimit: e.SUBSCRIPTION_QUEUE_LIMIT,
+    subscriptionMaxBufferedBytes: e.SUBSCRIPTION_MAX_BUFFERED_BYTES,
   });
 }

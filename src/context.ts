@@ -8,6 +8,7 @@ import type { Loaders } from './loaders/index.js';
 import type { PaginationLimits } from './pagination.js';
 import type { Logger } from './logger.js';
 import type { CurrencyCatalog } from './loaders/currency-catalog.js';
+import type { RealtimeSource } from './realtime/subscriptions.js';
 
 export interface Context {
   /** Upstream client bound to the caller's own API key. */
@@ -19,6 +20,8 @@ export interface Context {
   logger: Logger;
   /** Currencies shared across requests for a short time (per caller). */
   currencyCatalog: CurrencyCatalog;
+  /** Only on GraphQL-over-WebSocket operations: the caller's live events. */
+  realtime?: RealtimeSource;
 }
 
 /** The largest `per_page` the upstream honours (src/emulator/README.md, FedaPay clients). */

@@ -3,10 +3,11 @@
  * PAYMENTS_API_URL, the embedded emulator seeded with demo data), stop
  * gracefully on SIGINT/SIGTERM.
  */
+import { randomBytes } from 'node:crypto';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway } from './server.js';
-import { createUpstreamClient } from './upstream/index.js';
+import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
 import { loadEmulatorOptionsFromEnv, startEmulator, type RunningEmulator } from './emulator/index.js';
 
 async function main(): Promise<void> {
@@ -25,18 +26,39 @@ async function main(): Promise<void> {
   let emulator: RunningEmulator | null = null;
   let demoKey: string | null = null;
   let upstreamUrl: string;
+  // Embedded: the emulator forwards its webhooks to the gateway, signed with a
+  // secret made here. The gateway's port is known only once it listens, so it
+  // starts first and its upstream client is bound right after the emulator.
+  const forwardSecret = config.paymentsApiUrl ? null : randomBytes(32).toString('hex');
+  const gatewayConfig = forwardSecret
+    ? Object.freeze({ ...config, webhookSecrets: Object.freeze([...config.webhookSecrets, forwardSecret]) })
+    : config;
+  let bound: UpstreamClient | null = null;
+  const gateway = await startGateway({
+    config: gatewayConfig,
+    upstream: {
+      forKey: (key) => {
+        if (!bound) throw new Error('upstream client not bound yet');
+        return bound.forKey(key);
+      },
+    },
+    logger,
+  });
   if (config.paymentsApiUrl) {
     upstreamUrl = config.paymentsApiUrl;
   } else {
     const options = loadEmulatorOptionsFromEnv(process.env);
+    const forward = options.forwardTo
+      ? {}
+      : { forwardTo: new URL('/webhooks/payments', gateway.url).href, forwardSecret: forwardSecret ?? undefined };
     // Embedded: a free port unless one is asked for, so a standalone emulator on 4010 can coexist.
-    emulator = await startEmulator({ ...options, port: process.env.EMULATOR_PORT ? options.port : 0, seed: false });
+    emulator = await startEmulator({ ...options, ...forward, port: process.env.EMULATOR_PORT ? options.port : 0, seed: false });
     demoKey = await emulator.seedDemo();
     upstreamUrl = emulator.url;
   }
 
   const upstream = createUpstreamClient({ baseUrl: upstreamUrl, timeoutMs: config.upstreamTimeoutMs });
-  const gateway = await startGateway({ config, upstream, logger });
+  bound = upstream;
 
   if (emulator && demoKey) {
     printWelcome(gateway.url, emulator.url, demoKey);

@@ -17,6 +17,7 @@ import { createLoaders } from './loaders/index.js';
 import type { Logger } from './logger.js';
 import { readCaller } from './auth.js';
 import { buildSchema } from './schema.js';
+import { attachSubscriptions, createWebhookReceiver, startRealtime } from './realtime/index.js';
 import type { PaymentsApi } from './upstream/api.js';
 
 export interface UpstreamClientFactory {
@@ -47,17 +48,39 @@ type GatewayContext = Context & { authError: GraphQLError | null; authenticated:
 export async function startGateway({ config, upstream, logger }: GatewayDeps): Promise<RunningGateway> {
   const httpServer = http.createServer();
   const currencyCatalog = createCurrencyCatalog(config.currencyCacheTtlMs);
+  const schema = buildSchema();
+  const formatError = createErrorFormatter({
+    onInternalError: (error) => logger.error({ err: error }, 'internal error masked in a GraphQL response'),
+  });
   const apollo = new ApolloServer<GatewayContext>({
-    schema: buildSchema(),
+    schema,
     introspection: true,
     includeStacktraceInErrorResponses: false,
-    formatError: createErrorFormatter({
-      onInternalError: (error) => logger.error({ err: error }, 'internal error masked in a GraphQL response'),
-    }),
+    formatError,
     logger,
     plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), authGate()],
   });
   await apollo.start();
+
+  // Webhooks in, subscriptions out (src/realtime): same schema and error mapping as HTTP.
+  const realtime = await startRealtime({ redisUrl: config.redisUrl, logger });
+  const receiveWebhook = createWebhookReceiver({ secrets: config.webhookSecrets, ledger: realtime.ledger, bus: realtime.bus, logger });
+  const subscriptions = attachSubscriptions({
+    httpServer,
+    path: '/graphql',
+    schema,
+    bus: realtime.bus,
+    forKey: (key) => upstream.forKey(key),
+    config,
+    limits: {
+      queueLimit: config.subscriptionQueueLimit,
+      maxBufferedBytes: config.subscriptionMaxBufferedBytes,
+      maxSubscriptionsPerConnection: 100,
+    },
+    logger,
+    currencyCatalog,
+    formatError,
+  });
 
   const contextFor = (req: http.IncomingMessage) => async (): Promise<GatewayContext> => {
     const caller = readCaller(req.headers.authorization, config.paymentsEnv);
@@ -88,11 +111,13 @@ export async function startGateway({ config, upstream, logger }: GatewayDeps): P
     const url = new URL(req.url ?? '/', 'http://gateway');
     switch (url.pathname) {
       case '/healthz':
-        return sendJson(res, 200, { status: 'ok' });
+        return sendJson(res, 200, { status: 'ok', subscriptions: subscriptions.stats() });
       case '/readyz':
         return sendJson(res, 200, { status: 'ready' });
       case '/graphql':
         return handleGraphQL(req, res, url);
+      case '/webhooks/payments':
+        return receiveWebhook(req, res);
       default:
         return sendJson(res, 404, { error: 'not found' });
     }
@@ -148,8 +173,11 @@ export async function startGateway({ config, upstream, logger }: GatewayDeps): P
     port,
     server: httpServer,
     async stop() {
+      // WebSockets first: the HTTP server cannot close while upgraded sockets remain.
+      await subscriptions.close();
       // Apollo's drain plugin closes the HTTP server and waits for in-flight requests.
       await apollo.stop();
+      await realtime.close();
     },
   };
 }

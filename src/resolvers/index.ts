@@ -15,6 +15,7 @@ import { customerResolvers } from './customer.js';
 import { eventResolvers } from './event.js';
 import { logResolvers } from './log.js';
 import { payoutResolvers } from './payout.js';
+import { subscriptionResolvers } from './subscriptions.js';
 import { transactionResolvers } from './transaction.js';
 import { webhookResolvers } from './webhook.js';
 
@@ -26,6 +27,7 @@ const domains: Resolvers[] = [
   webhookResolvers,
   eventResolvers,
   logResolvers,
+  subscriptionResolvers,
 ];
 
 /** Merges the domains' maps type by type (each domain extends Query and Mutation). */
