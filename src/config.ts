@@ -4,6 +4,7 @@
  * collected and reported at once, so a bad deployment is fixed in one go.
  */
 import { z } from 'zod';
+import type { ResilienceOptions } from './upstream/resilience.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -28,6 +29,21 @@ const envSchema = z
     DEFAULT_PAGE_SIZE: optional(z.coerce.number().int().min(1).max(100)).default(20),
     SUBSCRIPTION_QUEUE_LIMIT: optional(z.coerce.number().int().min(1).max(100_000)).default(256),
     SUBSCRIPTION_MAX_BUFFERED_BYTES: optional(z.coerce.number().int().min(1024)).default(4 * 1024 * 1024),
+    OPERATION_DEADLINE_MS: optional(positiveMs).default(15_000),
+    UPSTREAM_MAX_ATTEMPTS: optional(z.coerce.number().int().min(1).max(10)).default(3),
+    UPSTREAM_RETRY_BASE_MS: optional(z.coerce.number().int().min(0)).default(50),
+    UPSTREAM_RETRY_MAX_DELAY_MS: optional(z.coerce.number().int().min(0)).default(1_000),
+    UPSTREAM_MAX_RETRY_AFTER_MS: optional(z.coerce.number().int().min(0)).default(2_000),
+    UPSTREAM_RETRY_BUDGET_RATIO: optional(z.coerce.number().min(0).max(1)).default(0.2),
+    UPSTREAM_ROUTE_CONCURRENCY: optional(z.coerce.number().int().min(1)).default(64),
+    BREAKER_ERROR_PERCENT: optional(z.coerce.number().int().min(1).max(100)).default(50),
+    BREAKER_VOLUME_THRESHOLD: optional(z.coerce.number().int().min(1)).default(20),
+    BREAKER_WINDOW_MS: optional(positiveMs).default(10_000),
+    BREAKER_RESET_MS: optional(positiveMs).default(10_000),
+    IDEMPOTENCY_TTL_MS: optional(positiveMs).default(24 * 60 * 60 * 1000),
+    IDEMPOTENCY_WAIT_MS: optional(z.coerce.number().int().min(0)).default(5_000),
+    SHUTDOWN_GRACE_MS: optional(positiveMs).default(25_000),
+    SHUTDOWN_READINESS_DELAY_MS: optional(z.coerce.number().int().min(0)).default(0),
   })
   .superRefine((env, ctx) => {
     if (env.PAYMENTS_ENV === 'live' && !env.PAYMENTS_API_URL) {
@@ -58,6 +74,13 @@ export interface Config {
   subscriptionQueueLimit: number;
   /** Per connection: unsent bytes beyond which the client counts as not keeping up. */
   subscriptionMaxBufferedBytes: number;
+  /** Whole-operation budget: upstream calls and retries of one GraphQL operation stop at it. */
+  operationDeadlineMs: number;
+  /** Retries, retry budget, circuit breakers and per-route concurrency of the upstream client. */
+  upstreamResilience: ResilienceOptions;
+  idempotency: { ttlMs: number; waitMs: number; lockMs: number };
+  /** SIGTERM: /readyz answers 503 for readinessDelayMs, then in-flight work gets graceMs to finish. */
+  shutdown: { graceMs: number; readinessDelayMs: number };
 }
 
 export class ConfigError extends Error {
@@ -89,5 +112,30 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     pagination: Object.freeze({ defaultFirst: e.DEFAULT_PAGE_SIZE, maxFirst: e.MAX_PAGE_SIZE }),
     subscriptionQueueLimit: e.SUBSCRIPTION_QUEUE_LIMIT,
     subscriptionMaxBufferedBytes: e.SUBSCRIPTION_MAX_BUFFERED_BYTES,
+    operationDeadlineMs: e.OPERATION_DEADLINE_MS,
+    upstreamResilience: Object.freeze({
+      retry: Object.freeze({
+        maxAttempts: e.UPSTREAM_MAX_ATTEMPTS,
+        baseDelayMs: e.UPSTREAM_RETRY_BASE_MS,
+        maxDelayMs: e.UPSTREAM_RETRY_MAX_DELAY_MS,
+        maxRetryAfterMs: e.UPSTREAM_MAX_RETRY_AFTER_MS,
+        budgetRatio: e.UPSTREAM_RETRY_BUDGET_RATIO,
+        budgetCapacity: 10,
+      }),
+      breaker: Object.freeze({
+        errorThresholdPercentage: e.BREAKER_ERROR_PERCENT,
+        volumeThreshold: e.BREAKER_VOLUME_THRESHOLD,
+        rollingWindowMs: e.BREAKER_WINDOW_MS,
+        resetTimeoutMs: e.BREAKER_RESET_MS,
+        routeConcurrency: e.UPSTREAM_ROUTE_CONCURRENCY,
+      }),
+    }),
+    idempotency: Object.freeze({
+      ttlMs: e.IDEMPOTENCY_TTL_MS,
+      waitMs: e.IDEMPOTENCY_WAIT_MS,
+      // A running record outlives its operation's deadline, then frees the key if its owner died.
+      lockMs: e.OPERATION_DEADLINE_MS + 5_000,
+    }),
+    shutdown: Object.freeze({ graceMs: e.SHUTDOWN_GRACE_MS, readinessDelayMs: e.SHUTDOWN_READINESS_DELAY_MS }),
   });
 }

@@ -9,6 +9,7 @@ import type { PaginationLimits } from './pagination.js';
 import type { Logger } from './logger.js';
 import type { CurrencyCatalog } from './loaders/currency-catalog.js';
 import type { RealtimeSource } from './realtime/subscriptions.js';
+import type { IdempotencyScope } from './idempotency/index.js';
 
 export interface Context {
   /** Upstream client bound to the caller's own API key. */
@@ -22,6 +23,8 @@ export interface Context {
   currencyCatalog: CurrencyCatalog;
   /** Only on GraphQL-over-WebSocket operations: the caller's live events. */
   realtime?: RealtimeSource;
+  /** Idempotency records for keyed mutations (HTTP operations); see src/idempotency. */
+  idempotency?: IdempotencyScope;
 }
 
 /** The largest `per_page` the upstream honours (src/emulator/README.md, FedaPay clients). */

@@ -17,6 +17,7 @@ import {
   UpstreamTimeoutError,
   UpstreamValidationError,
   UpstreamConflictError,
+  UpstreamUnavailableError,
 } from './upstream/errors.js';
 
 /** The documented `extensions.code` values (README, "Errors"). */
@@ -28,6 +29,8 @@ export const ErrorCode = {
   UPSTREAM_UNAVAILABLE: 'UPSTREAM_UNAVAILABLE',
   UPSTREAM_ERROR: 'UPSTREAM_ERROR',
   RATE_LIMITED: 'RATE_LIMITED',
+  IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
+  IDEMPOTENCY_IN_PROGRESS: 'IDEMPOTENCY_IN_PROGRESS',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -89,6 +92,16 @@ export function mapUpstreamError(error: UpstreamError): Mapped {
   }
   if (error instanceof UpstreamTimeoutError) {
     return { code: ErrorCode.UPSTREAM_TIMEOUT, message: 'The payments API did not answer in time.' };
+  }
+  if (error instanceof UpstreamUnavailableError) {
+    return {
+      code: ErrorCode.UPSTREAM_UNAVAILABLE,
+      message:
+        error.reason === 'circuit_open'
+          ? 'The payments API is failing on this route; calls are paused for a short while.'
+          : 'Too many calls to this payments API route are in flight; retry shortly.',
+      extra: { reason: error.reason },
+    };
   }
   if (error instanceof UpstreamConnectionError || (error instanceof UpstreamServerError && error.statusCode === 503)) {
     return { code: ErrorCode.UPSTREAM_UNAVAILABLE, message: 'The payments API is unavailable.' };

@@ -4,6 +4,8 @@
  * gracefully on SIGINT/SIGTERM.
  */
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { RedisIdempotencyStore } from './idempotency/index.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway } from './server.js';
@@ -34,15 +36,19 @@ async function main(): Promise<void> {
     ? Object.freeze({ ...config, webhookSecrets: Object.freeze([...config.webhookSecrets, forwardSecret]) })
     : config;
   let bound: UpstreamClient | null = null;
+  // With REDIS_URL every instance sees the same idempotency records.
+  const idempotencyStore = config.redisUrl ? new RedisIdempotencyStore(new Redis(config.redisUrl, { maxRetriesPerRequest: 2 })) : undefined;
   const gateway = await startGateway({
     config: gatewayConfig,
     upstream: {
-      forKey: (key) => {
+      forKey: (key, scope) => {
         if (!bound) throw new Error('upstream client not bound yet');
-        return bound.forKey(key);
+        return bound.forKey(key, scope);
       },
+      breakerStates: () => bound?.breakerStates() ?? {},
     },
     logger,
+    ...(idempotencyStore ? { idempotencyStore } : {}),
   });
   if (config.paymentsApiUrl) {
     upstreamUrl = config.paymentsApiUrl;
@@ -57,7 +63,7 @@ async function main(): Promise<void> {
     upstreamUrl = emulator.url;
   }
 
-  const upstream = createUpstreamClient({ baseUrl: upstreamUrl, timeoutMs: config.upstreamTimeoutMs });
+  const upstream = createUpstreamClient({ baseUrl: upstreamUrl, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
   bound = upstream;
 
   if (emulator && demoKey) {
@@ -71,9 +77,17 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping');
+    // Past the grace period in-flight work is cut: say so with a non-zero exit.
+    const { graceMs, readinessDelayMs } = config.shutdown;
+    setTimeout(() => {
+      logger.error({ graceMs }, 'shutdown grace period exceeded; exiting with work still in flight');
+      process.exit(1);
+    }, readinessDelayMs + graceMs + 2_000).unref();
     await gateway.stop();
     upstream.close();
+    await idempotencyStore?.close();
     await emulator?.stop();
+    logger.info({ signal }, 'stopped');
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

@@ -19,21 +19,32 @@ import { readCaller } from './auth.js';
 import { buildSchema } from './schema.js';
 import { attachSubscriptions, createWebhookReceiver, startRealtime } from './realtime/index.js';
 import type { PaymentsApi } from './upstream/api.js';
+import type { BreakerState, OperationScope } from './upstream/index.js';
+import { MemoryIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
 
 export interface UpstreamClientFactory {
-  forKey(apiKey: string): PaymentsApi;
+  forKey(apiKey: string, scope?: OperationScope): PaymentsApi;
+  /** Per-route circuit breaker states, reported by /readyz. */
+  breakerStates?(): Record<string, BreakerState>;
 }
 
 export interface GatewayDeps {
   config: Readonly<Config>;
   upstream: UpstreamClientFactory;
   logger: Logger;
+  /** Idempotency records shared by every instance (Redis); an in-memory store when absent. */
+  idempotencyStore?: IdempotencyStore;
 }
 
 export interface RunningGateway {
   url: string;
   port: number;
   server: http.Server;
+  /**
+   * Graceful: /readyz turns 503 at once, new connections are refused after
+   * `shutdown.readinessDelayMs`, subscriptions are closed (1001 Going Away),
+   * in-flight operations get `shutdown.graceMs` to finish.
+   */
   stop(): Promise<void>;
 }
 
@@ -45,8 +56,11 @@ const PUBLIC_ROOT_FIELDS = new Set(['__schema', '__type', '__typename', '_servic
 
 type GatewayContext = Context & { authError: GraphQLError | null; authenticated: boolean };
 
-export async function startGateway({ config, upstream, logger }: GatewayDeps): Promise<RunningGateway> {
+export async function startGateway({ config, upstream, logger, idempotencyStore }: GatewayDeps): Promise<RunningGateway> {
   const httpServer = http.createServer();
+  const ownStore = idempotencyStore ? null : new MemoryIdempotencyStore();
+  const idempotency = idempotencyStore ?? ownStore!;
+  let draining = false;
   const currencyCatalog = createCurrencyCatalog(config.currencyCacheTtlMs);
   const schema = buildSchema();
   const formatError = createErrorFormatter({
@@ -58,7 +72,7 @@ export async function startGateway({ config, upstream, logger }: GatewayDeps): P
     includeStacktraceInErrorResponses: false,
     formatError,
     logger,
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), authGate()],
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: config.shutdown.graceMs }), authGate()],
   });
   await apollo.start();
 
@@ -86,8 +100,17 @@ export async function startGateway({ config, upstream, logger }: GatewayDeps): P
     const caller = readCaller(req.headers.authorization, config.paymentsEnv);
     const authError = caller instanceof Error ? caller : null;
     const ok = caller && !(caller instanceof Error) ? caller : null;
-    const api = ok ? upstream.forKey(ok.apiKey) : unauthenticatedApi(authError);
+    // Every upstream call and retry of this operation stops at its deadline.
+    const deadlineAt = Date.now() + config.operationDeadlineMs;
+    const api = ok ? upstream.forKey(ok.apiKey, { deadlineAt }) : unauthenticatedApi(authError);
+    const headerKey = req.headers['idempotency-key'];
     return {
+      idempotency: {
+        store: idempotency,
+        settings: config.idempotency,
+        headerKey: typeof headerKey === 'string' ? headerKey : undefined,
+        deadlineAt,
+      },
       api,
       callerId: ok?.callerId ?? 'anonymous',
       loaders: createLoaders(api, ok?.callerId ?? 'anonymous', currencyCatalog),
@@ -109,11 +132,15 @@ export async function startGateway({ config, upstream, logger }: GatewayDeps): P
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://gateway');
+    if (draining) res.setHeader('connection', 'close');
     switch (url.pathname) {
       case '/healthz':
         return sendJson(res, 200, { status: 'ok', subscriptions: subscriptions.stats() });
-      case '/readyz':
-        return sendJson(res, 200, { status: 'ready' });
+      case '/readyz': {
+        // An open breaker is reported, not a reason to leave the pool: every instance shares the upstream.
+        const breakers = upstream.breakerStates?.() ?? {};
+        return sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ready', breakers });
+      }
       case '/graphql':
         return handleGraphQL(req, res, url);
       case '/webhooks/payments':
@@ -173,11 +200,15 @@ export async function startGateway({ config, upstream, logger }: GatewayDeps): P
     port,
     server: httpServer,
     async stop() {
+      draining = true;
+      // Let load balancers see /readyz fail before the listener closes.
+      if (config.shutdown.readinessDelayMs > 0) await new Promise((r) => setTimeout(r, config.shutdown.readinessDelayMs));
       // WebSockets first: the HTTP server cannot close while upgraded sockets remain.
       await subscriptions.close();
       // Apollo's drain plugin closes the HTTP server and waits for in-flight requests.
       await apollo.stop();
       await realtime.close();
+      await ownStore?.close();
     },
   };
 }

@@ -314,6 +314,7 @@ export type LogEdge = {
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
  * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
  * system failures stay GraphQL errors with the codes listed on `Query`.
+ * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type Mutation = {
   __typename?: 'Mutation';
@@ -343,8 +344,10 @@ export type Mutation = {
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
  * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
  * system failures stay GraphQL errors with the codes listed on `Query`.
+ * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationCreateCustomerArgs = {
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   input: CreateCustomerInput;
 };
 
@@ -353,8 +356,10 @@ export type MutationCreateCustomerArgs = {
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
  * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
  * system failures stay GraphQL errors with the codes listed on `Query`.
+ * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationCreatePayoutArgs = {
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   input: PayoutInput;
 };
 
@@ -363,8 +368,10 @@ export type MutationCreatePayoutArgs = {
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
  * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
  * system failures stay GraphQL errors with the codes listed on `Query`.
+ * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationCreateTransactionArgs = {
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   input: CreateTransactionInput;
 };
 
@@ -373,9 +380,11 @@ export type MutationCreateTransactionArgs = {
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
  * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
  * system failures stay GraphQL errors with the codes listed on `Query`.
+ * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationCreateTransactionTokenArgs = {
   id: Scalars['ID']['input'];
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -383,9 +392,11 @@ export type MutationCreateTransactionTokenArgs = {
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
  * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
  * system failures stay GraphQL errors with the codes listed on `Query`.
+ * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationSendTransactionArgs = {
   id: Scalars['ID']['input'];
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   mode: Scalars['String']['input'];
   phoneNumber?: InputMaybe<PhoneNumberInput>;
 };
@@ -395,8 +406,10 @@ export type MutationSendTransactionArgs = {
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
  * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
  * system failures stay GraphQL errors with the codes listed on `Query`.
+ * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationStartPayoutsArgs = {
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   payouts: Array<StartPayoutInput>;
 };
 
@@ -405,9 +418,11 @@ export type MutationStartPayoutsArgs = {
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
  * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
  * system failures stay GraphQL errors with the codes listed on `Query`.
+ * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationUpdatePayoutArgs = {
   id: Scalars['ID']['input'];
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   input: PayoutInput;
 };
 
@@ -416,9 +431,11 @@ export type MutationUpdatePayoutArgs = {
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
  * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
  * system failures stay GraphQL errors with the codes listed on `Query`.
+ * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationUpdateTransactionArgs = {
   id: Scalars['ID']['input'];
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   input: UpdateTransactionInput;
 };
 
@@ -642,10 +659,12 @@ export type PhoneNumberInput = {
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
- * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time.
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 5xx/503.
+ * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
+ * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
+ * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type Query = {
@@ -694,10 +713,12 @@ export type Query = {
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
- * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time.
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 5xx/503.
+ * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
+ * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
+ * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryCurrencyArgs = {
@@ -718,10 +739,12 @@ export type QueryCurrencyArgs = {
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
- * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time.
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 5xx/503.
+ * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
+ * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
+ * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryCustomerArgs = {
@@ -742,10 +765,12 @@ export type QueryCustomerArgs = {
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
- * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time.
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 5xx/503.
+ * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
+ * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
+ * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryCustomersArgs = {
@@ -768,10 +793,12 @@ export type QueryCustomersArgs = {
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
- * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time.
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 5xx/503.
+ * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
+ * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
+ * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryEventArgs = {
@@ -792,10 +819,12 @@ export type QueryEventArgs = {
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
- * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time.
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 5xx/503.
+ * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
+ * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
+ * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryEventsArgs = {
@@ -818,10 +847,12 @@ export type QueryEventsArgs = {
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
- * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time.
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 5xx/503.
+ * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
+ * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
+ * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryLogArgs = {
@@ -842,10 +873,12 @@ export type QueryLogArgs = {
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
- * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time.
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 5xx/503.
+ * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
+ * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
+ * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryLogsArgs = {
@@ -867,10 +900,12 @@ export type QueryLogsArgs = {
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
- * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time.
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 5xx/503.
+ * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
+ * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
+ * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryPayoutArgs = {
@@ -891,10 +926,12 @@ export type QueryPayoutArgs = {
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
- * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time.
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 5xx/503.
+ * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
+ * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
+ * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryPayoutsArgs = {
@@ -917,10 +954,12 @@ export type QueryPayoutsArgs = {
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
- * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time.
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 5xx/503.
+ * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
+ * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
+ * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryTransactionArgs = {
@@ -941,10 +980,12 @@ export type QueryTransactionArgs = {
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
- * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time.
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 5xx/503.
+ * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
+ * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
+ * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryTransactionsArgs = {
@@ -967,10 +1008,12 @@ export type QueryTransactionsArgs = {
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
- * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time.
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 5xx/503.
+ * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
+ * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
+ * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryWebhookArgs = {

@@ -2,6 +2,7 @@ import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
 import { paginate, toWindow } from '../pagination.js';
 import type { CustomerModel } from '../upstream/models.js';
+import { idempotent } from '../idempotency/index.js';
 import { createdRange, phoneNumber } from './inputs.js';
 import { payload, renamed, toUpstreamId } from './support.js';
 
@@ -25,17 +26,21 @@ export const customerResolvers = {
   },
 
   Mutation: {
-    createCustomer: (_, { input }, { api, loaders }) =>
+    createCustomer: idempotent((_, { input }, { api, loaders }, call) =>
       payload('customer', 'input', async () => {
-        const created = await api.customers.create({
-          firstname: input.firstname,
-          lastname: input.lastname,
-          email: input.email,
-          phoneNumber: phoneNumber(input.phoneNumber),
-        });
+        const created = await api.customers.create(
+          {
+            firstname: input.firstname,
+            lastname: input.lastname,
+            email: input.email,
+            phoneNumber: phoneNumber(input.phoneNumber),
+          },
+          call.options(),
+        );
         loaders.customer.prime(created.id, created);
         return created;
       }),
+    ),
   },
 
   Customer: {

@@ -3,6 +3,7 @@ import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
 import { paginate, toWindow } from '../pagination.js';
 import type { PayoutCreateParams } from '../upstream/api.js';
 import type { PayoutModel } from '../upstream/models.js';
+import { idempotent } from '../idempotency/index.js';
 import { customerRef, phoneNumber, searchFilter } from './inputs.js';
 import { checkInput, isoString, payload, relation, renamed, statusEnum, toUpstreamId } from './support.js';
 
@@ -39,24 +40,26 @@ export const payoutResolvers = {
   },
 
   Mutation: {
-    createPayout: (_, { input }, { api, loaders }) =>
+    createPayout: idempotent((_, { input }, { api, loaders }, call) =>
       payload('payout', 'input', async () => {
-        const created = await api.payouts.create(payoutParams(input));
+        const created = await api.payouts.create(payoutParams(input), call.options());
         loaders.payout.prime(created.id, created);
         return created;
       }),
+    ),
 
-    updatePayout: (_, { id, input }, { api, loaders }) =>
+    updatePayout: idempotent((_, { id, input }, { api, loaders }, call) =>
       payload('payout', 'input', async () => {
         const payoutId = toUpstreamId(id);
-        const updated = await api.payouts.update(payoutId, payoutParams(input));
+        const updated = await api.payouts.update(payoutId, payoutParams(input), call.options());
         loaders.payout.clear(payoutId).prime(payoutId, updated);
         return updated;
       }),
+    ),
 
     // One upstream request for the whole batch (spec rule 1); the upstream
     // refuses a batch with an invalid item as a whole, so nothing starts half-way.
-    startPayouts: async (_, { payouts }, { api, loaders }) => {
+    startPayouts: idempotent(async (_, { payouts }, { api, loaders }, call) => {
       const result = await payload('payouts', 'payouts', async () => {
         checkInput([[payouts.length > 0, ['payouts'], 'Give at least one payout to start.']]);
         const started = await api.payouts.start(
@@ -65,12 +68,13 @@ export const payoutResolvers = {
             scheduledAt: isoString(p.scheduledAt),
             phoneNumber: phoneNumber(p.phoneNumber),
           })),
+          call.options(),
         );
         for (const p of started) loaders.payout.clear(p.id).prime(p.id, p);
         return started;
       });
       return { payouts: result.payouts ?? [], userErrors: result.userErrors };
-    },
+    }),
   },
 
   Payout: {

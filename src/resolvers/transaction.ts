@@ -4,6 +4,7 @@ import { paginate, toWindow } from '../pagination.js';
 import type { TransactionSearchFilter } from './inputs.js';
 import { customerRef, phoneNumber, searchFilter } from './inputs.js';
 import type { TransactionModel } from '../upstream/models.js';
+import { idempotent } from '../idempotency/index.js';
 import {
   checkInput,
   payload,
@@ -49,7 +50,7 @@ export const transactionResolvers = {
   },
 
   Mutation: {
-    createTransaction: (_, { input }, { api, loaders }) =>
+    createTransaction: idempotent((_, { input }, { api, loaders }, call) =>
       payload('transaction', 'input', async () => {
         checkInput([
           [input.amount > 0, ['input', 'amount'], 'Amount must be greater than 0.'],
@@ -65,12 +66,13 @@ export const transactionResolvers = {
           mode: input.mode ?? undefined,
           merchantReference: input.merchantReference ?? undefined,
           customMetadata: input.customMetadata ?? undefined,
-        });
+        }, call.options());
         loaders.transaction.prime(created.id, created);
         return created;
       }),
+    ),
 
-    updateTransaction: (_, { id, input }, { api, loaders }) =>
+    updateTransaction: idempotent((_, { id, input }, { api, loaders }, call) =>
       payload('transaction', 'input', async () => {
         const transactionId = toUpstreamId(id);
         checkInput([[input.amount == null || input.amount > 0, ['input', 'amount'], 'Amount must be greater than 0.']]);
@@ -79,32 +81,34 @@ export const transactionResolvers = {
           amount: input.amount ?? undefined,
           callbackUrl: input.callbackUrl?.toString(),
           status: input.status ? input.status.toLowerCase() : undefined,
-        });
+        }, call.options());
         // The update response lacks `mode` (spec, Transaction table): forget any
         // cached copy so Transaction.mode reads it fresh, and only if selected.
         loaders.transaction.clear(transactionId);
         return updated;
       }),
+    ),
 
-    createTransactionToken: async (_, { id }, { api }) => {
+    createTransactionToken: idempotent(async (_, { id }, { api }, call) => {
       const transactionId = toUpstreamId(id);
       try {
-        const { token, url } = await api.transactions.createToken(transactionId);
+        const { token, url } = await api.transactions.createToken(transactionId, call.options());
         return { transactionId, token, url, userErrors: [] };
       } catch (error) {
         const userErrors = toUserErrors(error, null);
         if (!userErrors) throw error;
         return { transactionId: null, token: null, url: null, userErrors };
       }
-    },
+    }),
 
     // Spec rule 2: the send step needs a fresh token, so one mutation does both.
-    sendTransaction: async (_, { id, mode, phoneNumber: phone }, { api, loaders }) => {
+    sendTransaction: idempotent(async (_, { id, mode, phoneNumber: phone }, { api, loaders }, call) => {
       const transactionId = toUpstreamId(id);
       try {
         checkInput([[MODE_PATTERN.test(mode), ['mode'], 'Mode must be a mode name such as mtn or moov.']]);
-        const { token } = await api.transactions.createToken(transactionId);
-        const paymentIntents = await api.transactions.send(mode, { token, phoneNumber: phoneNumber(phone) });
+        // Two upstream writes: each gets its own key derived from the caller's.
+        const { token } = await api.transactions.createToken(transactionId, call.options('token'));
+        const paymentIntents = await api.transactions.send(mode, { token, phoneNumber: phoneNumber(phone) }, call.options('send'));
         loaders.transaction.clear(transactionId);
         return { transactionId, paymentIntents, userErrors: [] };
       } catch (error) {
@@ -112,7 +116,7 @@ export const transactionResolvers = {
         if (!userErrors) throw error;
         return { transactionId: null, paymentIntents: [], userErrors };
       }
-    },
+    }),
   },
 
   Transaction: {

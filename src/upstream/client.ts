@@ -45,6 +45,7 @@ import {
   UpstreamValidationError,
   type UpstreamErrorInit,
 } from './errors.js';
+import { DEFAULT_RESILIENCE, Resilience, type BreakerState, type ResilienceOptions } from './resilience.js';
 import {
   accountModel,
   currencyModel,
@@ -61,15 +62,27 @@ import {
 export interface UpstreamClientOptions {
   /** e.g. `https://sandbox-api.example.com` (a path prefix is kept); paths start with `/v1`. */
   baseUrl: string;
-  /** Whole-request time-out, connection included. Default 10 s. */
+  /** Whole-request time-out of one attempt, connection included. Default 10 s. */
   timeoutMs?: number;
   userAgent?: string;
+  /** Retries, retry budget, breakers and bulkheads (resilience.ts); defaults in DEFAULT_RESILIENCE. */
+  resilience?: ResilienceOptions;
+}
+
+/** What one GraphQL operation imposes on every upstream call it makes. */
+export interface OperationScope {
+  /** Epoch ms: no attempt starts, and no retry waits, past it; an attempt's time-out shrinks to fit. */
+  deadlineAt?: number;
+  /** Aborts every call of the operation (client gone, shutdown). */
+  signal?: AbortSignal;
 }
 
 export interface UpstreamClient {
   /** The API as seen by one caller; cheap, no I/O: call it per request. */
-  forKey(apiKey: string): PaymentsApi;
-  /** Closes the pooled keep-alive sockets. */
+  forKey(apiKey: string, scope?: OperationScope): PaymentsApi;
+  /** Circuit breaker state per route called so far (for /readyz). */
+  breakerStates(): Record<string, BreakerState>;
+  /** Closes the pooled keep-alive sockets and stops the breakers' timers. */
   close(): void;
 }
 
@@ -119,9 +132,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     agent,
     responseType: 'text',
     throwHttpErrors: false,
-    // No retries yet: upstream.md says client libraries retry on connection
-    // errors, time-outs and 409; retrying non-idempotent writes safely needs
-    // idempotency keys end to end, which is a later issue.
+    // got never retries: resilience.ts does, only for repeatable calls and within the deadline.
     retry: { limit: 0 },
     timeout: { request: timeoutMs },
     // A redirect is unexpected from a JSON API; never carry the key elsewhere.
@@ -134,9 +145,14 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     },
   });
 
+  const resilience = new Resilience(options.resilience ?? DEFAULT_RESILIENCE, timeoutMs);
+
   return {
-    forKey: (apiKey) => buildApi((call, opts) => request(transport, { baseUrl, timeoutMs, apiKey }, call, opts)),
+    forKey: (apiKey, scope = {}) =>
+      buildApi((call, opts) => request(transport, resilience, { baseUrl, apiKey, scope }, call, opts)),
+    breakerStates: () => resilience.breakerStates(),
     close: () => {
+      resilience.close();
       agent.http.destroy();
       agent.https.destroy();
     },
@@ -145,34 +161,60 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
 
 interface RequestContext {
   baseUrl: URL;
-  timeoutMs: number;
   apiKey: string;
+  scope: OperationScope;
 }
 
-async function request(transport: Got, rc: RequestContext, call: Call, opts: CallOptions = {}): Promise<Received> {
+async function request(transport: Got, resilience: Resilience, rc: RequestContext, call: Call, opts: CallOptions = {}): Promise<Received> {
   const route = routeLabel(call.method, call.pattern);
   const url = buildUrl(rc.baseUrl, call, route);
   for (const [field, id] of Object.entries(call.bodyIds ?? {})) {
     if (id !== undefined) requirePositiveInt(field, id, route);
   }
   if (!API_KEY_PATTERN.test(rc.apiKey)) throw new UpstreamAuthenticationError({ route });
-  opts.signal?.throwIfAborted();
+  const signals = [opts.signal, rc.scope.signal].filter((s): s is AbortSignal => s !== undefined);
+  const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+  signal?.throwIfAborted();
 
+  // Safe to send twice: a read, or a write the upstream deduplicates by its key.
+  const repeatable = call.method === 'GET' || opts.idempotencyKey !== undefined;
+  return resilience.run(
+    {
+      route,
+      repeatable,
+      ...(rc.scope.deadlineAt === undefined ? {} : { deadlineAt: rc.scope.deadlineAt }),
+      ...(signal === undefined ? {} : { signal }),
+    },
+    (timeoutMs) => attempt(transport, rc.apiKey, url, route, call, opts, signal, timeoutMs),
+  );
+}
+
+async function attempt(
+  transport: Got,
+  apiKey: string,
+  url: URL,
+  route: string,
+  call: Call,
+  opts: CallOptions,
+  signal: AbortSignal | undefined,
+  timeoutMs: number,
+): Promise<Received> {
   let response;
   try {
     response = await transport(url, {
       method: call.method,
       headers: {
-        authorization: `Bearer ${rc.apiKey}`,
+        authorization: `Bearer ${apiKey}`,
         ...(opts.idempotencyKey === undefined ? {} : { 'idempotency-key': opts.idempotencyKey }),
       },
+      timeout: { request: timeoutMs },
       ...(call.body === undefined ? {} : { json: call.body }),
-      ...(opts.signal === undefined ? {} : { signal: opts.signal }),
+      ...(signal === undefined ? {} : { signal }),
     });
   } catch (error) {
     // A caller's abort is not an upstream failure: surface the caller's reason, as fetch does.
-    if (opts.signal?.aborted) throw opts.signal.reason;
-    throw transportError(error, route, rc.timeoutMs);
+    if (signal?.aborted) throw signal.reason;
+    throw transportError(error, route, timeoutMs);
   }
 
   const requestIdHeader = response.headers['x-request-id'];
@@ -180,7 +222,7 @@ async function request(transport: Got, rc: RequestContext, call: Call, opts: Cal
   const ctx: UpstreamErrorInit = requestId === undefined ? { route } : { route, requestId };
   const status = response.statusCode;
   if (status >= 200 && status < 300) return { text: response.body, ctx };
-  throw statusError(status, response.body, response.headers['retry-after'], { ...ctx, statusCode: status }, rc.apiKey);
+  throw statusError(status, response.body, response.headers['retry-after'], { ...ctx, statusCode: status }, apiKey);
 }
 
 /** The one place a URL is built: validated path params, then the query. */

@@ -134,6 +134,20 @@ export class UpstreamConnectionError extends UpstreamError {
   }
 }
 
+/**
+ * The gateway did not call the upstream: the route's circuit breaker is open
+ * after repeated failures (`circuit_open`), or the route already has as many
+ * calls in flight as it may (`route_saturated`).
+ */
+export class UpstreamUnavailableError extends UpstreamError {
+  override readonly name = 'UpstreamUnavailableError';
+  readonly reason: 'circuit_open' | 'route_saturated';
+  constructor(init: UpstreamErrorInit & { reason: 'circuit_open' | 'route_saturated' }) {
+    super(`Upstream route not called (${init.reason}) on ${init.route}`, init.reason, init);
+    this.reason = init.reason;
+  }
+}
+
 /** The upstream answered with a body that is not JSON or does not match the expected model. */
 export class UpstreamInvalidResponseError extends UpstreamError {
   override readonly name = 'UpstreamInvalidResponseError';

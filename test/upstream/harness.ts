@@ -4,11 +4,21 @@
  * does not fail ordinary tests; `quickApi` is for tests that wait on a time-out.
  */
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { createUpstreamClient, type PaymentsApi, type UpstreamClient } from '../../src/upstream/index.js';
+import { createUpstreamClient, DEFAULT_RESILIENCE, type PaymentsApi, type ResilienceOptions, type UpstreamClient } from '../../src/upstream/index.js';
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream.js';
 
 export const TEST_KEY = 'sk_sandbox_Zq8TESTKEYdoNotLeak123';
 export const QUICK_TIMEOUT_MS = 300;
+
+/**
+ * These suites test what one attempt sends and how its answer is decoded, so
+ * their clients never retry and never open a breaker; resilience.test.ts
+ * tests retries and breakers with clients of its own.
+ */
+export const ONE_ATTEMPT: ResilienceOptions = {
+  retry: { ...DEFAULT_RESILIENCE.retry, maxAttempts: 1 },
+  breaker: { ...DEFAULT_RESILIENCE.breaker, volumeThreshold: Number.MAX_SAFE_INTEGER },
+};
 
 export interface Harness {
   readonly upstream: FakeUpstream;
@@ -26,9 +36,9 @@ export function useUpstreamHarness(): Harness {
 
   beforeAll(async () => {
     upstream = await startFakeUpstream();
-    client = createUpstreamClient({ baseUrl: upstream.url });
+    client = createUpstreamClient({ baseUrl: upstream.url, resilience: ONE_ATTEMPT });
     api = client.forKey(TEST_KEY);
-    quickClient = createUpstreamClient({ baseUrl: upstream.url, timeoutMs: QUICK_TIMEOUT_MS });
+    quickClient = createUpstreamClient({ baseUrl: upstream.url, timeoutMs: QUICK_TIMEOUT_MS, resilience: ONE_ATTEMPT });
     quickApi = quickClient.forKey(TEST_KEY);
   });
   beforeEach(() => {

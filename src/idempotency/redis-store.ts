@@ -1,0 +1,78 @@
+/**
+ * Idempotency records in Redis, shared by every gateway instance. Each state
+ * change is one Lua script, so claim/complete/release are atomic across
+ * instances; the first claim is a SET ... PX (NX in effect: the script only
+ * writes when no record, or an `open` one with the same fingerprint, is there).
+ * Waiting duplicates poll: a record changes once or twice in its life.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Claim, IdempotencyStore, RecordBody } from './store.js';
+
+const CLAIM = `
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local rec = cjson.decode(cur)
+  if rec.fp ~= ARGV[1] then return {'mismatch'} end
+  if rec.s == 'done' then return {'completed', rec.v} end
+  if rec.s == 'running' then return {'in_progress'} end
+end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return {'acquired'}
+`;
+
+/** Writes ARGV[2] unless another owner holds the record. */
+const FINISH = `
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local rec = cjson.decode(cur)
+  if rec.owner ~= ARGV[1] then return 0 end
+elseif ARGV[4] == 'if-present' then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+`;
+
+const POLL_MS = 25;
+
+export class RedisIdempotencyStore implements IdempotencyStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix = 'gateway:idempotency:',
+  ) {}
+
+  async claim(recordKey: string, fingerprint: string, lockMs: number): Promise<Claim> {
+    const owner = randomUUID();
+    const body: RecordBody = { s: 'running', fp: fingerprint, owner };
+    const reply = (await this.redis.eval(CLAIM, 1, this.prefix + recordKey, fingerprint, JSON.stringify(body), lockMs)) as string[];
+    switch (reply[0]) {
+      case 'acquired':
+        return { kind: 'acquired', owner };
+      case 'completed':
+        return { kind: 'completed', json: reply[1] ?? 'null' };
+      case 'in_progress':
+        return { kind: 'in_progress' };
+      default:
+        return { kind: 'mismatch' };
+    }
+  }
+
+  async complete(recordKey: string, owner: string, fingerprint: string, json: string, ttlMs: number): Promise<boolean> {
+    const body: RecordBody = { s: 'done', fp: fingerprint, v: json };
+    return (await this.redis.eval(FINISH, 1, this.prefix + recordKey, owner, JSON.stringify(body), ttlMs, 'always')) === 1;
+  }
+
+  async release(recordKey: string, owner: string, fingerprint: string, ttlMs: number): Promise<void> {
+    const body: RecordBody = { s: 'open', fp: fingerprint };
+    await this.redis.eval(FINISH, 1, this.prefix + recordKey, owner, JSON.stringify(body), ttlMs, 'if-present');
+  }
+
+  changed(_recordKey: string, ms: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(ms, POLL_MS))));
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}

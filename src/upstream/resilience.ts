@@ -1,0 +1,236 @@
+/**
+ * What stands between a resource verb and the wire: per-route circuit
+ * breakers with a concurrency cap (opossum), retries with exponential backoff
+ * and full jitter, `Retry-After`, a per-route retry budget, and the
+ * operation's deadline.
+ *
+ * Retries happen only when the caller says the call is safe to repeat (a read,
+ * or a write carrying an idempotency key the upstream honours), and only for
+ * transient failures: time-outs, connection failures, 5xx and 429.
+ */
+import CircuitBreaker from 'opossum';
+import {
+  UpstreamConnectionError,
+  UpstreamRateLimitError,
+  UpstreamServerError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from './errors.js';
+
+export interface RetryOptions {
+  /** Attempts per call, the first one included; 1 disables retries. */
+  maxAttempts: number;
+  /** Backoff before retry n is uniform in [0, min(maxDelayMs, baseDelayMs * 2^(n-1))]. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** A `Retry-After` longer than this is not waited for: the 429 is answered at once. */
+  maxRetryAfterMs: number;
+  /** Retry tokens earned per first attempt; a retry costs one token (per route). */
+  budgetRatio: number;
+  /** Tokens a route starts with and can hold at most. */
+  budgetCapacity: number;
+}
+
+export interface BreakerOptions {
+  /** Failure share over the rolling window that opens the breaker. */
+  errorThresholdPercentage: number;
+  /** Calls in the window before the share is considered. */
+  volumeThreshold: number;
+  rollingWindowMs: number;
+  /** Time open before one trial call is let through (half-open). */
+  resetTimeoutMs: number;
+  /** Concurrent calls per route (bulkhead): one slow route cannot take every socket. */
+  routeConcurrency: number;
+}
+
+export interface ResilienceOptions {
+  retry: RetryOptions;
+  breaker: BreakerOptions;
+}
+
+export const DEFAULT_RESILIENCE: ResilienceOptions = Object.freeze({
+  retry: Object.freeze({
+    maxAttempts: 3,
+    baseDelayMs: 50,
+    maxDelayMs: 1_000,
+    maxRetryAfterMs: 2_000,
+    budgetRatio: 0.2,
+    budgetCapacity: 10,
+  }),
+  breaker: Object.freeze({
+    errorThresholdPercentage: 50,
+    volumeThreshold: 20,
+    rollingWindowMs: 10_000,
+    resetTimeoutMs: 10_000,
+    routeConcurrency: 64,
+  }),
+});
+
+export type BreakerState = 'closed' | 'open' | 'half_open';
+
+export interface CallScope {
+  route: string;
+  /** The call may be sent again: a read, or a write with an idempotency key. */
+  repeatable: boolean;
+  /** Epoch ms after which no attempt starts and no backoff ends. */
+  deadlineAt?: number;
+  signal?: AbortSignal;
+}
+
+/** One attempt, given its own time-out (the smaller of the per-call one and what is left of the deadline). */
+export type Attempt<T> = (timeoutMs: number) => Promise<T>;
+
+/**
+ * Token bucket (Finagle's RetryBudget idea): first attempts deposit
+ * `ratio` tokens, a retry withdraws one, so in the long run retries add at
+ * most `ratio` of the traffic to a failing route, plus `capacity` at once.
+ */
+export class RetryBudget {
+  private tokens: number;
+  constructor(
+    private readonly ratio: number,
+    private readonly capacity: number,
+  ) {
+    this.tokens = capacity;
+  }
+  deposit(): void {
+    this.tokens = Math.min(this.capacity, this.tokens + this.ratio);
+  }
+  tryWithdraw(): boolean {
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+  get available(): number {
+    return this.tokens;
+  }
+}
+
+/** A failure that says the route is unwell; 4xx, 429 and caller aborts do not. */
+function countsAgainstRoute(error: unknown): boolean {
+  return error instanceof UpstreamServerError || error instanceof UpstreamTimeoutError || error instanceof UpstreamConnectionError;
+}
+
+function isTransient(error: unknown): boolean {
+  return countsAgainstRoute(error) || error instanceof UpstreamRateLimitError;
+}
+
+interface RouteGuard {
+  breaker: CircuitBreaker<[() => Promise<unknown>], unknown>;
+  budget: RetryBudget;
+}
+
+export interface ResilienceDeps {
+  random?: () => number;
+  now?: () => number;
+}
+
+export class Resilience {
+  private readonly routes = new Map<string, RouteGuard>();
+  private readonly random: () => number;
+  private readonly now: () => number;
+
+  constructor(
+    readonly options: ResilienceOptions,
+    private readonly callTimeoutMs: number,
+    deps: ResilienceDeps = {},
+  ) {
+    this.random = deps.random ?? Math.random;
+    this.now = deps.now ?? Date.now;
+  }
+
+  async run<T>(scope: CallScope, attempt: Attempt<T>): Promise<T> {
+    const guard = this.guard(scope.route);
+    const { retry } = this.options;
+    guard.budget.deposit();
+    for (let n = 1; ; n++) {
+      const timeoutMs = this.attemptTimeout(scope);
+      let error: unknown;
+      try {
+        return (await guard.breaker.fire(() => attempt(timeoutMs))) as T;
+      } catch (e) {
+        error = this.translate(e, scope.route);
+      }
+      if (scope.signal?.aborted) throw error;
+      if (!scope.repeatable || n >= retry.maxAttempts || !isTransient(error)) throw error;
+      const delay = this.delayBefore(n, error);
+      if (delay === null) throw error;
+      if (scope.deadlineAt !== undefined && this.now() + delay >= scope.deadlineAt) throw error;
+      if (!guard.budget.tryWithdraw()) throw error;
+      await sleep(delay, scope.signal);
+    }
+  }
+
+  breakerStates(): Record<string, BreakerState> {
+    const states: Record<string, BreakerState> = {};
+    for (const [route, { breaker }] of this.routes) {
+      states[route] = breaker.opened ? 'open' : breaker.halfOpen ? 'half_open' : 'closed';
+    }
+    return states;
+  }
+
+  close(): void {
+    for (const { breaker } of this.routes.values()) breaker.shutdown();
+    this.routes.clear();
+  }
+
+  private attemptTimeout(scope: CallScope): number {
+    if (scope.deadlineAt === undefined) return this.callTimeoutMs;
+    const left = scope.deadlineAt - this.now();
+    if (left <= 0) throw new UpstreamTimeoutError({ route: scope.route, timeoutMs: 0 });
+    return Math.min(this.callTimeoutMs, left);
+  }
+
+  /** Backoff with full jitter, or the upstream's `Retry-After`; null when that is too long to wait. */
+  private delayBefore(n: number, error: unknown): number | null {
+    const { baseDelayMs, maxDelayMs, maxRetryAfterMs } = this.options.retry;
+    if (error instanceof UpstreamRateLimitError && error.retryAfterSeconds !== undefined) {
+      const ms = error.retryAfterSeconds * 1000;
+      return ms > maxRetryAfterMs ? null : ms;
+    }
+    return Math.floor(this.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (n - 1)));
+  }
+
+  private translate(error: unknown, route: string): unknown {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === 'EOPENBREAKER') return new UpstreamUnavailableError({ route, reason: 'circuit_open' });
+    if (code === 'ESEMLOCKED') return new UpstreamUnavailableError({ route, reason: 'route_saturated' });
+    return error;
+  }
+
+  private guard(route: string): RouteGuard {
+    let guard = this.routes.get(route);
+    if (!guard) {
+      const b = this.options.breaker;
+      const breaker = new CircuitBreaker((action: () => Promise<unknown>) => action(), {
+        name: route,
+        timeout: false, // each attempt carries its own time-out (got)
+        errorThresholdPercentage: b.errorThresholdPercentage,
+        volumeThreshold: b.volumeThreshold,
+        rollingCountTimeout: b.rollingWindowMs,
+        resetTimeout: b.resetTimeoutMs,
+        capacity: b.routeConcurrency,
+        errorFilter: (error: unknown) => !countsAgainstRoute(error),
+      });
+      guard = { breaker, budget: new RetryBudget(this.options.retry.budgetRatio, this.options.retry.budgetCapacity) };
+      this.routes.set(route, guard);
+    }
+    return guard;
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      signal?.removeEventListener('abort', abort);
+      resolve();
+    }
+    function abort() {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    }
+    signal?.addEventListener('abort', abort, { once: true });
+  });
+}
