@@ -4,56 +4,25 @@
  * graphql-ws link. The emulator settles the payment and delivers its signed
  * webhook to the gateway, which pushes the approved transaction out.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { Kind, OperationTypeNode } from 'graphql';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-interface Started {
-  child: ChildProcess;
-  graphqlUrl: string;
-  key: string;
-}
-
-/** Starts src/main.ts as `npm start` does, and reads the URL and the demo key from its welcome text. */
-function startMain(): Promise<Started> {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
-  for (const name of ['PAYMENTS_API_URL', 'WEBHOOK_SECRETS', 'REDIS_URL', 'EMULATOR_PORT', 'EMULATOR_FORWARD_TO', 'EMULATOR_FORWARD_SECRET', 'EMULATOR_SETTLE_MS']) delete env[name];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`main.ts did not print its welcome in time:\n${out}`)), 20_000);
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      const url = /GraphQL\s+(http:\/\/\S+\/graphql)/.exec(out)?.[1];
-      const key = /Sandbox key\s+(sk_sandbox_\S+)/.exec(out)?.[1];
-      if (url && key) {
-        clearTimeout(timer);
-        resolve({ child, graphqlUrl: url, key });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`main.ts exited with ${code}:\n${out}`)));
-  });
-}
+import { spawnMain, welcomePrinted, type GatewayProcess } from './processes.js';
 
 describe('npm start, end to end with Apollo Client', () => {
-  let started: Started;
+  let started: GatewayProcess;
   let client: ApolloClient;
   let wsClient: ReturnType<typeof createClient>;
 
   beforeAll(async () => {
-    started = await startMain();
-    const authorization = `Bearer ${started.key}`;
+    started = await spawnMain({ LOG_LEVEL: 'warn' }, welcomePrinted);
+    const { url, key } = started.found as { url: string; key: string };
+    const authorization = `Bearer ${key}`;
     wsClient = createClient({
-      url: started.graphqlUrl.replace(/^http/, 'ws'),
+      url: url.replace(/^http/, 'ws'),
       webSocketImpl: WebSocket,
       connectionParams: { authorization },
       retryAttempts: 0,
@@ -62,18 +31,14 @@ describe('npm start, end to end with Apollo Client', () => {
       op.query.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === OperationTypeNode.SUBSCRIPTION);
     client = new ApolloClient({
       cache: new InMemoryCache(),
-      link: ApolloLink.split(isSubscription, new GraphQLWsLink(wsClient), new HttpLink({ uri: started.graphqlUrl, headers: { authorization } })),
+      link: ApolloLink.split(isSubscription, new GraphQLWsLink(wsClient), new HttpLink({ uri: url, headers: { authorization } })),
     });
   }, 30_000);
 
   afterAll(async () => {
     client?.stop();
     await wsClient?.dispose();
-    if (started?.child.exitCode === null) {
-      const exited = new Promise((r) => started.child.once('exit', r));
-      started.child.kill('SIGTERM');
-      await exited;
-    }
+    await started?.stop();
   });
 
   it('pushes the approved transaction with its customer to a transactionUpdated subscriber within about a second', async () => {

@@ -1,0 +1,69 @@
+/**
+ * Runs src/main.ts as its own process, the way `npm start` does, and waits
+ * for the line that says where it listens.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Variables a developer's shell may carry that would change what main.ts does. */
+const SCRUBBED = ['PAYMENTS_API_URL', 'WEBHOOK_SECRETS', 'REDIS_URL', 'EMULATOR_PORT', 'EMULATOR_FORWARD_TO', 'EMULATOR_FORWARD_SECRET', 'EMULATOR_SETTLE_MS'];
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  /** What `ready` extracted from the output. */
+  found: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+export function spawnMain(
+  env: Record<string, string>,
+  ready: (output: string) => Record<string, string> | null,
+  timeoutMs = 20_000,
+): Promise<GatewayProcess> {
+  const fullEnv: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of SCRUBBED) delete fullEnv[name];
+  Object.assign(fullEnv, { PORT: '0', HOST: '127.0.0.1' }, env);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => {
+      void stop();
+      reject(new Error(`src/main.ts did not become ready within ${timeoutMs} ms:\n${out}`));
+    }, timeoutMs);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const found = ready(out);
+      if (found) {
+        clearTimeout(timer);
+        resolve({ child, found, stop });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`src/main.ts exited with ${code}:\n${out}`));
+    });
+  });
+}
+
+/** The `gateway ready` log line of a gateway started with PAYMENTS_API_URL. */
+export const gatewayReady = (out: string) => {
+  const url = /"url":"(http:\/\/[^"]+\/graphql)"/.exec(out)?.[1];
+  return url ? { url, port: new URL(url).port } : null;
+};
+
+/** The welcome text of a gateway started with its embedded emulator. */
+export const welcomePrinted = (out: string) => {
+  const url = /GraphQL\s+(http:\/\/\S+\/graphql)/.exec(out)?.[1];
+  const key = /Sandbox key\s+(sk_sandbox_\S+)/.exec(out)?.[1];
+  return url && key ? { url, key } : null;
+};

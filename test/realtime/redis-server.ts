@@ -1,0 +1,62 @@
+/**
+ * A throwaway redis-server from PATH on a free port, no persistence. CI
+ * installs it (.ci/run); without it the suite fails, saying so.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { Redis } from 'ioredis';
+
+export interface RedisServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+export async function startRedisServer(): Promise<RedisServer> {
+  const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  if (probe.error) {
+    throw new Error(
+      'redis-server is not on PATH, and the scale-out tests need a real one. Install it (apt-get install -y redis-server; .ci/run does).',
+    );
+  }
+  const port = await freePort();
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
+  const url = `redis://127.0.0.1:${port}`;
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      if ((await client.ping()) === 'PONG') {
+        client.disconnect();
+        break;
+      }
+    } catch {
+      client.disconnect();
+      if (Date.now() > deadline || child.exitCode !== null) {
+        child.kill('SIGKILL');
+        throw new Error(`redis-server did not answer on port ${port}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return {
+    url,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
