@@ -342,8 +342,19 @@ function operations(emulator: RunningEmulator, warm: RunningGateway, cold: Runni
 }
 
 function data(body: GqlBody | string): Record<string, unknown> {
-  if (typeof body === 'string' || body.errors?.length || !body.data) throw new Error(`GraphQL errors: ${JSON.stringify(body)}`);
+  if (typeof body === 'string' || body.errors?.length || !body.data) throw new Error(`GraphQL errors: ${errorSummary(body)}`);
   return body.data;
+}
+
+/** `UPSTREAM_UNAVAILABLE/route_saturated x50`: what failed, without pages of JSON. */
+function errorSummary(body: GqlBody | string): string {
+  if (typeof body === 'string' || !body.errors?.length) return JSON.stringify(body).slice(0, 300);
+  const counts = new Map<string, number>();
+  for (const error of body.errors as { message?: string; extensions?: { code?: string; reason?: string } }[]) {
+    const kind = [error.extensions?.code ?? error.message, error.extensions?.reason].filter(Boolean).join('/');
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
+  return [...counts].map(([kind, n]) => `${kind} x${n}`).join(', ');
 }
 
 type Client = ReturnType<typeof createJsonClient>;
@@ -356,7 +367,7 @@ async function issue(client: Client, gateways: Gateways, request: Request): Prom
     return res;
   }
   const res = await client.post<GqlBody>(gateways[request.gateway].url, { query: request.query, variables: request.variables }, AUTH);
-  if (res.status !== 200) throw new Error(`GraphQL -> ${res.status}: ${JSON.stringify(res.body)}`);
+  if (res.status !== 200) throw new Error(`GraphQL -> ${res.status}: ${errorSummary(res.body)}`);
   return res;
 }
 
@@ -410,11 +421,13 @@ async function throughput(
 ): Promise<void> {
   const requests = await op.prepare(s.concurrentOps);
   // Warm every worker's socket first, so the run measures steady state.
-  await Promise.all(requests.slice(0, s.concurrency).map(async (r) => op.check((await issue(client, gateways, r)).body)));
+  // (Failures here are not counted: the measured run below reports its own.)
+  await Promise.all(requests.slice(0, s.concurrency).map((r) => issue(client, gateways, r).catch(() => undefined)));
 
   emulator.resetStats();
   const upstreamBefore = connections.opened(emulator.port);
   const samples: number[] = [];
+  const failures = new Map<string, number>();
   let next = 0;
   const cpu = process.cpuUsage();
   const started = performance.now();
@@ -422,9 +435,15 @@ async function throughput(
   const worker = async () => {
     while (next < requests.length && performance.now() < deadline) {
       const request = requests[next++]!;
-      const res = await issue(client, gateways, request);
-      op.check(res.body);
-      samples.push(res.ms);
+      // Under load a failure is a finding, not a bench bug: count it and go on.
+      try {
+        const res = await issue(client, gateways, request);
+        samples.push(res.ms);
+        op.check(res.body);
+      } catch (error) {
+        const kind = error instanceof Error ? error.message : String(error);
+        failures.set(kind, (failures.get(kind) ?? 0) + 1);
+      }
     }
   };
   await Promise.all(Array.from({ length: s.concurrency }, worker));
@@ -436,10 +455,11 @@ async function throughput(
   console.log(`\nthroughput: ${op.name}, currency cache ${op.currencyCache}, concurrency ${s.concurrency}\n`);
   console.log(
     markdownTable(
-      ['ops', 'ops/s', 'ideal ops/s (c / floor)', 'upstream calls/op', 'p50 ms', 'p99 ms', 'p50 - floor', 'CPU ms/op', 'new upstream conns'],
+      ['ops', 'failed', 'ops/s', 'ideal ops/s (c / floor)', 'upstream calls/op', 'p50 ms', 'p99 ms', 'p50 - floor', 'CPU ms/op', 'new upstream conns'],
       [
         [
           String(samples.length),
+          String([...failures.values()].reduce((a, b) => a + b, 0)),
           (samples.length / elapsedS).toFixed(0),
           floor > 0 ? ((s.concurrency * 1000) / floor).toFixed(0) : '-',
           formatCalls(stats.total / samples.length),
@@ -452,6 +472,7 @@ async function throughput(
       ],
     ),
   );
+  for (const [kind, count] of failures) console.log(`\nfailed x${count}: ${kind}`);
 }
 
 function formatCalls(value: number): string {
