@@ -97,7 +97,8 @@ export class RetryBudget {
     this.tokens = Math.min(this.capacity, this.tokens + this.ratio);
   }
   tryWithdraw(): boolean {
-    if (this.tokens < 1) return false;
+    // Tolerance: ten deposits of 0.1 must buy a retry despite floating point.
+    if (this.tokens < 1 - 1e-9) return false;
     this.tokens -= 1;
     return true;
   }
