@@ -3,9 +3,10 @@
  * `npm run bench -- --help` lists the benches and their options.
  */
 import { gatewayBench } from './gateway.js';
+import { realtimeBench } from './realtime.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench];
+const BENCHES: readonly Bench[] = [gatewayBench, realtimeBench];
 const DEFAULT = 'gateway';
 
 function help(): string {
