@@ -41,14 +41,8 @@ export function codes(answer: Answer): string[] {
   return (answer.errors ?? []).map((e) => String(e.extensions?.code));
 }
 
-/** Fault hits on a route so far: injected `times` minus what the emulator still has in store. */
-export async function faultHits(stack: Stack, injected: number): Promise<number> {
-  const { faults } = (await stack.admin('GET', '/_emulator/faults')) as { faults: { remaining: number | null }[] };
-  return injected - faults.reduce((n, f) => n + (f.remaining ?? 0), 0);
-}
-
 /** Payouts of the account carrying this merchant reference: the upstream side effects of one key. */
-export async function payoutsWithReference(stack: Stack, apiKey: string, reference: string): Promise<number> {
+export async function payoutsWithReference(stack: Pick<Stack, 'emulator'>, apiKey: string, reference: string): Promise<number> {
   const res = await fetch(`${stack.emulator.url}/v1/payouts?per_page=100`, { headers: { authorization: `Bearer ${apiKey}` } });
   const body = (await res.json()) as { 'v1/payouts': { merchant_reference?: string | null }[] };
   return body['v1/payouts'].filter((p) => p.merchant_reference === reference).length;
