@@ -4,9 +4,10 @@
  */
 import { gatewayBench } from './gateway.js';
 import { realtimeBench } from './realtime.js';
+import { resilienceBench } from './resilience.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench, realtimeBench];
+const BENCHES: readonly Bench[] = [gatewayBench, realtimeBench, resilienceBench];
 const DEFAULT = 'gateway';
 
 function help(): string {
