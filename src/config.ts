@@ -36,6 +36,7 @@ const envSchema = z
     UPSTREAM_MAX_RETRY_AFTER_MS: optional(z.coerce.number().int().min(0)).default(2_000),
     UPSTREAM_RETRY_BUDGET_RATIO: optional(z.coerce.number().min(0).max(1)).default(0.2),
     UPSTREAM_ROUTE_CONCURRENCY: optional(z.coerce.number().int().min(1)).default(64),
+    UPSTREAM_ROUTE_QUEUE_LIMIT: optional(z.coerce.number().int().min(0)).default(1_024),
     BREAKER_ERROR_PERCENT: optional(z.coerce.number().int().min(1).max(100)).default(50),
     BREAKER_VOLUME_THRESHOLD: optional(z.coerce.number().int().min(1)).default(20),
     BREAKER_WINDOW_MS: optional(positiveMs).default(10_000),
@@ -128,6 +129,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
         rollingWindowMs: e.BREAKER_WINDOW_MS,
         resetTimeoutMs: e.BREAKER_RESET_MS,
         routeConcurrency: e.UPSTREAM_ROUTE_CONCURRENCY,
+        routeQueueLimit: e.UPSTREAM_ROUTE_QUEUE_LIMIT,
       }),
     }),
     idempotency: Object.freeze({

@@ -1,6 +1,6 @@
 /**
  * What stands between a resource verb and the wire: per-route circuit
- * breakers with a concurrency cap (opossum), retries with exponential backoff
+ * breakers (opossum), a concurrency cap with a bounded wait queue, retries with exponential backoff
  * and full jitter, `Retry-After`, a per-route retry budget, and the
  * operation's deadline.
  *
@@ -41,6 +41,11 @@ export interface BreakerOptions {
   resetTimeoutMs: number;
   /** Concurrent calls per route (bulkhead): one slow route cannot take every socket. */
   routeConcurrency: number;
+  /**
+   * Calls that may wait for a slot of their route, beyond which a call is
+   * refused at once. A waiting call gives up when its own time-out runs out.
+   */
+  routeQueueLimit: number;
 }
 
 export interface ResilienceOptions {
@@ -63,6 +68,7 @@ export const DEFAULT_RESILIENCE: ResilienceOptions = Object.freeze({
     rollingWindowMs: 10_000,
     resetTimeoutMs: 10_000,
     routeConcurrency: 64,
+    routeQueueLimit: 1_024,
   }),
 });
 
@@ -116,8 +122,70 @@ function isTransient(error: unknown): boolean {
   return countsAgainstRoute(error) || error instanceof UpstreamRateLimitError;
 }
 
+/**
+ * Per-route concurrency cap with a bounded wait queue. A burst above the cap
+ * waits its turn (a 50-item page fans out into many reads of one route)
+ * instead of failing; only a call that cannot get a slot within its own
+ * time-out, or finds the queue full, is refused as `route_saturated`.
+ */
+export class Bulkhead {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(
+    private readonly limit: number,
+    private readonly queueLimit: number,
+  ) {}
+
+  /** Resolves with a release function once a slot is held; false when none came in time. */
+  acquire(waitMs: number, signal?: AbortSignal): Promise<(() => void) | false> {
+    if (this.active < this.limit) {
+      this.active++;
+      return Promise.resolve(this.releaser());
+    }
+    if (this.waiting.length >= this.queueLimit || waitMs <= 0) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const grant = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', giveUp);
+        resolve(this.releaser());
+      };
+      const giveUp = () => {
+        clearTimeout(timer);
+        const at = this.waiting.indexOf(grant);
+        if (at >= 0) this.waiting.splice(at, 1);
+        resolve(false);
+      };
+      const timer = setTimeout(giveUp, waitMs);
+      signal?.addEventListener('abort', giveUp, { once: true });
+      this.waiting.push(grant);
+    });
+  }
+
+  get inFlight(): number {
+    return this.active;
+  }
+
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  private releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      // Hand the slot straight to the next waiter, so `active` never dips below the cap under load.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    };
+  }
+}
+
 interface RouteGuard {
   breaker: CircuitBreaker<[() => Promise<unknown>], unknown>;
+  bulkhead: Bulkhead;
   budget: RetryBudget;
 }
 
@@ -148,7 +216,9 @@ export class Resilience {
       const timeoutMs = this.attemptTimeout(scope);
       let error: unknown;
       try {
-        return (await guard.breaker.fire(() => attempt(timeoutMs))) as T;
+        // The breaker answers first (an open route fails fast, without queueing);
+        // then the call waits for a slot of its route, within its own time-out.
+        return (await guard.breaker.fire(() => this.throughBulkhead(guard.bulkhead, scope, timeoutMs, attempt))) as T;
       } catch (e) {
         error = this.translate(e, scope.route);
       }
@@ -175,6 +245,17 @@ export class Resilience {
     this.routes.clear();
   }
 
+  private async throughBulkhead<T>(bulkhead: Bulkhead, scope: CallScope, timeoutMs: number, attempt: Attempt<T>): Promise<T> {
+    const queuedAt = this.now();
+    const release = await bulkhead.acquire(timeoutMs, scope.signal);
+    if (!release) throw new UpstreamUnavailableError({ route: scope.route, reason: 'route_saturated' });
+    try {
+      return await attempt(Math.max(1, timeoutMs - (this.now() - queuedAt)));
+    } finally {
+      release();
+    }
+  }
+
   private attemptTimeout(scope: CallScope): number {
     if (scope.deadlineAt === undefined) return this.callTimeoutMs;
     const left = scope.deadlineAt - this.now();
@@ -195,7 +276,6 @@ export class Resilience {
   private translate(error: unknown, route: string): unknown {
     const code = (error as { code?: unknown } | null)?.code;
     if (code === 'EOPENBREAKER') return new UpstreamUnavailableError({ route, reason: 'circuit_open' });
-    if (code === 'ESEMLOCKED') return new UpstreamUnavailableError({ route, reason: 'route_saturated' });
     return error;
   }
 
@@ -210,10 +290,13 @@ export class Resilience {
         volumeThreshold: b.volumeThreshold,
         rollingCountTimeout: b.rollingWindowMs,
         resetTimeout: b.resetTimeoutMs,
-        capacity: b.routeConcurrency,
         errorFilter: (error: unknown) => !countsAgainstRoute(error),
       });
-      guard = { breaker, budget: new RetryBudget(this.options.retry.budgetRatio, this.options.retry.budgetCapacity) };
+      guard = {
+        breaker,
+        bulkhead: new Bulkhead(b.routeConcurrency, b.routeQueueLimit),
+        budget: new RetryBudget(this.options.retry.budgetRatio, this.options.retry.budgetCapacity),
+      };
       this.routes.set(route, guard);
     }
     return guard;

@@ -138,6 +138,8 @@ describe('circuit breaker and bulkhead', () => {
         BREAKER_VOLUME_THRESHOLD: '4',
         BREAKER_RESET_MS: '400',
         UPSTREAM_ROUTE_CONCURRENCY: '3',
+        // No waiting room: calls beyond the cap are refused at once, so the count below is exact.
+        UPSTREAM_ROUTE_QUEUE_LIMIT: '0',
         UPSTREAM_TIMEOUT_MS: '2000',
       },
     });
@@ -189,5 +191,27 @@ describe('circuit breaker and bulkhead', () => {
     expect(reasons.filter((r) => r === 'route_saturated')).toHaveLength(2);
     expect(reasons.filter((r) => r === 'UPSTREAM_TIMEOUT')).toHaveLength(3);
     expect(await stack.upstreamCalls('GET /v1/customers/:id')).toBe(3);
+  });
+});
+
+describe('bulkhead queue', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ env: { UPSTREAM_ROUTE_CONCURRENCY: '3' } });
+  });
+  afterAll(() => stack.stop());
+
+  it('queues a burst above the cap instead of refusing it', async () => {
+    const key = newKey('burst');
+    const make = factories(stack.emulator, key);
+    const ids: number[] = [];
+    for (let i = 0; i < 9; i++) ids.push((await make.customer()).id);
+    await stack.resetCounts();
+    // Nine reads of one route at once, three slots: six wait their turn.
+    const query = `{ ${ids.map((id, i) => `c${i}: customer(id: "${id}") { email }`).join(' ')} }`;
+    const res = await stack.gql<Record<string, { email: string } | null>>(query, {}, key);
+    expect(res.errors).toBeUndefined();
+    expect(Object.values(res.data!).every((c) => c?.email)).toBe(true);
+    expect(await stack.upstreamCalls('GET /v1/customers/:id')).toBe(9);
   });
 });

@@ -4,6 +4,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  Bulkhead,
   DEFAULT_RESILIENCE,
   RetryBudget,
   UpstreamRateLimitError,
@@ -157,5 +158,45 @@ describe('circuit breaker', () => {
 
     expect(upstream.requests).toHaveLength(10);
     expect(c.breakerStates()['GET /v1/transactions/:id']).toBe('closed');
+  });
+});
+
+describe('bulkhead', () => {
+  it('grants slots up to the cap, then in arrival order as slots free up', async () => {
+    const bulkhead = new Bulkhead(2, 10);
+    const order: number[] = [];
+    const a = await bulkhead.acquire(1000);
+    const b = await bulkhead.acquire(1000);
+    const waiters = [3, 4].map((n) => bulkhead.acquire(1000).then((release) => (order.push(n), release)));
+    expect(bulkhead.queued).toBe(2);
+    (a as () => void)();
+    (b as () => void)();
+    const released = await Promise.all(waiters);
+    expect(order).toEqual([3, 4]);
+    expect(bulkhead.inFlight).toBe(2);
+    for (const release of released) (release as () => void)();
+    expect(bulkhead.inFlight).toBe(0);
+  });
+
+  it('refuses a waiter whose time runs out, and one that finds the queue full', async () => {
+    const bulkhead = new Bulkhead(1, 1);
+    const held = await bulkhead.acquire(1000);
+    expect(held).toBeTypeOf('function');
+    const late = bulkhead.acquire(20);
+    expect(await bulkhead.acquire(1000)).toBe(false); // queue of one is taken
+    expect(await late).toBe(false);
+    expect(bulkhead.queued).toBe(0);
+    (held as () => void)();
+    expect(bulkhead.inFlight).toBe(0);
+  });
+
+  it('releases a slot once, however often release is called', async () => {
+    const bulkhead = new Bulkhead(1, 0);
+    const release = (await bulkhead.acquire(0)) as () => void;
+    release();
+    release();
+    expect(bulkhead.inFlight).toBe(0);
+    expect(await bulkhead.acquire(0)).toBeTypeOf('function');
+    expect(bulkhead.inFlight).toBe(1);
   });
 });
