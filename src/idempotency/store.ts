@@ -11,6 +11,7 @@
  * blocks a key for good. `open` keeps the fingerprint so a key stays bound to
  * its first input even after a failed attempt.
  */
+import { LRUCache } from 'lru-cache';
 
 export type Claim =
   | { kind: 'acquired'; owner: string }
@@ -40,24 +41,19 @@ export interface RecordBody {
   v?: string;
 }
 
-interface Entry {
-  body: RecordBody;
-  expiresAt: number;
-}
-
-/** One process's records; fine for a single instance, REDIS_URL for several. */
+/**
+ * One process's records; fine for a single instance, REDIS_URL for several.
+ * Bounded: past `maxRecords` the least recently used record goes first (in
+ * practice an old completed one), so a flood of keys cannot exhaust memory.
+ */
 export class MemoryIdempotencyStore implements IdempotencyStore {
-  private readonly records = new Map<string, Entry>();
+  private readonly records: LRUCache<string, RecordBody>;
   private readonly waiters = new Map<string, Set<() => void>>();
-  private readonly sweeper: NodeJS.Timeout;
   private seq = 0;
 
-  constructor(
-    private readonly now: () => number = Date.now,
-    sweepEveryMs = 60_000,
-  ) {
-    this.sweeper = setInterval(() => this.sweep(), sweepEveryMs);
-    this.sweeper.unref();
+  constructor(maxRecords = 100_000) {
+    // Every set passes its own ttl (lock time or retention); expired records read as absent.
+    this.records = new LRUCache<string, RecordBody>({ max: maxRecords, ttl: 1 });
   }
 
   async claim(recordKey: string, fingerprint: string, lockMs: number): Promise<Claim> {
@@ -68,14 +64,14 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       if (current.s === 'running') return { kind: 'in_progress' };
     }
     const owner = `${process.pid}-${++this.seq}`;
-    this.records.set(recordKey, { body: { s: 'running', fp: fingerprint, owner }, expiresAt: this.now() + lockMs });
+    this.records.set(recordKey, { s: 'running', fp: fingerprint, owner }, { ttl: lockMs });
     return { kind: 'acquired', owner };
   }
 
   async complete(recordKey: string, owner: string, fingerprint: string, json: string, ttlMs: number): Promise<boolean> {
     const current = this.read(recordKey);
     if (current && current.owner !== owner) return false;
-    this.records.set(recordKey, { body: { s: 'done', fp: fingerprint, v: json }, expiresAt: this.now() + ttlMs });
+    this.records.set(recordKey, { s: 'done', fp: fingerprint, v: json }, { ttl: ttlMs });
     this.notify(recordKey);
     return true;
   }
@@ -83,7 +79,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   async release(recordKey: string, owner: string, fingerprint: string, ttlMs: number): Promise<void> {
     const current = this.read(recordKey);
     if (!current || current.owner !== owner) return;
-    this.records.set(recordKey, { body: { s: 'open', fp: fingerprint }, expiresAt: this.now() + ttlMs });
+    this.records.set(recordKey, { s: 'open', fp: fingerprint }, { ttl: ttlMs });
     this.notify(recordKey);
   }
 
@@ -103,7 +99,6 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.sweeper);
     for (const set of this.waiters.values()) for (const wake of [...set]) wake();
   }
 
@@ -112,21 +107,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   private read(recordKey: string): RecordBody | undefined {
-    const entry = this.records.get(recordKey);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= this.now()) {
-      this.records.delete(recordKey);
-      return undefined;
-    }
-    return entry.body;
+    return this.records.get(recordKey);
   }
 
   private notify(recordKey: string): void {
     for (const wake of [...(this.waiters.get(recordKey) ?? [])]) wake();
-  }
-
-  private sweep(): void {
-    const now = this.now();
-    for (const [key, entry] of this.records) if (entry.expiresAt <= now) this.records.delete(key);
   }
 }

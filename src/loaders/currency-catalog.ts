@@ -4,6 +4,7 @@
  * short time. Currencies belong to an account, so the cache is keyed by
  * caller (a hash of the key, never the key itself).
  */
+import { LRUCache } from 'lru-cache';
 import type { PaymentsApi } from '../upstream/api.js';
 import type { CurrencyModel } from '../upstream/models.js';
 
@@ -13,33 +14,26 @@ export interface CurrencyCatalog {
   clear(): void;
 }
 
-interface Entry {
-  expiresAt: number;
-  currencies: Promise<CurrencyModel[]>;
-}
-
 /** Bound on distinct callers kept, so a flood of keys cannot grow memory without end. */
 const MAX_CALLERS = 10_000;
 
-export function createCurrencyCatalog(ttlMs: number, now: () => number = Date.now): CurrencyCatalog {
-  const entries = new Map<string, Entry>();
+export function createCurrencyCatalog(ttlMs: number): CurrencyCatalog {
+  // ttl 0 would mean "never expires" to lru-cache; here it means "do not cache".
+  const entries = ttlMs > 0 ? new LRUCache<string, Promise<CurrencyModel[]>>({ max: MAX_CALLERS, ttl: ttlMs }) : null;
   return {
     list(callerId, api) {
-      const cached = entries.get(callerId);
-      if (cached && cached.expiresAt > now()) return cached.currencies;
+      const cached = entries?.get(callerId);
+      if (cached) return cached;
       const currencies = api.currencies.list();
-      const entry = { expiresAt: now() + ttlMs, currencies };
-      entries.delete(callerId);
-      if (entries.size >= MAX_CALLERS) entries.delete(entries.keys().next().value!);
-      entries.set(callerId, entry);
+      entries?.set(callerId, currencies);
       // A failed read is not cached: the next request tries again.
       currencies.catch(() => {
-        if (entries.get(callerId) === entry) entries.delete(callerId);
+        if (entries?.get(callerId) === currencies) entries.delete(callerId);
       });
       return currencies;
     },
     clear() {
-      entries.clear();
+      entries?.clear();
     },
   };
 }

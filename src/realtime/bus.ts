@@ -15,22 +15,30 @@ export interface EventBus {
   publish(event: PaymentEvent): Promise<void>;
   /** Listens to one account's events; returns the unsubscribe function. */
   subscribe(accountId: number, listener: EventListener): () => void;
+  /** Listeners attached on this instance: the subscriptions that are live here. */
+  listenerCount(): number;
   close(): Promise<void>;
 }
 
 class Fanout {
   private readonly byAccount = new Map<number, Set<EventListener>>();
+  private listeners = 0;
 
   constructor(private readonly logger: Logger) {}
 
   subscribe(accountId: number, listener: EventListener): () => void {
     let set = this.byAccount.get(accountId);
     if (!set) this.byAccount.set(accountId, (set = new Set()));
+    if (!set.has(listener)) this.listeners += 1;
     set.add(listener);
     return () => {
-      set.delete(listener);
+      if (set.delete(listener)) this.listeners -= 1;
       if (set.size === 0 && this.byAccount.get(accountId) === set) this.byAccount.delete(accountId);
     };
+  }
+
+  get size(): number {
+    return this.listeners;
   }
 
   deliver(event: PaymentEvent): void {
@@ -53,6 +61,7 @@ export function memoryBus(logger: Logger): EventBus {
       fanout.deliver(event);
     },
     subscribe: (accountId, listener) => fanout.subscribe(accountId, listener),
+    listenerCount: () => fanout.size,
     async close() {},
   };
 }
@@ -94,6 +103,7 @@ export async function redisBus({ url, channel, logger }: RedisBusOptions): Promi
       await publisher.publish(channel, JSON.stringify(event));
     },
     subscribe: (accountId, listener) => fanout.subscribe(accountId, listener),
+    listenerCount: () => fanout.size,
     async close() {
       await Promise.allSettled([subscriber.quit(), publisher.quit()]);
     },

@@ -5,7 +5,7 @@
  * for one instance; in Redis so it holds across instances.
  */
 import type { Redis } from 'ioredis';
-import { BoundedMap } from './bounded-map.js';
+import { LRUCache } from 'lru-cache';
 import { isNewer, type Version } from './events.js';
 
 export interface DeliveryLedger {
@@ -22,8 +22,8 @@ const DEDUPE_TTL_SECONDS = 24 * 60 * 60;
 const LAST_SEEN_TTL_SECONDS = 24 * 60 * 60;
 
 export function memoryLedger(maxEntries = 100_000): DeliveryLedger {
-  const claimed = new BoundedMap<string, true>(maxEntries, DEDUPE_TTL_SECONDS * 1000);
-  const lastSeen = new BoundedMap<string, Version>(maxEntries, LAST_SEEN_TTL_SECONDS * 1000);
+  const claimed = new LRUCache<string, true>({ max: maxEntries, ttl: DEDUPE_TTL_SECONDS * 1000 });
+  const lastSeen = new LRUCache<string, Version>({ max: maxEntries, ttl: LAST_SEEN_TTL_SECONDS * 1000 });
   return {
     async claim(accountId, eventId) {
       const key = `${accountId}:${eventId}`;

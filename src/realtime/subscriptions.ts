@@ -19,7 +19,7 @@ import { createLoaders } from '../loaders/index.js';
 import type { Logger } from '../logger.js';
 import type { PaymentsApi } from '../upstream/api.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
-import { BoundedMap } from './bounded-map.js';
+import { LRUCache } from 'lru-cache';
 import type { EventBus } from './bus.js';
 import type { PaymentEvent } from './events.js';
 import { boundedStream } from './stream.js';
@@ -61,7 +61,8 @@ export interface SubscriptionServerDeps {
 }
 
 export interface SubscriptionServer {
-  stats(): { connections: number; closedTooSlow: number };
+  /** Open WebSocket connections, live subscriptions on this instance, and connections closed for not reading. */
+  stats(): { connections: number; subscriptions: number; closedTooSlow: number };
   close(): Promise<void>;
 }
 
@@ -81,7 +82,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
   const { logger, limits } = deps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const sessions = new WeakMap<WebSocket, Session>();
-  const accounts = new BoundedMap<string, Promise<number>>(10_000, ACCOUNT_TTL_MS);
+  const accounts = new LRUCache<string, Promise<number>>({ max: 10_000, ttl: ACCOUNT_TTL_MS });
   let closedTooSlow = 0;
 
   const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -192,7 +193,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
   );
 
   return {
-    stats: () => ({ connections: wss.clients.size, closedTooSlow }),
+    stats: () => ({ connections: wss.clients.size, subscriptions: deps.bus.listenerCount(), closedTooSlow }),
     async close() {
       deps.httpServer.off('upgrade', onUpgrade);
       const clients = [...wss.clients];
