@@ -4,7 +4,7 @@ import { factories } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
 import { gatewayReady, spawnMain, type GatewayProcess } from './processes.js';
-import { postWebhook, sleep, subscribe, transactionEvent, wsClient } from './support.js';
+import { disposeLive, postWebhook, sleep, subscribeLive, transactionEvent, wsClient } from './support.js';
 
 interface TransactionUpdated {
   transactionUpdated: { id: string; status: string; customer: { email: string } | null };
@@ -51,8 +51,7 @@ describe('two gateway processes sharing a real redis-server', () => {
     const accountId = (accounts['v1/accounts'] ?? (accounts as unknown as { id: number }[]))[0]!.id;
     const { client, connected } = wsClient(stack.wsUrl, key);
     await connected;
-    const sub = subscribe<TransactionUpdated>(client, TRANSACTION_UPDATED, { id: String(transaction.id) });
-    await sleep(50);
+    const sub = await subscribeLive<TransactionUpdated>(stack.wsUrl, client, TRANSACTION_UPDATED, { id: String(transaction.id) });
     const snapshot = (status: string, updatedAt: number) =>
       transactionEvent({ accountId, transaction: { ...transaction, status, updated_at: new Date(updatedAt).toISOString() } });
     return { client, sub, customer, snapshot };
@@ -76,7 +75,7 @@ describe('two gateway processes sharing a real redis-server', () => {
     await onB.sub.nth(2);
     await sleep(50);
     expect(onB.sub.values.map((v) => v.transactionUpdated.status)).toEqual(['APPROVED', 'TRANSFERRED']);
-    await onB.client.dispose();
+    await disposeLive(b.wsUrl, onB.client);
   });
 
   it('keeps the order across instances: an older snapshot posted to the other instance does not roll back', async () => {
@@ -88,7 +87,7 @@ describe('two gateway processes sharing a real redis-server', () => {
     await onA.sub.nth(2);
     await sleep(50);
     expect(onA.sub.values.map((v) => v.transactionUpdated.status)).toEqual(['APPROVED', 'TRANSFERRED']);
-    await onA.client.dispose();
+    await disposeLive(a.wsUrl, onA.client);
   });
 
   it('delivers an event once to a subscriber on the receiving instance too (no local shortcut beside Redis)', async () => {
@@ -98,6 +97,6 @@ describe('two gateway processes sharing a real redis-server', () => {
     await onA.sub.nth(2);
     await sleep(100);
     expect(onA.sub.values.map((v) => v.transactionUpdated.status)).toEqual(['APPROVED', 'TRANSFERRED']);
-    await onA.client.dispose();
+    await disposeLive(a.wsUrl, onA.client);
   });
 });

@@ -2,7 +2,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { factories } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
-import { eventually, postWebhook, sleep, startRealtimeStack, subscribe, transactionEvent, wsClient, type RealtimeStack } from './support.js';
+import { eventually, postWebhook, sleep, startRealtimeStack, disposeLive, liveSubscriptions, subscribe, subscribeLive, transactionEvent, wsClient, type RealtimeStack } from './support.js';
 
 interface TransactionUpdated {
   transactionUpdated: { id: string; status: string; amount: number; customer: { email: string } | null };
@@ -49,8 +49,7 @@ describe('subscriptions over graphql-ws', () => {
     const { customer, transaction } = await paidTransactionSetup(stack, key);
     const { client, connected } = connect(key);
     await connected;
-    const sub = subscribe<TransactionUpdated>(client, TRANSACTION_UPDATED, { id: String(transaction.id) });
-    await sleep(50); // the subscribe message is on the wire before the send
+    const sub = await subscribeLive<TransactionUpdated>(stack.wsUrl, client, TRANSACTION_UPDATED, { id: String(transaction.id) });
 
     const sent = await stack.gql<{ sendTransaction: { userErrors: unknown[] } }>(SEND, { id: String(transaction.id) }, key);
     expect(sent.data?.sendTransaction.userErrors).toEqual([]);
@@ -68,11 +67,10 @@ describe('subscriptions over graphql-ws', () => {
     const [keyA, keyB] = [newKey('iso_a'), newKey('iso_b')];
     const [a, b] = [connect(keyA), connect(keyB)];
     await Promise.all([a.connected, b.connected]);
-    const subA = subscribe<TransactionUpdated>(a.client, TRANSACTION_UPDATED);
-    const subB = subscribe<TransactionUpdated>(b.client, TRANSACTION_UPDATED);
-    const eventsA = subscribe<PaymentEventData>(a.client, PAYMENT_EVENT);
-    const eventsB = subscribe<PaymentEventData>(b.client, PAYMENT_EVENT);
-    await sleep(50);
+    const subA = await subscribeLive<TransactionUpdated>(stack.wsUrl, a.client, TRANSACTION_UPDATED);
+    const subB = await subscribeLive<TransactionUpdated>(stack.wsUrl, b.client, TRANSACTION_UPDATED);
+    const eventsA = await subscribeLive<PaymentEventData>(stack.wsUrl, a.client, PAYMENT_EVENT);
+    const eventsB = await subscribeLive<PaymentEventData>(stack.wsUrl, b.client, PAYMENT_EVENT);
 
     const txA = await factories(stack.emulator, keyA).transaction({ amount: 111 });
     const txB = await factories(stack.emulator, keyB).transaction({ amount: 222 });
@@ -90,8 +88,7 @@ describe('subscriptions over graphql-ws', () => {
     const key = newKey('types');
     const { client, connected } = connect(key);
     await connected;
-    const sub = subscribe<PaymentEventData>(client, PAYMENT_EVENT, { types: ['transaction.created'] });
-    await sleep(50);
+    const sub = await subscribeLive<PaymentEventData>(stack.wsUrl, client, PAYMENT_EVENT, { types: ['transaction.created'] });
     const f = factories(stack.emulator, key);
     await f.customer();
     const tx = await f.transaction();
@@ -145,9 +142,8 @@ describe('subscriptions fed by webhooks posted directly', () => {
     const accountId = await accountIdOf(stack, key);
     const { client, connected } = wsClient(stack.wsUrl, key);
     await connected;
-    const sub = subscribe<TransactionUpdated>(client, TRANSACTION_UPDATED, { id: String(transaction.id) });
-    const events = subscribe<PaymentEventData>(client, PAYMENT_EVENT);
-    await sleep(50);
+    const sub = await subscribeLive<TransactionUpdated>(stack.wsUrl, client, TRANSACTION_UPDATED, { id: String(transaction.id) });
+    const events = await subscribeLive<PaymentEventData>(stack.wsUrl, client, PAYMENT_EVENT);
     const snapshot = (status: string, updatedAt: Date, eventId?: number) =>
       transactionEvent({ accountId, eventId, transaction: { ...transaction, status, updated_at: updatedAt.toISOString() } });
     return { client, sub, events, snapshot };
@@ -162,7 +158,7 @@ describe('subscriptions fed by webhooks posted directly', () => {
     await sub.nth(2);
     await sleep(50);
     expect(sub.values.map((v) => v.transactionUpdated.status)).toEqual(['APPROVED', 'TRANSFERRED']);
-    await client.dispose();
+    await disposeLive(stack.wsUrl, client);
   });
 
   it('never rolls a status back when an older snapshot arrives late, but still reports it as an event', async () => {
@@ -175,7 +171,7 @@ describe('subscriptions fed by webhooks posted directly', () => {
     await events.nth(3);
     expect(sub.values.map((v) => v.transactionUpdated.status)).toEqual(['APPROVED', 'TRANSFERRED']);
     expect(events.values.map((v) => v.paymentEvent.type)).toEqual(['transaction.approved', 'transaction.pending', 'transaction.transferred']);
-    await client.dispose();
+    await disposeLive(stack.wsUrl, client);
   });
 
   it('acknowledges a webhook before resolving the subscribers’ relations', async () => {
@@ -193,7 +189,7 @@ describe('subscriptions fed by webhooks posted directly', () => {
       expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
     } finally {
       stack.emulator.clearFaults();
-      await client.dispose();
+      await disposeLive(stack.wsUrl, client);
     }
   });
 });
@@ -214,8 +210,9 @@ describe('a subscriber that stops reading', () => {
     await new Promise((resolve) => ws.once('open', resolve));
     ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${key}` } }));
     await acked;
+    const live = await liveSubscriptions(stack.wsUrl);
     ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { paymentEvent { id rawEntity } }' } }));
-    await sleep(50);
+    await eventually(() => liveSubscriptions(stack.wsUrl), (n) => n > live);
     // Stop reading: the kernel buffers fill, then the gateway's sends stall.
     (ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
 

@@ -20,7 +20,7 @@ export interface RealtimeStack {
   secret: string;
   wsUrl: string;
   gql<T = Record<string, unknown>>(query: string, variables: Record<string, unknown> | undefined, key: string): Promise<{ data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] }>;
-  health(): Promise<{ status: string; subscriptions: { connections: number; closedTooSlow: number } }>;
+  health(): Promise<{ status: string; subscriptions: { connections: number; subscriptions: number; closedTooSlow: number } }>;
   stop(): Promise<void>;
 }
 
@@ -189,6 +189,35 @@ export function subscribe<T>(client: Client, query: string, variables?: Record<s
     },
     dispose,
   };
+}
+
+/** Live subscriptions held by the gateway serving `url` (ws:// or http://), from its /healthz. */
+export async function liveSubscriptions(url: string): Promise<number> {
+  const health = new URL('/healthz', url.replace(/^ws/, 'http'));
+  const body = (await (await fetch(health)).json()) as { subscriptions: { subscriptions: number } };
+  return body.subscriptions.subscriptions;
+}
+
+/**
+ * Subscribes and resolves once the gateway holds the subscription, so a test
+ * acts only after it is listening (graphql-ws does not acknowledge a subscribe).
+ */
+export async function subscribeLive<T>(url: string, client: Client, query: string, variables?: Record<string, unknown>): Promise<Subscription<T>> {
+  const before = await liveSubscriptions(url);
+  const sub = subscribe<T>(client, query, variables);
+  await eventually(() => liveSubscriptions(url), (n) => n > before, 5000);
+  heldBy.set(client, (heldBy.get(client) ?? 0) + 1);
+  return sub;
+}
+
+const heldBy = new WeakMap<Client, number>();
+
+/** Disposes a client and resolves once the gateway has dropped its live subscriptions. */
+export async function disposeLive(url: string, client: Client): Promise<void> {
+  const before = await liveSubscriptions(url);
+  const held = heldBy.get(client) ?? 0;
+  await client.dispose();
+  await eventually(() => liveSubscriptions(url), (n) => n <= before - held, 5000);
 }
 
 /** Polls `fn` until `ok` holds, or fails after `timeoutMs`. */
