@@ -3,7 +3,6 @@
  * @apollo/composition, a real @apollo/gateway router in front of the
  * subgraphs, and a recording proxy to see what reaches one subgraph.
  */
-import './single-federation-internals.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { composeServices } from '@apollo/composition';
