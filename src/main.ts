@@ -9,7 +9,7 @@ import { RedisIdempotencyStore } from './idempotency/index.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway } from './server.js';
-import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
+import { createUpstreamClient } from './upstream/index.js';
 import { loadEmulatorOptionsFromEnv, startEmulator, type RunningEmulator } from './emulator/index.js';
 
 async function main(): Promise<void> {
@@ -25,46 +25,35 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
 
+  // Embedded: no PAYMENTS_API_URL, so the emulator is the upstream, seeded with demo data.
   let emulator: RunningEmulator | null = null;
-  let demoKey: string | null = null;
-  let upstreamUrl: string;
-  // Embedded: the emulator forwards its webhooks to the gateway, signed with a
-  // secret made here. The gateway's port is known only once it listens, so it
-  // starts first and its upstream client is bound right after the emulator.
-  const forwardSecret = config.paymentsApiUrl ? null : randomBytes(32).toString('hex');
+  let emulatorForwards = false;
+  if (!config.paymentsApiUrl) {
+    const options = loadEmulatorOptionsFromEnv(process.env);
+    // A free port unless one is asked for, so a standalone emulator on 4010 can coexist.
+    emulator = await startEmulator({ ...options, port: process.env.EMULATOR_PORT ? options.port : 0, seed: false });
+    emulatorForwards = Boolean(options.forwardTo);
+  }
+  const demoKey = emulator?.seedDemo() ?? null;
+  const upstreamUrl = config.paymentsApiUrl ?? emulator!.url;
+
+  // ... and its webhooks come to this gateway, signed with a secret made here,
+  // unless EMULATOR_FORWARD_TO sends them elsewhere.
+  const forwardSecret = emulator && !emulatorForwards ? randomBytes(32).toString('hex') : null;
   const gatewayConfig = forwardSecret
     ? Object.freeze({ ...config, webhookSecrets: Object.freeze([...config.webhookSecrets, forwardSecret]) })
     : config;
-  let bound: UpstreamClient | null = null;
   // With REDIS_URL every instance sees the same idempotency records.
   const idempotencyStore = config.redisUrl ? new RedisIdempotencyStore(new Redis(config.redisUrl, { maxRetriesPerRequest: 2 })) : undefined;
+  const upstream = createUpstreamClient({ baseUrl: upstreamUrl, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
   const gateway = await startGateway({
     config: gatewayConfig,
-    upstream: {
-      forKey: (key, scope) => {
-        if (!bound) throw new Error('upstream client not bound yet');
-        return bound.forKey(key, scope);
-      },
-      breakerStates: () => bound?.breakerStates() ?? {},
-    },
+    upstream,
     logger,
     ...(idempotencyStore ? { idempotencyStore } : {}),
   });
-  if (config.paymentsApiUrl) {
-    upstreamUrl = config.paymentsApiUrl;
-  } else {
-    const options = loadEmulatorOptionsFromEnv(process.env);
-    const forward = options.forwardTo
-      ? {}
-      : { forwardTo: new URL('/webhooks/payments', gateway.url).href, forwardSecret: forwardSecret ?? undefined };
-    // Embedded: a free port unless one is asked for, so a standalone emulator on 4010 can coexist.
-    emulator = await startEmulator({ ...options, ...forward, port: process.env.EMULATOR_PORT ? options.port : 0, seed: false });
-    demoKey = await emulator.seedDemo();
-    upstreamUrl = emulator.url;
-  }
-
-  const upstream = createUpstreamClient({ baseUrl: upstreamUrl, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
-  bound = upstream;
+  // The gateway's port is known only now (PORT may be 0).
+  if (emulator && forwardSecret) emulator.forwardEventsTo(new URL('/webhooks/payments', gateway.url).href, forwardSecret);
 
   if (emulator && demoKey) {
     printWelcome(gateway.url, emulator.url, demoKey);

@@ -52,7 +52,16 @@ export class Engine {
   private readonly accountIds = new Set<number>();
   private readonly nextIds = new Map<string, number>();
 
+  /** Where every account's events also go (EMULATOR_FORWARD_TO), settable after start. */
+  private forward: { url: string; secret: string } | null = null;
+
+  /** Starts (or, with null, stops) delivering every account's events to one URL. */
+  forwardEventsTo(target: { url: string; secret: string } | null): void {
+    this.forward = target;
+  }
+
   constructor(readonly options: EmulatorOptions) {
+    if (options.forwardTo && options.forwardSecret) this.forward = { url: options.forwardTo, secret: options.forwardSecret };
     this.render = new Renderer(options.responseStyle);
     this.dispatcher = new WebhookDispatcher({
       scheduler: this.scheduler,
@@ -169,8 +178,7 @@ export class Engine {
       const secret = this.webhookSecrets.get(w.id);
       if (w.enabled && secret !== undefined) targets.push({ url: w.url, secret, sslVerify: w.ssl_verify, webhook: w });
     }
-    const { forwardTo, forwardSecret } = this.options;
-    if (forwardTo && forwardSecret) targets.push({ url: forwardTo, secret: forwardSecret, sslVerify: false, webhook: null });
+    if (this.forward) targets.push({ url: this.forward.url, secret: this.forward.secret, sslVerify: false, webhook: null });
     if (targets.length === 0) return;
     const payload = JSON.stringify({
       id: event.id,

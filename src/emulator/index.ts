@@ -38,6 +38,8 @@ export interface RunningEmulator {
   addFault(spec: FaultSpec): Fault;
   clearFaults(): void;
   deliveries(): readonly DeliveryRecord[];
+  /** Delivers every account's events to `url` signed with `secret` from now on (what EMULATOR_FORWARD_TO sets at start). */
+  forwardEventsTo(url: string, secret: string): void;
 }
 
 export async function startEmulator(partial: Partial<EmulatorOptions> = {}): Promise<RunningEmulator> {
@@ -81,5 +83,6 @@ export async function startEmulator(partial: Partial<EmulatorOptions> = {}): Pro
     addFault: (spec) => app.addFault(spec),
     clearFaults: () => app.faults.clear(),
     deliveries: () => engine.dispatcher.deliveries(),
+    forwardEventsTo: (url: string, secret: string) => engine.forwardEventsTo({ url, secret }),
   };
 }

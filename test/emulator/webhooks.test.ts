@@ -90,4 +90,18 @@ describe('events delivered to webhooks', () => {
     expect(new Set(r.received.map((d) => d.json.account_id)).size).toBe(2);
     for (const d of r.received) expect(verifySignature(d.headers['x-fedapay-signature'] as string, d.raw, 'fwd-secret')).toBe(true);
   });
+
+  it('starts forwarding when told to after start, and only events from then on', async () => {
+    const r = await startReceiver();
+    receiver = r;
+    const started = await emulator({});
+    emu = started.emu;
+    await started.api.as('sk_sandbox_one').post('/v1/customers', { firstname: 'A', lastname: 'B', email: 'before@example.com' });
+    started.emu.forwardEventsTo(r.url, 'late-secret');
+    await started.api.as('sk_sandbox_one').post('/v1/customers', { firstname: 'A', lastname: 'B', email: 'after@example.com' });
+    await waitFor(() => r.received.length >= 1 || undefined);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(r.received.map((d) => (d.json.entity as { email: string }).email)).toEqual(['after@example.com']);
+    expect(verifySignature(r.received[0]!.headers['x-fedapay-signature'] as string, r.received[0]!.raw, 'late-secret')).toBe(true);
+  });
 });
