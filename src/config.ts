@@ -46,18 +46,18 @@ const envSchema = z
     SHUTDOWN_GRACE_MS: optional(positiveMs).default(25_000),
     SHUTDOWN_READINESS_DELAY_MS: optional(z.coerce.number().int().min(0)).default(0),
   })
-  .superRefine((env, ctx) => {
-    if (env.PAYMENTS_ENV === 'live' && !env.PAYMENTS_API_URL) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['PAYMENTS_API_URL'],
-        message: 'is required when PAYMENTS_ENV=live (the embedded emulator is sandbox only)',
-      });
-    }
-    if (env.DEFAULT_PAGE_SIZE > env.MAX_PAGE_SIZE) {
-      ctx.addIssue({ code: 'custom', path: ['DEFAULT_PAGE_SIZE'], message: 'must not exceed MAX_PAGE_SIZE' });
-    }
-  });
+  // Cross-field rules run even when a field above failed, so every problem is named at once;
+  // hence the guards on values that may not have parsed.
+  .refine((env) => !(env.PAYMENTS_ENV === 'live' && !env.PAYMENTS_API_URL), {
+    path: ['PAYMENTS_API_URL'],
+    message: 'is required when PAYMENTS_ENV=live (the embedded emulator is sandbox only)',
+    when: () => true,
+  })
+  .refine(
+    (env) =>
+      !(typeof env.DEFAULT_PAGE_SIZE === 'number' && typeof env.MAX_PAGE_SIZE === 'number' && env.DEFAULT_PAGE_SIZE > env.MAX_PAGE_SIZE),
+    { path: ['DEFAULT_PAGE_SIZE'], message: 'must not exceed MAX_PAGE_SIZE', when: () => true },
+  );
 
 export interface Config {
   port: number;

@@ -30,6 +30,18 @@ describe('loadConfig', () => {
     expect((error as ConfigError).message).not.toContain('secret-host');
   });
 
+  it('names a cross-field problem together with the others', () => {
+    expect(() => loadConfig({ PORT: 'eighty', PAYMENTS_ENV: 'live', DEFAULT_PAGE_SIZE: '50', MAX_PAGE_SIZE: '10' })).toThrow(
+      expect.objectContaining({
+        problems: [
+          expect.stringMatching(/^PORT:/),
+          expect.stringMatching(/^PAYMENTS_API_URL: is required when PAYMENTS_ENV=live/),
+          expect.stringMatching(/^DEFAULT_PAGE_SIZE: must not exceed MAX_PAGE_SIZE/),
+        ],
+      }),
+    );
+  });
+
   it('requires PAYMENTS_API_URL for the live environment', () => {
     expect(() => loadConfig({ PAYMENTS_ENV: 'live' })).toThrow(/PAYMENTS_API_URL: is required when PAYMENTS_ENV=live/);
   });
