@@ -1,17 +1,18 @@
 /**
  * Gateway latency bench (issue 3): a fixed set of GraphQL operations against
  * the emulator with an injected per-request latency L, each beside its floor
- * (upstream depth x L). Everything runs in this one process on 127.0.0.1:
- * emulator, gateway(s) and the client, so the figures are overheads and ratios
- * on this machine, not absolute claims.
+ * (upstream depth x L). Gateway(s) and client run in this process on
+ * 127.0.0.1; the emulator too, or in a child process with
+ * `--emulator-process`. The figures are overheads and ratios on this machine,
+ * not absolute claims.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
-import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { createLogger } from '../src/logger.js';
 import { startGateway, type RunningGateway } from '../src/server.js';
 import { createUpstreamClient, type UpstreamClient } from '../src/upstream/index.js';
 import { factories } from '../test/support/factories.js';
+import { startBenchEmulator, type BenchEmulator } from './emulator-process.js';
 import {
   createJsonClient,
   codeLine,
@@ -32,6 +33,7 @@ interface Settings {
   timeCapMs: number;
   concurrency: number;
   concurrentOps: number;
+  emulatorProcess: boolean;
 }
 
 const OPTIONS = {
@@ -41,11 +43,12 @@ const OPTIONS = {
   'time-cap': { type: 'string', default: process.env.BENCH_TIME_CAP_S ?? '10' },
   concurrency: { type: 'string', default: process.env.BENCH_CONCURRENCY ?? '10' },
   'concurrent-ops': { type: 'string', default: process.env.BENCH_CONCURRENT_OPS ?? '300' },
+  'emulator-process': { type: 'boolean', default: process.env.BENCH_EMULATOR_PROCESS === '1' },
 } as const;
 
 function readSettings(argv: string[]): Settings {
   const { values } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false });
-  const num = (name: keyof typeof OPTIONS, min: number): number => {
+  const num = (name: Exclude<keyof typeof OPTIONS, 'emulator-process'>, min: number): number => {
     const value = Number(values[name]);
     if (!Number.isFinite(value) || value < min) throw new Error(`--${name} must be a number >= ${min}`);
     return value;
@@ -57,6 +60,7 @@ function readSettings(argv: string[]): Settings {
     timeCapMs: num('time-cap', 1) * 1000,
     concurrency: Math.floor(num('concurrency', 1)),
     concurrentOps: Math.floor(num('concurrent-ops', 1)),
+    emulatorProcess: values['emulator-process'] === true,
   };
 }
 
@@ -107,12 +111,13 @@ export const gatewayBench: Bench = {
     '--time-cap <s>         cap per operation, warm-up excluded (env BENCH_TIME_CAP_S, default 10)',
     '--concurrency <c>      workers for the throughput run of the connection query (env BENCH_CONCURRENCY, default 10)',
     '--concurrent-ops <n>   operations in the throughput run (env BENCH_CONCURRENT_OPS, default 300)',
+    '--emulator-process     run the emulator in a child process, as a real upstream (env BENCH_EMULATOR_PROCESS=1)',
   ],
   run: async (argv) => runGatewayBench(readSettings(argv)),
 };
 
 async function runGatewayBench(s: Settings): Promise<void> {
-  const emulator = await startEmulator({ port: 0, host: '127.0.0.1', latencyMs: s.latencyMs, latencyJitterMs: 0, settleMs: 50 });
+  const emulator = await startBenchEmulator({ latencyMs: s.latencyMs, separateProcess: s.emulatorProcess });
   const upstream = createUpstreamClient({ baseUrl: emulator.url });
   const warm = await gatewayOn(emulator, upstream, {});
   // Same emulator and client, but the currency list is read again on every request.
@@ -131,7 +136,11 @@ async function runGatewayBench(s: Settings): Promise<void> {
       `L = ${s.latencyMs} ms per upstream request (jitter 0), concurrency 1, ${s.warmup} warm-up + up to ${s.iterations} iterations per operation (cap ${s.timeCapMs / 1000} s)`,
     );
     console.log(`seed: ${SEED.customers} customers, ${SEED.payouts} payouts spread over them, ${SEED.transactions} transactions; one sandbox key`);
-    console.log('emulator, gateway and client share this process and its event loop; read overheads and ratios, not absolute figures');
+    console.log(
+      emulator.where === 'in-process'
+        ? 'emulator, gateway and client share this process and its event loop; read overheads and ratios, not absolute figures'
+        : 'the emulator runs in a child process; gateway and client share this one; read overheads and ratios, not absolute figures',
+    );
     console.log(`before: ${loadLine()}\n`);
 
     const results: Result[] = [];
@@ -166,7 +175,7 @@ async function runGatewayBench(s: Settings): Promise<void> {
     );
     console.log(
       `\nhop = p50 of the direct REST baseline (${ms(hop)} ms): one upstream round trip without the gateway. ` +
-        'CPU ms/op: user+system CPU of this whole process (client, gateway, emulator) per operation.',
+        `CPU ms/op: user+system CPU of this process (client, gateway${emulator.where === 'in-process' ? ', emulator' : ''}) per operation.`,
     );
     console.log('\nupstream routes per operation, and TCP connections opened during the measured loop (0 = every socket reused):\n');
     console.log(
@@ -189,7 +198,7 @@ async function runGatewayBench(s: Settings): Promise<void> {
   }
 }
 
-async function gatewayOn(emulator: RunningEmulator, upstream: UpstreamClient, env: Record<string, string>): Promise<RunningGateway> {
+async function gatewayOn(emulator: BenchEmulator, upstream: UpstreamClient, env: Record<string, string>): Promise<RunningGateway> {
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, LOG_LEVEL: 'silent', ...env });
   return startGateway({ config, upstream, logger: createLogger('silent') });
 }
@@ -199,7 +208,7 @@ interface Fixtures {
   transactionIds: number[];
 }
 
-async function seed(emulator: RunningEmulator): Promise<Fixtures> {
+async function seed(emulator: BenchEmulator): Promise<Fixtures> {
   const make = factories(emulator, KEY);
   const customerIds: number[] = [];
   for (let i = 0; i < SEED.customers; i++) customerIds.push((await make.customer()).id);
@@ -213,7 +222,7 @@ async function seed(emulator: RunningEmulator): Promise<Fixtures> {
   return { customerIds, transactionIds };
 }
 
-function operations(emulator: RunningEmulator, warm: RunningGateway, cold: RunningGateway, fx: Fixtures): Operation[] {
+function operations(emulator: BenchEmulator, warm: RunningGateway, cold: RunningGateway, fx: Fixtures): Operation[] {
   const make = factories(emulator, KEY);
   const txId = (i: number) => String(fx.transactionIds[i % fx.transactionIds.length]);
   const gql = (gateway: 'warm' | 'cold', query: string, variables?: (i: number) => Record<string, unknown>) => async (count: number) =>
@@ -374,7 +383,7 @@ async function issue(client: Client, gateways: Gateways, request: Request): Prom
 async function measure(
   op: Operation,
   s: Settings,
-  emulator: RunningEmulator,
+  emulator: BenchEmulator,
   client: Client,
   connections: ReturnType<typeof watchConnections>,
   gateways: Gateways,
@@ -382,7 +391,7 @@ async function measure(
   const requests = await op.prepare(s.warmup + s.iterations);
   for (const request of requests.slice(0, s.warmup)) op.check((await issue(client, gateways, request)).body);
 
-  emulator.resetStats();
+  await emulator.resetStats();
   const upstreamBefore = connections.opened(emulator.port);
   const gatewayBefore = connections.opened(gateways.warm.port) + connections.opened(gateways.cold.port);
   const samples: number[] = [];
@@ -395,7 +404,7 @@ async function measure(
     samples.push(res.ms);
   }
   const cpuUsed = process.cpuUsage(cpu);
-  const stats = emulator.stats();
+  const stats = await emulator.stats();
   const n = samples.length;
   return {
     cpuMsPerOp: (cpuUsed.user + cpuUsed.system) / 1000 / n,
@@ -414,7 +423,7 @@ async function measure(
 async function throughput(
   op: Operation,
   s: Settings,
-  emulator: RunningEmulator,
+  emulator: BenchEmulator,
   client: Client,
   connections: ReturnType<typeof watchConnections>,
   gateways: Gateways,
@@ -424,7 +433,7 @@ async function throughput(
   // (Failures here are not counted: the measured run below reports its own.)
   await Promise.all(requests.slice(0, s.concurrency).map((r) => issue(client, gateways, r).catch(() => undefined)));
 
-  emulator.resetStats();
+  await emulator.resetStats();
   const upstreamBefore = connections.opened(emulator.port);
   const samples: number[] = [];
   const failures = new Map<string, number>();
@@ -450,7 +459,7 @@ async function throughput(
   const elapsedS = (performance.now() - started) / 1000;
   const cpuUsed = process.cpuUsage(cpu);
   const floor = op.depth * s.latencyMs;
-  const stats = emulator.stats();
+  const stats = await emulator.stats();
 
   console.log(`\nthroughput: ${op.name}, currency cache ${op.currencyCache}, concurrency ${s.concurrency}\n`);
   console.log(

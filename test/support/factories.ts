@@ -9,7 +9,7 @@ export interface RestObject {
   [key: string]: unknown;
 }
 
-async function rest(emulator: RunningEmulator, key: string, method: string, path: string, body?: unknown): Promise<unknown> {
+async function rest(emulator: Pick<RunningEmulator, 'url'>, key: string, method: string, path: string, body?: unknown): Promise<unknown> {
   const res = await fetch(`${emulator.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json' },
@@ -28,7 +28,7 @@ function unwrap<T>(body: unknown, name: string): T {
 
 let seq = 0;
 
-export function factories(emulator: RunningEmulator, key: string) {
+export function factories(emulator: Pick<RunningEmulator, 'url'>, key: string) {
   return {
     async customer(overrides: Record<string, unknown> = {}): Promise<RestObject> {
       seq += 1;
