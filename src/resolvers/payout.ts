@@ -5,7 +5,7 @@ import type { PayoutCreateParams } from '../upstream/api.js';
 import type { PayoutModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
 import { customerRef, phoneNumber, searchFilter } from './inputs.js';
-import { checkInput, isoString, payload, relation, renamed, statusEnum, toUpstreamId } from './support.js';
+import { checkInput, isoString, payload, currencyRelation, customerRelation, renamed, statusEnum, toUpstreamId, withUserErrors } from './support.js';
 
 const STATUSES: readonly PayoutStatus[] = ['PENDING', 'SCHEDULED', 'STARTED', 'PROCESSING', 'SENT', 'FAILED'];
 
@@ -59,22 +59,25 @@ export const payoutResolvers = {
 
     // One upstream request for the whole batch (spec rule 1); the upstream
     // refuses a batch with an invalid item as a whole, so nothing starts half-way.
-    startPayouts: idempotent(async (_, { payouts }, { api, loaders }, call) => {
-      const result = await payload('payouts', 'payouts', async () => {
-        checkInput([[payouts.length > 0, ['payouts'], 'Give at least one payout to start.']]);
-        const started = await api.payouts.start(
-          payouts.map((p, i) => ({
-            id: toUpstreamId(p.id, `payouts.${i}.id`),
-            scheduledAt: isoString(p.scheduledAt),
-            phoneNumber: phoneNumber(p.phoneNumber),
-          })),
-          call.options(),
-        );
-        for (const p of started) loaders.payout.clear(p.id).prime(p.id, p);
-        return started;
-      });
-      return { payouts: result.payouts ?? [], userErrors: result.userErrors };
-    }),
+    startPayouts: idempotent((_, { payouts }, { api, loaders }, call) =>
+      withUserErrors(
+        'payouts',
+        async () => {
+          checkInput([[payouts.length > 0, ['payouts'], 'Give at least one payout to start.']]);
+          const started = await api.payouts.start(
+            payouts.map((p, i) => ({
+              id: toUpstreamId(p.id, `payouts.${i}.id`),
+              scheduledAt: isoString(p.scheduledAt),
+              phoneNumber: phoneNumber(p.phoneNumber),
+            })),
+            call.options(),
+          );
+          for (const p of started) loaders.payout.clear(p.id).prime(p.id, p);
+          return { payouts: started, userErrors: [] };
+        },
+        (userErrors) => ({ payouts: [], userErrors }),
+      ),
+    ),
   },
 
   Payout: {
@@ -82,9 +85,9 @@ export const payoutResolvers = {
     id: (p) => p.id,
     status: (p, _, { logger }) => statusEnum(p.status, STATUSES, logger, 'Payout.status'),
     customer: (p, _, { loaders }, info) =>
-      relation(p.customer_id, info, (id) => loaders.customer.load(id), (id) => ({ id })),
+      customerRelation(p.customer_id, info, loaders),
     currency: (p, _, { loaders }, info) =>
-      relation(p.currency_id, info, (id) => loaders.currencyById.load(id), (id) => ({ id, iso: '' })),
+      currencyRelation(p.currency_id, info, loaders),
     ...renamed<PayoutModel>()(
       'last_error_code',
       'fixed_commission',

@@ -4,7 +4,9 @@
  */
 import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
 import { badUserInput } from '../errors.js';
+import type { Loaders } from '../loaders/index.js';
 import type { Logger } from '../logger.js';
+import type { CurrencyModel, CustomerModel } from '../upstream/models.js';
 import type { Id } from '../upstream/api.js';
 import { UpstreamConflictError, UpstreamNotFoundError, UpstreamValidationError } from '../upstream/errors.js';
 
@@ -43,7 +45,7 @@ const ID_ONLY = ['id', '__typename'] as const;
  * Resolves a to-one relation through a loader, or from the foreign key alone
  * when only `id` is selected.
  */
-export async function relation<T>(
+async function relation<T>(
   foreignKey: number | null | undefined,
   info: GraphQLResolveInfo,
   load: (id: number) => Promise<T | null>,
@@ -52,6 +54,17 @@ export async function relation<T>(
   if (foreignKey === null || foreignKey === undefined) return null;
   if (selectsOnly(info, ID_ONLY)) return stub(foreignKey);
   return load(foreignKey);
+}
+
+/** `customer` of a transaction or payout: a loader read, or just the id. */
+export function customerRelation(customerId: number | null | undefined, info: GraphQLResolveInfo, loaders: Loaders) {
+  return relation<CustomerModel>(customerId, info, (id) => loaders.customer.load(id), (id) => ({ id }));
+}
+
+/** `currency` of a transaction, payout or payment intent: from the cached list, or just the id. */
+export function currencyRelation(currencyId: number | null | undefined, info: GraphQLResolveInfo, loaders: Loaders) {
+  // `iso` is required by the model but not selected when the stub is returned.
+  return relation<CurrencyModel>(currencyId, info, (id) => loaders.currencyById.load(id), (id) => ({ id, iso: '' }));
 }
 
 /**
@@ -87,24 +100,36 @@ export function fieldPath(upstreamField: string, root: string | null): string[] 
 }
 
 /**
- * Runs a mutation's upstream work and shapes the payload: upstream validation
- * errors, unknown ids and refused state changes become `userErrors` (a form
- * can show them); every other failure stays a GraphQL error.
+ * Runs a mutation's upstream work: upstream validation errors, unknown ids
+ * and refused state changes become the payload `failed` builds from the
+ * `userErrors` (a form can show them); every other failure stays a GraphQL error.
  */
-export async function payload<K extends string, T>(
+export async function withUserErrors<T, F>(
+  root: string | null,
+  work: () => Promise<T>,
+  failed: (userErrors: UserError[]) => F,
+): Promise<T | F> {
+  try {
+    return await work();
+  } catch (error) {
+    const userErrors = toUserErrors(error, root);
+    if (!userErrors) throw error;
+    return failed(userErrors);
+  }
+}
+
+/** The common payload shape `{ <key>: object | null, userErrors }`. */
+export function payload<K extends string, T>(
   key: K,
   root: string | null,
   work: () => Promise<T>,
 ): Promise<{ [P in K]: T | null } & { userErrors: UserError[] }> {
-  const shape = (value: T | null, userErrors: UserError[]) =>
-    ({ [key]: value, userErrors }) as { [P in K]: T | null } & { userErrors: UserError[] };
-  try {
-    return shape(await work(), []);
-  } catch (error) {
-    const userErrors = toUserErrors(error, root);
-    if (!userErrors) throw error;
-    return shape(null, userErrors);
-  }
+  type Payload = { [P in K]: T | null } & { userErrors: UserError[] };
+  return withUserErrors(
+    root,
+    async () => ({ [key]: await work(), userErrors: [] }) as Payload,
+    (userErrors) => ({ [key]: null, userErrors }) as Payload,
+  );
 }
 
 export function toUserErrors(error: unknown, root: string | null): UserError[] | null {

@@ -8,11 +8,12 @@ import { idempotent } from '../idempotency/index.js';
 import {
   checkInput,
   payload,
-  relation,
+  currencyRelation,
+  customerRelation,
   renamed,
   statusEnum,
   toUpstreamId,
-  toUserErrors,
+  withUserErrors,
 } from './support.js';
 
 const STATUSES: readonly TransactionStatus[] = [
@@ -89,33 +90,33 @@ export const transactionResolvers = {
       }),
     ),
 
-    createTransactionToken: idempotent(async (_, { id }, { api }, call) => {
+    createTransactionToken: idempotent((_, { id }, { api }, call) => {
       const transactionId = toUpstreamId(id);
-      try {
-        const { token, url } = await api.transactions.createToken(transactionId, call.options());
-        return { transactionId, token, url, userErrors: [] };
-      } catch (error) {
-        const userErrors = toUserErrors(error, null);
-        if (!userErrors) throw error;
-        return { transactionId: null, token: null, url: null, userErrors };
-      }
+      return withUserErrors(
+        null,
+        async () => {
+          const { token, url } = await api.transactions.createToken(transactionId, call.options());
+          return { transactionId, token, url, userErrors: [] };
+        },
+        (userErrors) => ({ transactionId: null, token: null, url: null, userErrors }),
+      );
     }),
 
     // Spec rule 2: the send step needs a fresh token, so one mutation does both.
-    sendTransaction: idempotent(async (_, { id, mode, phoneNumber: phone }, { api, loaders }, call) => {
+    sendTransaction: idempotent((_, { id, mode, phoneNumber: phone }, { api, loaders }, call) => {
       const transactionId = toUpstreamId(id);
-      try {
-        checkInput([[MODE_PATTERN.test(mode), ['mode'], 'Mode must be a mode name such as mtn or moov.']]);
-        // Two upstream writes: each gets its own key derived from the caller's.
-        const { token } = await api.transactions.createToken(transactionId, call.options('token'));
-        const paymentIntents = await api.transactions.send(mode, { token, phoneNumber: phoneNumber(phone) }, call.options('send'));
-        loaders.transaction.clear(transactionId);
-        return { transactionId, paymentIntents, userErrors: [] };
-      } catch (error) {
-        const userErrors = toUserErrors(error, null);
-        if (!userErrors) throw error;
-        return { transactionId: null, paymentIntents: [], userErrors };
-      }
+      return withUserErrors(
+        null,
+        async () => {
+          checkInput([[MODE_PATTERN.test(mode), ['mode'], 'Mode must be a mode name such as mtn or moov.']]);
+          // Two upstream writes: each gets its own key derived from the caller's.
+          const { token } = await api.transactions.createToken(transactionId, call.options('token'));
+          const paymentIntents = await api.transactions.send(mode, { token, phoneNumber: phoneNumber(phone) }, call.options('send'));
+          loaders.transaction.clear(transactionId);
+          return { transactionId, paymentIntents, userErrors: [] };
+        },
+        (userErrors) => ({ transactionId: null, paymentIntents: [], userErrors }),
+      );
     }),
   },
 
@@ -125,9 +126,9 @@ export const transactionResolvers = {
     status: (t, _, { logger }) => statusEnum(t.status, STATUSES, logger, 'Transaction.status'),
     isPaid: (t) => PAID.has(t.status.toLowerCase()),
     customer: (t, _, { loaders }, info) =>
-      relation(t.customer_id, info, (id) => loaders.customer.load(id), (id) => ({ id })),
+      customerRelation(t.customer_id, info, loaders),
     currency: (t, _, { loaders }, info) =>
-      relation(t.currency_id, info, (id) => loaders.currencyById.load(id), (id) => ({ id, iso: '' })),
+      currencyRelation(t.currency_id, info, loaders),
     // Absent (not null) when the object came from an update response: read it then.
     mode: async (t, _, { loaders }) =>
       t.mode !== undefined ? t.mode : ((await loaders.transaction.load(t.id))?.mode ?? null),
@@ -162,7 +163,7 @@ export const transactionResolvers = {
   PaymentIntent: {
     status: (p, _, { logger }) => statusEnum(p.status, ['PENDING', 'APPROVED', 'CANCELED'] as const, logger, 'PaymentIntent.status'),
     currency: (p, _, { loaders }, info) =>
-      relation(p.currency_id, info, (id) => loaders.currencyById.load(id), (id) => ({ id, iso: '' })),
+      currencyRelation(p.currency_id, info, loaders),
     lastErrorCode: (p) => p.last_error_code ?? null,
     createdAt: (p) => p.created_at ?? null,
     updatedAt: (p) => p.updated_at ?? null,
