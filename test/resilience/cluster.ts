@@ -9,6 +9,7 @@ import { RedisIdempotencyStore } from '../../src/idempotency/index.js';
 import { createLogger } from '../../src/logger.js';
 import { startGateway, type RunningGateway } from '../../src/server.js';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
+import { emulatorAdmin } from '../support/harness.js';
 
 export interface Cluster {
   emulator: RunningEmulator;
@@ -30,15 +31,7 @@ export async function startCluster(options: { instances: number; redisUrl?: stri
   return {
     emulator,
     urls: running.map((r) => r.gateway.url),
-    async admin(method, path, body) {
-      const res = await fetch(`${emulator.url}${path}`, {
-        method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      return text ? JSON.parse(text) : null;
-    },
+    admin: emulatorAdmin(emulator.url),
     async stop() {
       for (const r of running) {
         await r.gateway.stop();

@@ -45,15 +45,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const upstream = createUpstreamClient({ baseUrl: emulator.url, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
   const gateway = await startGateway({ config, upstream, logger: createLogger('silent') });
 
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${emulator.url}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return text ? JSON.parse(text) : null;
-  };
+  const admin = emulatorAdmin(emulator.url);
 
   return {
     emulator,
@@ -80,6 +72,19 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       upstream.close();
       await emulator.stop();
     },
+  };
+}
+
+/** The emulator's admin API (faults, stats, reset) at `baseUrl`, as JSON. */
+export function emulatorAdmin(baseUrl: string) {
+  return async (method: string, path: string, body?: unknown): Promise<unknown> => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return text ? JSON.parse(text) : null;
   };
 }
 
