@@ -1,0 +1,59 @@
+/**
+ * The browser side of the bundled explorer: GraphiQL, configured by the JSON
+ * block the gateway writes into the page (no inline script, so the page's
+ * Content-Security-Policy can stay at 'self').
+ */
+import { createRoot } from 'react-dom/client';
+import { GraphiQL } from 'graphiql';
+import { createGraphiQLFetcher, type Fetcher } from '@graphiql/toolkit';
+import { createClient } from 'graphql-ws';
+import 'graphiql/style.css';
+import './page.css';
+
+interface ExplorerConfig {
+  endpoint: string;
+  wsEndpoint: string;
+  defaultHeaders?: Record<string, string>;
+  defaultQuery?: string;
+  tabs?: { query: string; variables?: string }[];
+}
+
+const config = JSON.parse(document.getElementById('explorer-config')?.textContent ?? '{}') as ExplorerConfig;
+const httpUrl = new URL(config.endpoint, location.href).href;
+const wsUrl = new URL(config.wsEndpoint, location.href);
+wsUrl.protocol = wsUrl.protocol === 'https:' ? 'wss:' : 'ws:';
+
+/**
+ * Subscriptions authenticate once per connection (connectionParams), not per
+ * operation: one graphql-ws client per Authorization value typed in the
+ * Headers tab, so changing the key there takes effect for the next subscription.
+ */
+const fetchers = new Map<string, Fetcher>();
+function fetcherFor(authorization: string): Fetcher {
+  let fetcher = fetchers.get(authorization);
+  if (!fetcher) {
+    const wsClient = createClient({ url: wsUrl.href, lazy: true, connectionParams: authorization ? { authorization } : {} });
+    fetcher = createGraphiQLFetcher({ url: httpUrl, wsClient });
+    fetchers.set(authorization, fetcher);
+  }
+  return fetcher;
+}
+
+const fetcher: Fetcher = (params, options) => {
+  const headers = (options?.headers ?? {}) as Record<string, unknown>;
+  const entry = Object.entries(headers).find(([name]) => name.toLowerCase() === 'authorization');
+  return fetcherFor(typeof entry?.[1] === 'string' ? entry[1] : '')(params, options);
+};
+
+const defaultHeaders = config.defaultHeaders ? JSON.stringify(config.defaultHeaders, null, 2) : undefined;
+const tabs = config.tabs?.map((tab) => ({ ...tab, headers: defaultHeaders ?? null }));
+
+createRoot(document.getElementById('graphiql')!).render(
+  <GraphiQL
+    fetcher={fetcher}
+    defaultHeaders={defaultHeaders}
+    defaultQuery={config.defaultQuery}
+    defaultTabs={tabs}
+    defaultEditorToolsVisibility={defaultHeaders ? 'headers' : false}
+  />,
+);
