@@ -85,8 +85,24 @@ export class Engine {
   }
 
   now(): string {
-    return new Date().toISOString();
+    return this.clock ?? new Date().toISOString();
   }
+
+  /**
+   * Runs `fn` with `now()` fixed at `when`, so rows, events and logs it
+   * creates carry that time: how the demo seed backdates its history.
+   */
+  at<T>(when: Date, fn: () => T): T {
+    const saved = this.clock;
+    this.clock = when.toISOString();
+    try {
+      return fn();
+    } finally {
+      this.clock = saved;
+    }
+  }
+
+  private clock: string | undefined;
 
   randomKey(prefix: string, bytes = 12): string {
     return `${prefix}${randomBytes(bytes).toString('hex')}`;

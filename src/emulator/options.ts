@@ -55,9 +55,15 @@ export interface EmulatorOptions {
   webhookTimeoutMs: number;
   /** Request logs kept per account; the oldest are dropped beyond it. */
   maxLogsPerAccount: number;
+  /**
+   * When set, the admin API (/_emulator/*) answers only requests carrying
+   * `x-emulator-admin-token: <token>`; the gateway's embedded emulator always sets one.
+   */
+  adminToken: string | undefined;
 }
 
 export const defaultEmulatorOptions: Readonly<EmulatorOptions> = Object.freeze({
+  adminToken: undefined,
   port: 0,
   host: '127.0.0.1',
   responseStyle: 'enveloped',

@@ -4,6 +4,7 @@
  *   /_emulator/.. the admin API (no auth, not counted, never under /v1)
  *   /healthz      200
  */
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Engine } from './engine.js';
 import { ApiError } from './errors.js';
@@ -17,12 +18,12 @@ import { registerCurrencies } from './resources/currencies.js';
 import { registerCustomers } from './resources/customers.js';
 import { registerEvents } from './resources/events.js';
 import { redact, registerLogs } from './resources/logs.js';
-import { registerPayouts } from './resources/payouts.js';
-import { registerTransactions } from './resources/transactions.js';
+import { registerPayouts, setPayoutStatus } from './resources/payouts.js';
+import { registerTransactions, setTransactionStatus } from './resources/transactions.js';
 import { registerWebhooks } from './resources/webhooks.js';
 import { Scheduler } from './scheduler.js';
 import { DEMO_API_KEY, seedDemo } from './seed.js';
-import type { AccountRow } from './store.js';
+import type { AccountRow, PayoutRow, TransactionRow } from './store.js';
 
 export interface StatsSnapshot {
   total: number;
@@ -122,7 +123,9 @@ export class EmulatorApp {
     const method = req.method ?? 'GET';
     let work: Promise<void>;
     if (path.startsWith('/v1/') || path === '/v1') work = this.api(req, res, method, path, search);
-    else if (path.startsWith('/_emulator/')) work = this.admin(req, res, method, path);
+    else if (path.startsWith('/_emulator/')) {
+      work = this.adminAllowed(req) ? this.admin(req, res, method, path) : Promise.resolve(void sendJson(res, 401, { message: 'Admin token required', errors: {} }));
+    }
     else if (path === '/healthz') work = Promise.resolve(void sendJson(res, 200, { status: 'ok' }));
     else if (path.startsWith('/checkout/') || path.startsWith('/receipts/')) {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
@@ -252,6 +255,35 @@ export class EmulatorApp {
     engine.logs.trim(account.id, engine.options.maxLogsPerAccount);
   }
 
+  /**
+   * Sets an object's status as the payer's phone or the mode would, with the
+   * same timestamps, events and webhooks; any string is accepted, so tests can
+   * also show what the gateway does with a status it does not know.
+   */
+  private moveStatus(kind: 'transactions' | 'payouts', id: number, body: unknown): unknown {
+    const { status, errorCode } = (body ?? {}) as { status?: unknown; errorCode?: unknown };
+    if (typeof status !== 'string' || !/^[a-z_]{1,40}$/.test(status)) {
+      throw new ApiError(400, 'Invalid status', { status: ['must be a lowercase status name'] });
+    }
+    const code = typeof errorCode === 'string' ? errorCode : null;
+    const row = kind === 'transactions' ? this.engine.transactions.get(id) : this.engine.payouts.get(id);
+    if (!row) throw new ApiError(404, `No such ${kind.slice(0, -1)}`, {});
+    if (kind === 'transactions') setTransactionStatus(this.engine, row as TransactionRow, status, code);
+    else setPayoutStatus(this.engine, row as PayoutRow, status, code);
+    return row;
+  }
+
+  /** Constant-time check of the admin token, when the emulator has one. */
+  private adminAllowed(req: IncomingMessage): boolean {
+    const expected = this.engine.options.adminToken;
+    if (expected === undefined) return true;
+    const given = req.headers['x-emulator-admin-token'];
+    if (typeof given !== 'string') return false;
+    const a = Buffer.from(given);
+    const b = Buffer.from(expected);
+    return a.length === b.length && timingSafeEqual(a, b);
+  }
+
   private async admin(req: IncomingMessage, res: ServerResponse, method: string, path: string): Promise<void> {
     const raw = await readRawBody(req).catch(() => '');
     const route = `${method} ${path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path}`;
@@ -299,6 +331,11 @@ export class EmulatorApp {
         case 'GET /_emulator/routes':
           sendJson(res, 200, { routes: this.router.routeKeys() });
           return;
+      }
+      const moved = /^POST \/_emulator\/(transactions|payouts)\/(\d+)\/status$/.exec(route);
+      if (moved) {
+        sendJson(res, 200, this.moveStatus(moved[1] as 'transactions' | 'payouts', Number(moved[2]), parseBody(raw, 'application/json')));
+        return;
       }
       const m = /^DELETE \/_emulator\/faults\/(\d+)$/.exec(route);
       if (m) {

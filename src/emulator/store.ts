@@ -160,6 +160,11 @@ export class Table<T extends Row> {
     return row;
   }
 
+  /** The row by id, whatever its account (the admin API only). */
+  get(id: number): T | undefined {
+    return this.byId.get(id);
+  }
+
   /** The row when it exists and belongs to the account. */
   find(accountId: number, id: number): T | undefined {
     const row = this.byId.get(id);

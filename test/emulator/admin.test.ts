@@ -116,7 +116,7 @@ describe('admin API and faults', () => {
   it('seeds demo data over the admin API', async () => {
     const { body } = await admin('POST', '/seed', { apiKey: 'sk_sandbox_admin_seed' });
     expect(body.apiKey).toBe('sk_sandbox_admin_seed');
-    expect((await api.as('sk_sandbox_admin_seed').get('/v1/customers')).body.meta.total_count).toBe(3);
+    expect((await api.as('sk_sandbox_admin_seed').get('/v1/customers')).body.meta.total_count).toBe(12);
   });
 
   it('keeps the admin API out of /v1', async () => {

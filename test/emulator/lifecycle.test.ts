@@ -139,7 +139,9 @@ describe('sandbox lifecycle', () => {
     expect(new Set(txs)).toEqual(new Set(['pending', 'approved', 'declined', 'canceled', 'refunded', 'transferred']));
     const pays = many((await demo.get('/v1/payouts?per_page=100')).body, 'payouts').map((p: Json) => p.status);
     expect(new Set(pays)).toEqual(new Set(['pending', 'scheduled', 'started', 'sent', 'failed']));
-    expect(many((await demo.get('/v1/customers')).body, 'customers')).toHaveLength(3);
+    expect(txs).toHaveLength(36);
+    expect(pays).toHaveLength(20);
+    expect(many((await demo.get('/v1/customers?per_page=100')).body, 'customers')).toHaveLength(12);
     expect(emu.seedDemo()).toBe('sk_sandbox_demo');
   });
 });
