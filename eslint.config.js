@@ -2,9 +2,22 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'src/__generated__/'] },
+  { ignores: ['node_modules/', 'dist/', 'src/__generated__/', 'src/explorer/assets/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  // CommonJS config files of tools (dependency-cruiser).
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
+  {
+    // Upstream bodies go through decode.ts's lossless parser: JSON.parse would round amounts
+    // (9007199254740993 -> ...992) before a Decimal could keep their digits.
+    files: ['src/upstream/**/*.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'JSON', property: 'parse', message: 'Parse upstream bodies with parseJsonBody (decode.ts): JSON.parse rounds amounts.' },
+      ],
+    },
+  },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

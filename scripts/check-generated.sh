@@ -3,7 +3,7 @@
 # (someone changed schema/ without running `npm run codegen` and `npm run sdl`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files=(src/__generated__/resolvers-types.ts supergraph/payments.graphql)
+files=(src/__generated__/resolvers-types.ts src/__generated__/schema-enums.ts supergraph/payments.graphql)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for f in "${files[@]}"; do cp "$f" "$tmp/$(basename "$f")"; done

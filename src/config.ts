@@ -8,7 +8,12 @@ import type { ResilienceOptions } from './upstream/resilience.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/** What a browser gets at GET /graphql: the bundled GraphiQL, Apollo Sandbox (from Apollo's CDN), or nothing. */
+const EXPLORERS = ['graphiql', 'sandbox', 'off'] as const;
+
 const port = z.coerce.number().int().min(0).max(65_535);
+/** `true`/`false`/`1`/`0`, as people write them in environment files. */
+const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const positiveMs = z.coerce.number().int().positive();
 /** An empty string counts as unset: `PAYMENTS_API_URL= npm start` means "use the emulator". */
 const optional = <T extends z.ZodType>(schema: T) =>
@@ -45,12 +50,44 @@ const envSchema = z
     IDEMPOTENCY_WAIT_MS: optional(z.coerce.number().int().min(0)).default(5_000),
     SHUTDOWN_GRACE_MS: optional(positiveMs).default(25_000),
     SHUTDOWN_READINESS_DELAY_MS: optional(z.coerce.number().int().min(0)).default(0),
+    NODE_ENV: optional(z.string()),
+    EMBEDDED_EMULATOR: optional(boolean),
+    GRAPHQL_INTROSPECTION: optional(boolean),
+    GRAPHQL_SUGGESTIONS: optional(boolean),
+    ROUTER_SHARED_SECRET: optional(z.string().min(16)),
+    TRUSTED_DOCUMENTS: optional(z.string()),
+    MAX_OPERATION_COST: optional(z.coerce.number().int().min(1)).default(1_000),
+    MAX_QUERY_DEPTH: optional(z.coerce.number().int().min(1)).default(12),
+    MAX_ALIASES: optional(z.coerce.number().int().min(0)).default(30),
+    MAX_QUERY_TOKENS: optional(z.coerce.number().int().min(10)).default(2_000),
+    MAX_ANONYMOUS_BODY_BYTES: optional(z.coerce.number().int().min(256)).default(16 * 1024),
+    MAX_DIRECTIVES: optional(z.coerce.number().int().min(0)).default(30),
+    MAX_MUTATION_FIELDS: optional(z.coerce.number().int().min(1)).default(10),
+    MAX_UPSTREAM_CALLS_PER_OPERATION: optional(z.coerce.number().int().min(1)).default(250),
+    MAX_RESPONSE_BYTES: optional(z.coerce.number().int().min(1024)).default(4 * 1024 * 1024),
+    MAX_LOG_TEXT_CHARS: optional(z.coerce.number().int().min(64)).default(8_192),
+    REJECTED_KEY_TTL_MS: optional(z.coerce.number().int().min(0)).default(30_000),
+    MAX_HTTP_CONNECTIONS: optional(z.coerce.number().int().min(1)).default(10_000),
+    RATE_LIMIT_PER_MINUTE: optional(z.coerce.number().int().min(0)).default(600),
+    UPSTREAM_CALLER_SHARE: optional(z.coerce.number().min(0.01).max(1)).default(0.5),
+    WS_MAX_CONNECTIONS_PER_KEY: optional(z.coerce.number().int().min(1)).default(20),
+    WS_MAX_CONNECTIONS_PER_ADDRESS: optional(z.coerce.number().int().min(1)).default(50),
+    WS_MAX_CONNECTIONS: optional(z.coerce.number().int().min(1)).default(10_000),
+    WS_MAX_SUBSCRIPTIONS_PER_KEY: optional(z.coerce.number().int().min(1)).default(200),
+    WS_SUBSCRIBE_PER_MINUTE: optional(z.coerce.number().int().min(1)).default(120),
+    WS_CONNECTS_PER_MINUTE: optional(z.coerce.number().int().min(1)).default(60),
+    GRAPHQL_EXPLORER: optional(z.enum(EXPLORERS)),
   })
   // Cross-field rules run even when a field above failed, so every problem is named at once;
   // hence the guards on values that may not have parsed.
   .refine((env) => !(env.PAYMENTS_ENV === 'live' && !env.PAYMENTS_API_URL), {
     path: ['PAYMENTS_API_URL'],
     message: 'is required when PAYMENTS_ENV=live (the embedded emulator is sandbox only)',
+    when: () => true,
+  })
+  .refine((env) => !(env.NODE_ENV === 'production' && env.PAYMENTS_ENV !== 'live' && !env.PAYMENTS_API_URL && env.EMBEDDED_EMULATOR !== true), {
+    path: ['PAYMENTS_API_URL'],
+    message: 'is required when NODE_ENV=production (or set EMBEDDED_EMULATOR=true to run the sandbox emulator on purpose)',
     when: () => true,
   })
   .refine(
@@ -82,6 +119,49 @@ export interface Config {
   idempotency: { ttlMs: number; waitMs: number; lockMs: number };
   /** SIGTERM: /readyz answers 503 for readinessDelayMs, then in-flight work gets graceMs to finish. */
   shutdown: { graceMs: number; readinessDelayMs: number };
+  /** NODE_ENV=production or PAYMENTS_ENV=live: safe defaults for the public internet (README, Security). */
+  production: boolean;
+  /** Start the emulator when PAYMENTS_API_URL is unset (always outside production; an explicit opt-in in it). */
+  embeddedEmulator: boolean;
+  graphql: {
+    introspection: boolean;
+    /** "Did you mean …" in validation errors. */
+    suggestions: boolean;
+    /** Inline traces (ftv1) only for requests carrying this secret in `x-router-secret`; null: any caller outside production. */
+    routerSharedSecret: string | null;
+  };
+  limits: Limits;
+  /** A persisted-documents manifest: when set, only its operations run (README, Security). */
+  trustedDocumentsPath: string | null;
+  /** Default graphiql, or off in production. */
+  explorer: (typeof EXPLORERS)[number];
+}
+
+/** Abuse limits, each documented in README "Security" with its variable. */
+export interface Limits {
+  maxCost: number;
+  maxDepth: number;
+  maxAliases: number;
+  maxTokens: number;
+  maxAnonymousBodyBytes: number;
+  maxHttpConnections: number;
+  maxDirectives: number;
+  maxMutationFields: number;
+  maxUpstreamCalls: number;
+  maxResponseBytes: number;
+  maxLogTextChars: number;
+  rejectedKeyTtlMs: number;
+  /** Operations per API key per minute; 0 turns the limit off. */
+  operationsPerMinute: number;
+  ws: {
+    maxConnectionsPerKey: number;
+    maxConnectionsPerAddress: number;
+    maxConnections: number;
+    maxSubscriptionsPerKey: number;
+    subscribesPerMinute: number;
+    /** Connection attempts per client address per minute (each may cost an account look-up). */
+    connectsPerMinute: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -98,6 +178,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
   }
   const e = parsed.data;
+  const production = e.NODE_ENV === 'production' || e.PAYMENTS_ENV === 'live';
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
@@ -130,6 +211,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
         resetTimeoutMs: e.BREAKER_RESET_MS,
         routeConcurrency: e.UPSTREAM_ROUTE_CONCURRENCY,
         routeQueueLimit: e.UPSTREAM_ROUTE_QUEUE_LIMIT,
+        callerShare: e.UPSTREAM_CALLER_SHARE,
       }),
     }),
     idempotency: Object.freeze({
@@ -139,5 +221,37 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       lockMs: e.OPERATION_DEADLINE_MS + 5_000,
     }),
     shutdown: Object.freeze({ graceMs: e.SHUTDOWN_GRACE_MS, readinessDelayMs: e.SHUTDOWN_READINESS_DELAY_MS }),
+    production,
+    embeddedEmulator: !e.PAYMENTS_API_URL && (!production || e.EMBEDDED_EMULATOR === true),
+    graphql: Object.freeze({
+      introspection: e.GRAPHQL_INTROSPECTION ?? !production,
+      suggestions: e.GRAPHQL_SUGGESTIONS ?? !production,
+      routerSharedSecret: e.ROUTER_SHARED_SECRET ?? null,
+    }),
+    limits: Object.freeze({
+      maxCost: e.MAX_OPERATION_COST,
+      maxDepth: e.MAX_QUERY_DEPTH,
+      maxAliases: e.MAX_ALIASES,
+      maxTokens: e.MAX_QUERY_TOKENS,
+      maxAnonymousBodyBytes: e.MAX_ANONYMOUS_BODY_BYTES,
+      maxHttpConnections: e.MAX_HTTP_CONNECTIONS,
+      maxDirectives: e.MAX_DIRECTIVES,
+      maxMutationFields: e.MAX_MUTATION_FIELDS,
+      maxUpstreamCalls: e.MAX_UPSTREAM_CALLS_PER_OPERATION,
+      maxResponseBytes: e.MAX_RESPONSE_BYTES,
+      maxLogTextChars: e.MAX_LOG_TEXT_CHARS,
+      rejectedKeyTtlMs: e.REJECTED_KEY_TTL_MS,
+      operationsPerMinute: e.RATE_LIMIT_PER_MINUTE,
+      ws: Object.freeze({
+        maxConnectionsPerKey: e.WS_MAX_CONNECTIONS_PER_KEY,
+        maxConnectionsPerAddress: e.WS_MAX_CONNECTIONS_PER_ADDRESS,
+        maxConnections: e.WS_MAX_CONNECTIONS,
+        maxSubscriptionsPerKey: e.WS_MAX_SUBSCRIPTIONS_PER_KEY,
+        subscribesPerMinute: e.WS_SUBSCRIBE_PER_MINUTE,
+        connectsPerMinute: e.WS_CONNECTS_PER_MINUTE,
+      }),
+    }),
+    explorer: e.GRAPHQL_EXPLORER ?? (production ? 'off' : 'graphiql'),
+    trustedDocumentsPath: e.TRUSTED_DOCUMENTS ?? null,
   });
 }

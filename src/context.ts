@@ -1,31 +1,102 @@
 /**
- * Per-request GraphQL context: the caller's upstream client and DataLoaders.
- * Built once per operation by the HTTP layer (server.ts); nothing in it
- * outlives the request except the shared caches it points at.
+ * The GraphQL context, built here and only here for every transport (HTTP
+ * and WebSocket), so every operation gets the same deadline, idempotency
+ * scope and loaders whichever way it came in. Nothing in it outlives the
+ * operation except the shared caches and stores it points at.
  */
-import type { PaymentsApi } from './upstream/api.js';
-import type { Loaders } from './loaders/index.js';
+import type { Config, Limits } from './config.js';
+import type { Caller } from './auth.js';
+import { createLoaders, type Loaders } from './loaders/index.js';
 import type { PaginationLimits } from './pagination.js';
 import type { Logger } from './logger.js';
 import type { CurrencyCatalog } from './loaders/currency-catalog.js';
-import type { RealtimeSource } from './realtime/subscriptions.js';
-import type { IdempotencyScope } from './idempotency/index.js';
+import type { RealtimeSource } from './realtime/source.js';
+import type { IdempotencyScope, IdempotencyStore } from './idempotency/index.js';
+import type { PaymentsApi } from './upstream/api.js';
+import type { BreakerState, OperationScope } from './upstream/index.js';
+import { unauthenticated } from './errors.js';
+import { guardUpstream, type RejectedKeys } from './limits/upstream-budget.js';
 
 export interface Context {
-  /** Upstream client bound to the caller's own API key. */
+  /** Upstream client bound to the caller's own API key and this operation's deadline. */
   api: PaymentsApi;
   loaders: Loaders;
   /** Hash of the caller's key: the scope of caches and records. */
   callerId: string;
   pagination: PaginationLimits;
+  limits: Readonly<Limits>;
   logger: Logger;
   /** Currencies shared across requests for a short time (per caller). */
   currencyCatalog: CurrencyCatalog;
   /** Only on GraphQL-over-WebSocket operations: the caller's live events. */
   realtime?: RealtimeSource;
-  /** Idempotency records for keyed mutations (HTTP operations); see src/idempotency. */
-  idempotency?: IdempotencyScope;
+  /** Idempotency records for keyed mutations; see src/idempotency. */
+  idempotency: IdempotencyScope;
 }
 
-/** The largest `per_page` the upstream honours (src/emulator/README.md, FedaPay clients). */
+/** The largest `per_page` the upstream honours (docs/upstream.md, Operations). */
 export const UPSTREAM_MAX_PER_PAGE = 100;
+
+export interface UpstreamClientFactory {
+  forKey(apiKey: string, scope?: OperationScope): PaymentsApi;
+  /** Per-route circuit breaker states, reported by /readyz. */
+  breakerStates?(): Record<string, BreakerState>;
+}
+
+/** What lives as long as the gateway and every context points at. */
+export interface ContextDeps {
+  config: Readonly<Config>;
+  /** Keys the upstream refused lately (src/limits/upstream-budget.ts). */
+  rejectedKeys: RejectedKeys;
+  upstream: UpstreamClientFactory;
+  logger: Logger;
+  currencyCatalog: CurrencyCatalog;
+  idempotencyStore: IdempotencyStore;
+}
+
+export interface OperationInput {
+  /** `null` for an anonymous operation (introspection, the federation SDL): the auth gate refuses the rest. */
+  caller: Caller | null;
+  /** Epoch ms: no upstream call of this operation starts, and no retry waits, past it. */
+  deadlineAt: number;
+  transport: 'http' | 'websocket';
+  /** The `Idempotency-Key` HTTP header (HTTP only). */
+  idempotencyKeyHeader?: string;
+  realtime?: RealtimeSource;
+}
+
+export function createContext(deps: ContextDeps, input: OperationInput): Context {
+  const { caller, deadlineAt } = input;
+  const callerId = caller?.callerId ?? 'anonymous';
+  const api = caller
+    ? guardUpstream(deps.upstream.forKey(caller.apiKey, { deadlineAt }), {
+        maxCalls: deps.config.limits.maxUpstreamCalls,
+        callerId,
+        rejectedKeys: deps.rejectedKeys,
+      })
+    : anonymousApi();
+  return {
+    api,
+    callerId,
+    loaders: createLoaders(api, callerId, deps.currencyCatalog),
+    pagination: deps.config.pagination,
+    limits: deps.config.limits,
+    logger: deps.logger,
+    currencyCatalog: deps.currencyCatalog,
+    idempotency: {
+      store: deps.idempotencyStore,
+      settings: deps.config.idempotency,
+      headerKey: input.idempotencyKeyHeader,
+      deadlineAt,
+    },
+    ...(input.realtime ? { realtime: input.realtime } : {}),
+  };
+}
+
+/** Stand-in client of an anonymous operation: the auth gate refuses every field that would use it. */
+function anonymousApi(): PaymentsApi {
+  const refuse = () => {
+    throw unauthenticated('Authentication required: send "Authorization: Bearer <secret API key>".');
+  };
+  return new Proxy({} as PaymentsApi, { get: () => new Proxy({}, { get: () => refuse }) });
+}

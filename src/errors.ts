@@ -1,8 +1,12 @@
 /**
- * The one error mapping of the gateway: upstream failure -> typed
- * `UpstreamError` (src/upstream/errors.ts) -> `GraphQLError` with a code from
- * the documented set below. Applied once, in Apollo's `formatError`, so
- * resolvers simply let upstream errors propagate.
+ * The gateway's two error mappings, side by side, with every code they use:
+ * - `toGraphQLError`: an upstream failure (typed `UpstreamError`,
+ *   src/upstream/errors.ts) -> a GraphQL error with an `ErrorCode`. Applied
+ *   once, in Apollo's `formatError`, so resolvers let upstream errors propagate.
+ * - `toUserErrors`: what a mutation's caller can fix (bad input, unknown id,
+ *   refused state change) -> `userErrors` entries with a `UserErrorCode`, for
+ *   the payload instead of an error.
+ * The README's "Errors" tables are checked against both code lists.
  */
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import {
@@ -19,8 +23,12 @@ import {
   UpstreamConflictError,
   UpstreamUnavailableError,
 } from './upstream/errors.js';
+import { UserErrorCode } from './__generated__/schema-enums.js';
+import { snakeToCamel } from './naming.js';
 
-/** The documented `extensions.code` values (README, "Errors"). */
+export { UserErrorCode };
+
+/** The `extensions.code` values of GraphQL errors (README, "Errors"). */
 export const ErrorCode = {
   UNAUTHENTICATED: 'UNAUTHENTICATED',
   FORBIDDEN: 'FORBIDDEN',
@@ -31,6 +39,10 @@ export const ErrorCode = {
   RATE_LIMITED: 'RATE_LIMITED',
   IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
   IDEMPOTENCY_IN_PROGRESS: 'IDEMPOTENCY_IN_PROGRESS',
+  IDEMPOTENCY_UNAVAILABLE: 'IDEMPOTENCY_UNAVAILABLE',
+  OPERATION_TOO_COSTLY: 'OPERATION_TOO_COSTLY',
+  UPSTREAM_BUDGET_EXCEEDED: 'UPSTREAM_BUDGET_EXCEEDED',
+  RESPONSE_TOO_LARGE: 'RESPONSE_TOO_LARGE',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -53,7 +65,7 @@ export function badUserInput(message: string, argument?: string): GraphQLError {
   });
 }
 
-interface Mapped {
+export interface Mapped {
   code: ErrorCode;
   message: string;
   extra?: Record<string, unknown>;
@@ -63,7 +75,7 @@ interface Mapped {
  * Maps an upstream failure to what a caller may see. Messages are ours, never
  * the upstream body; only a validation message (meant for end users) is kept.
  */
-export function mapUpstreamError(error: UpstreamError): Mapped {
+export function toGraphQLError(error: UpstreamError): Mapped {
   if (error instanceof UpstreamAuthenticationError) {
     return { code: ErrorCode.UNAUTHENTICATED, message: 'The payments API rejected the API key.' };
   }
@@ -73,7 +85,7 @@ export function mapUpstreamError(error: UpstreamError): Mapped {
   if (error instanceof UpstreamValidationError) {
     return {
       code: ErrorCode.BAD_USER_INPUT,
-      message: error.message,
+      message: plainText(error.message),
       extra: { fieldErrors: error.fieldErrors },
     };
   }
@@ -126,15 +138,17 @@ const REQUEST_CODES = new Set([
 export interface ErrorFormatterDeps {
   /** Told about every error that is masked, so nothing is lost from the logs. */
   onInternalError(error: unknown): void;
+  /** Rewrites the message of a request error (e.g. to drop graphql-js's "Did you mean …?" hints). */
+  requestMessage?(message: string): string;
 }
 
 /** Apollo Server `formatError`: the one place errors become what callers see. */
-export function createErrorFormatter({ onInternalError }: ErrorFormatterDeps) {
+export function createErrorFormatter({ onInternalError, requestMessage = (m) => m }: ErrorFormatterDeps) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
     const base = { locations: formatted.locations, path: formatted.path };
     if (original instanceof UpstreamError) {
-      const mapped = mapUpstreamError(original);
+      const mapped = toGraphQLError(original);
       return {
         ...base,
         message: mapped.message,
@@ -146,7 +160,7 @@ export function createErrorFormatter({ onInternalError }: ErrorFormatterDeps) {
       // Our own coded errors and graphql-js request errors are safe as they are;
       // drop anything else that may ride in extensions (stacktrace, exception).
       const { stacktrace: _stacktrace, exception: _exception, ...extensions } = formatted.extensions ?? {};
-      return { ...base, message: formatted.message, extensions };
+      return { ...base, message: REQUEST_CODES.has(code) ? requestMessage(formatted.message) : formatted.message, extensions };
     }
     // A scalar rejecting a value (e.g. EmailAddress) surfaces as a plain GraphQLError.
     if (error instanceof GraphQLError && !error.originalError && !error.path) {
@@ -155,4 +169,73 @@ export function createErrorFormatter({ onInternalError }: ErrorFormatterDeps) {
     onInternalError(original);
     return { ...base, message: 'Internal server error.', extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR } };
   };
+}
+
+/** One `userErrors` entry: the input path it concerns, a message for people, a code for programs. */
+export interface UserError {
+  field: string[] | null;
+  message: string;
+  code: UserErrorCode;
+}
+
+/** Input the gateway itself refuses before calling upstream, as user errors. */
+export class UserInputError extends Error {
+  constructor(readonly userErrors: UserError[]) {
+    super(userErrors.map((e) => e.message).join('; '));
+    this.name = 'UserInputError';
+  }
+}
+
+/** `currency.iso` / `currency[iso]` / `payouts.0.id` under root `input` -> ['input', 'currency', 'iso']. */
+export function fieldPath(upstreamField: string, root: string | null): string[] {
+  const parts = upstreamField.split(/[.[\]]+/).filter(Boolean).map(snakeToCamel);
+  return root ? [root, ...parts] : parts;
+}
+
+/**
+ * The upstream's field errors are text only (docs/upstream.md, Errors: a
+ * message per field, no code), so "missing" is recognised by its wording.
+ */
+const MISSING_VALUE = /required|missing|blank/i;
+
+/** Longest upstream message passed on to a caller. */
+const MAX_REFLECTED_CHARS = 200;
+
+/**
+ * Upstream text shown to a caller as plain text: tags and control characters
+ * go, whitespace is folded, and the length is capped.
+ */
+export function plainText(message: string): string {
+  const text = message
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\p{Cc}/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return text.length <= MAX_REFLECTED_CHARS ? text : `${text.slice(0, MAX_REFLECTED_CHARS - 1)}…`;
+}
+
+/**
+ * A failure a mutation's caller can act on -> `userErrors`; `null` for every
+ * other failure, which stays a GraphQL error (mapped by `toGraphQLError`).
+ */
+export function toUserErrors(error: unknown, root: string | null): UserError[] | null {
+  if (error instanceof UserInputError) return error.userErrors;
+  if (error instanceof UpstreamValidationError) {
+    const entries = Object.entries(error.fieldErrors);
+    if (entries.length === 0) return [{ field: null, message: plainText(error.message), code: UserErrorCode.Invalid }];
+    return entries.flatMap(([field, messages]) =>
+      messages.map((message) => ({
+        field: fieldPath(field, root),
+        message: plainText(message),
+        code: MISSING_VALUE.test(message) ? UserErrorCode.Required : UserErrorCode.Invalid,
+      })),
+    );
+  }
+  if (error instanceof UpstreamNotFoundError) {
+    return [{ field: ['id'], message: 'No such object in this account.', code: UserErrorCode.NotFound }];
+  }
+  if (error instanceof UpstreamConflictError) {
+    return [{ field: null, message: error.message, code: UserErrorCode.InvalidState }];
+  }
+  return null;
 }

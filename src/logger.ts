@@ -1,4 +1,5 @@
-import { pino, type Logger } from 'pino';
+import { createRequire } from 'node:module';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -13,6 +14,20 @@ const REDACT = [
   '*.secret',
 ];
 
-export function createLogger(level: string): Logger {
-  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' } });
+export interface LoggerOptions {
+  /** Human-readable lines (pino-pretty) instead of JSON: for a developer's terminal, never for collectors. */
+  pretty?: boolean;
+}
+
+export function createLogger(level: string, { pretty = false }: LoggerOptions = {}): Logger {
+  const options = { level, redact: { paths: REDACT, censor: '[redacted]' } };
+  return pretty ? pino(options, prettyStream()) : pino(options);
+}
+
+function prettyStream(): DestinationStream {
+  // Loaded only when asked for; synchronous, so lines keep their order with the
+  // startup banner and are written before process.exit.
+  const require = createRequire(import.meta.url);
+  const pretty = require('pino-pretty') as (options: Record<string, unknown>) => DestinationStream;
+  return pretty({ sync: true, colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' });
 }

@@ -10,6 +10,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway } from './server.js';
 import { createUpstreamClient } from './upstream/index.js';
+import { EXAMPLE_OPERATIONS } from './explorer/index.js';
 import { loadEmulatorOptionsFromEnv, startEmulator, type RunningEmulator } from './emulator/index.js';
 
 async function main(): Promise<void> {
@@ -23,15 +24,19 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = createLogger(config.logLevel);
+  // A developer's terminal gets readable lines; pipes, files and production get JSON.
+  const logger = createLogger(config.logLevel, { pretty: process.stdout.isTTY === true && process.env.NODE_ENV !== 'production' });
 
   // Embedded: no PAYMENTS_API_URL, so the emulator is the upstream, seeded with demo data.
   let emulator: RunningEmulator | null = null;
   let emulatorForwards = false;
-  if (!config.paymentsApiUrl) {
+  // Loopback only, and its admin API (reset, faults, seed) behind a token made here: never reachable from outside.
+  const adminToken = randomBytes(24).toString('base64url');
+  if (config.embeddedEmulator) {
     const options = loadEmulatorOptionsFromEnv(process.env);
     // A free port unless one is asked for, so a standalone emulator on 4010 can coexist.
-    emulator = await startEmulator({ ...options, port: process.env.EMULATOR_PORT ? options.port : 0, seed: false });
+    const port = process.env.EMULATOR_PORT ? options.port : 0;
+    emulator = await startEmulator({ ...options, host: '127.0.0.1', port, seed: false, adminToken });
     emulatorForwards = Boolean(options.forwardTo);
   }
   const demoKey = emulator?.seedDemo() ?? null;
@@ -44,19 +49,21 @@ async function main(): Promise<void> {
     ? Object.freeze({ ...config, webhookSecrets: Object.freeze([...config.webhookSecrets, forwardSecret]) })
     : config;
   // With REDIS_URL every instance sees the same idempotency records.
-  const idempotencyStore = config.redisUrl ? new RedisIdempotencyStore(new Redis(config.redisUrl, { maxRetriesPerRequest: 2 })) : undefined;
+  const idempotencyStore = config.redisUrl ? new RedisIdempotencyStore(new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }), undefined, undefined, config.idempotency.ttlMs) : undefined;
   const upstream = createUpstreamClient({ baseUrl: upstreamUrl, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
   const gateway = await startGateway({
     config: gatewayConfig,
     upstream,
     logger,
     ...(idempotencyStore ? { idempotencyStore } : {}),
+    // The explorer opens ready to run the README's examples with the demo key.
+    ...(demoKey ? { explorer: { defaultHeaders: { Authorization: `Bearer ${demoKey}` }, tabs: EXAMPLE_OPERATIONS } } : {}),
   });
   // The gateway's port is known only now (PORT may be 0).
   if (emulator && forwardSecret) emulator.forwardEventsTo(new URL('/webhooks/payments', gateway.url).href, forwardSecret);
 
   if (emulator && demoKey) {
-    printWelcome(gateway.url, emulator.url, demoKey);
+    printWelcome(gateway.url, emulator.url, demoKey, adminToken, config.explorer);
   } else {
     logger.info({ url: gateway.url, upstream: upstreamUrl, env: config.paymentsEnv }, 'gateway ready');
   }
@@ -83,16 +90,22 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
-function printWelcome(graphqlUrl: string, emulatorUrl: string, key: string): void {
+const EXPLORER_HINT = {
+  graphiql: '(open it in a browser: GraphiQL, key and examples prefilled)',
+  sandbox: '(open it in a browser for Apollo Sandbox; needs the network)',
+  off: '',
+} as const;
+
+function printWelcome(graphqlUrl: string, emulatorUrl: string, key: string, adminToken: string, explorer: keyof typeof EXPLORER_HINT): void {
   const query = '{ transactions(first: 5) { totalCount nodes { id amount status customer { fullName } currency { iso } } } }';
   console.log(`
 Payments GraphQL gateway ready (embedded emulator, sandbox demo data)
 
-  GraphQL     ${graphqlUrl}   (open it in a browser for Apollo Sandbox)
-  Emulator    ${emulatorUrl}
+  GraphQL     ${graphqlUrl}   ${EXPLORER_HINT[explorer]}
+  Emulator    ${emulatorUrl}   (loopback only; admin API header x-emulator-admin-token: ${adminToken})
   Sandbox key ${key}
 
-Set this header in Apollo Sandbox or your client:
+Set this header in your client:
   Authorization: Bearer ${key}
 
 A first query:

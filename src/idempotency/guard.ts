@@ -15,7 +15,8 @@
  * never retried.
  */
 import { createHash } from 'node:crypto';
-import { GraphQLError, Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import { GraphQLError, type GraphQLResolveInfo } from 'graphql';
+import { selectedFieldNames } from '../graphql/selection.js';
 import { badUserInput, ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { CallOptions } from '../upstream/api.js';
@@ -42,19 +43,22 @@ export interface IdempotencyScope {
 
 interface GuardContext {
   callerId: string;
-  /** Absent where no store is wired (operations over WebSocket): a key is then refused, never ignored. */
-  idempotency?: IdempotencyScope;
+  idempotency: IdempotencyScope;
   logger: Logger;
 }
 
 /** What the wrapped resolver passes to its upstream calls. */
 export interface IdempotentCall {
-  /** Call options for the mutation's upstream write; `step` names a second write of the same mutation. */
-  options(step?: string): CallOptions;
+  /**
+   * Call options for the mutation's upstream write; `step` names a second
+   * write of the same mutation. The first call claims the key: do local
+   * validation before it, so refused input never takes a record.
+   */
+  options(step?: string): Promise<CallOptions>;
 }
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,200}$/;
-const NO_KEY: IdempotentCall = { options: () => ({}) };
+const NO_KEY: IdempotentCall = { options: async () => ({}) };
 
 export function idempotencyKeyReused(): GraphQLError {
   return new GraphQLError(
@@ -70,6 +74,18 @@ export function idempotencyInProgress(): GraphQLError {
   );
 }
 
+export function idempotencyUnavailable(): GraphQLError {
+  return new GraphQLError(
+    'Idempotency records cannot be kept right now, so this keyed mutation was not sent; retry shortly.',
+    { extensions: { code: ErrorCode.IDEMPOTENCY_UNAVAILABLE } },
+  );
+}
+
+/** Thrown out of `options()` when the key already has a result: the resolver stops and the first result is the answer. */
+class Replay {
+  constructor(readonly result: unknown) {}
+}
+
 /**
  * Wraps a mutation resolver. The key is the field's `idempotencyKey`
  * argument, or the `Idempotency-Key` header when the operation has a single
@@ -80,43 +96,92 @@ export function idempotent<TParent, TArgs extends { idempotencyKey?: string | nu
 ): (parent: TParent, args: TArgs, context: TContext, info: GraphQLResolveInfo) => Promise<TResult> {
   return async (parent, args, context, info) => {
     const scope = context.idempotency;
-    const key = resolveKey(args.idempotencyKey, scope?.headerKey, info);
+    const key = resolveKey(args.idempotencyKey, scope.headerKey, info);
     if (key === undefined) return resolve(parent, args, context, NO_KEY, info);
-    if (!scope) throw badUserInput('Idempotency keys are honoured on POST /graphql only; send this mutation over HTTP.', 'idempotencyKey');
-    const call: IdempotentCall = { options: (step) => ({ idempotencyKey: step ? `${key}:${step}` : key }) };
-    return runOnce(context, scope, key, fingerprint(info.fieldName, args), () => resolve(parent, args, context, call, info));
+    const run = keyedRun(context, scope, key, fingerprint(info.fieldName, args));
+    try {
+      // A key that already has a result answers at once: a replay reads and writes nothing.
+      await run.replayIfDone();
+      const result = await resolve(parent, args, context, run.call, info);
+      return (await run.succeeded(result)) as TResult;
+    } catch (error) {
+      if (error instanceof Replay) return error.result as TResult;
+      await run.failed();
+      throw error;
+    }
   };
 }
 
-async function runOnce<T>(context: GuardContext, scope: IdempotencyScope, key: string, fp: string, work: () => Promise<T>): Promise<T> {
+/** One keyed execution: the claim taken at the first upstream write, then completed or released. */
+function keyedRun(context: GuardContext, scope: IdempotencyScope, key: string, fp: string) {
   const { store, settings, deadlineAt } = scope;
   const recordKey = recordKeyFor(context.callerId, key);
-  const waitUntil = Math.min(Date.now() + settings.waitMs, deadlineAt);
-  for (;;) {
-    const claim = await store.claim(recordKey, fp, settings.lockMs);
-    if (claim.kind === 'completed') return JSON.parse(claim.json) as T;
-    if (claim.kind === 'mismatch') throw idempotencyKeyReused();
-    if (claim.kind === 'in_progress') {
+  let claim: Promise<string> | null = null;
+  let owner: string | null = null;
+
+  const unavailable = (error: unknown): never => {
+    context.logger.error({ err: error }, 'idempotency store unreachable: keyed mutation not sent');
+    throw idempotencyUnavailable();
+  };
+
+  /** Replays a finished record (waiting for a running one); returns when there is none to replay. */
+  const replayIfDone = async (): Promise<void> => {
+    const waitUntil = Math.min(Date.now() + settings.waitMs, deadlineAt);
+    for (;;) {
+      const found = await store.peek(recordKey, fp, context.callerId).catch(unavailable);
+      if (found.kind === 'none') return;
+      if (found.kind === 'completed') throw new Replay(JSON.parse(found.json));
+      if (found.kind === 'mismatch') throw idempotencyKeyReused();
       const left = waitUntil - Date.now();
       if (left <= 0) throw idempotencyInProgress();
       await store.changed(recordKey, left);
-      continue;
     }
-    let result: T;
-    try {
-      result = await work();
-    } catch (error) {
-      await store.release(recordKey, claim.owner, fp, settings.ttlMs).catch((e: unknown) => {
+  };
+
+  const take = async (): Promise<string> => {
+    const waitUntil = Math.min(Date.now() + settings.waitMs, deadlineAt);
+    for (;;) {
+      const found = await store.claim(recordKey, fp, settings.lockMs, context.callerId).catch(unavailable);
+      if (found.kind === 'acquired') return found.owner;
+      if (found.kind === 'completed') throw new Replay(JSON.parse(found.json));
+      if (found.kind === 'mismatch') throw idempotencyKeyReused();
+      if (found.kind === 'full') throw idempotencyUnavailable();
+      const left = waitUntil - Date.now();
+      if (left <= 0) throw idempotencyInProgress();
+      await store.changed(recordKey, left);
+    }
+  };
+
+  return {
+    replayIfDone,
+    call: {
+      async options(step?: string): Promise<CallOptions> {
+        claim ??= take();
+        owner = await claim;
+        return { idempotencyKey: step ? `${key}:${step}` : key };
+      },
+    } satisfies IdempotentCall,
+    /** The answer to give: this run's result, or the first run's when this one wrote nothing. */
+    async succeeded(result: unknown): Promise<unknown> {
+      if (owner === null) {
+        // No upstream write (input refused locally, or nothing left to do): nothing to remember.
+        // A duplicate that ran meanwhile may have acted: then its result is the answer.
+        await replayIfDone();
+        return result;
+      }
+      // The side effect has happened: answer it even if the record cannot be stored.
+      await store.complete(recordKey, owner, fp, JSON.stringify(result), settings.ttlMs, context.callerId).catch((e: unknown) => {
+        context.logger.error({ err: e }, 'idempotency result could not be stored');
+      });
+      return result;
+    },
+    async failed(): Promise<void> {
+      if (owner === null) return;
+      await store.release(recordKey, owner, fp, settings.ttlMs, context.callerId).catch((e: unknown) => {
         context.logger.error({ err: e }, 'idempotency record could not be released; it frees itself when its lock expires');
       });
-      throw error;
-    }
-    // The side effect has happened: answer it even if the record cannot be stored.
-    await store.complete(recordKey, claim.owner, fp, JSON.stringify(result), settings.ttlMs).catch((e: unknown) => {
-      context.logger.error({ err: e }, 'idempotency result could not be stored');
-    });
-    return result;
-  }
+    },
+  };
 }
 
 /** Scoped by caller, and hashed: the raw key never becomes a storage key. */
@@ -159,12 +224,5 @@ function resolveKey(argument: string | null | undefined, header: string | undefi
 
 function countMutationFields(info: GraphQLResolveInfo): number {
   if (info.operation.operation !== 'mutation') return 0;
-  const count = (set: SelectionSetNode): number =>
-    set.selections.reduce((n, sel) => {
-      if (sel.kind === Kind.FIELD) return n + (sel.name.value === '__typename' ? 0 : 1);
-      if (sel.kind === Kind.INLINE_FRAGMENT) return n + count(sel.selectionSet);
-      const fragment = info.fragments[sel.name.value];
-      return n + (fragment ? count(fragment.selectionSet) : 0);
-    }, 0);
-  return count(info.operation.selectionSet);
+  return selectedFieldNames(info.operation.selectionSet, info.fragments, info.variableValues).filter((name) => name !== '__typename').length;
 }

@@ -7,8 +7,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { Claim, IdempotencyStore, RecordBody } from './store.js';
+import { DEFAULT_RECORDS_PER_CALLER, peekRecord, type Claim, type IdempotencyStore, type Peek, type RecordBody } from './store.js';
 
+/**
+ * KEYS[1] the record, KEYS[2] the caller's index (a sorted set of its record
+ * keys by claim time). ARGV: fingerprint, body, lock ms, now ms, retention
+ * ms, quota, record key prefix. A new record past the caller's quota drops
+ * that caller's oldest records, never another caller's.
+ */
 const CLAIM = `
 local cur = redis.call('GET', KEYS[1])
 if cur then
@@ -18,6 +24,16 @@ if cur then
   if rec.s == 'running' then return {'in_progress'} end
 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+local now = tonumber(ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[5]))
+redis.call('ZADD', KEYS[2], now, KEYS[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[6])
+if over > 0 then
+  for _, old in ipairs(redis.call('ZPOPMIN', KEYS[2], over)) do
+    if old ~= KEYS[1] and string.sub(old, 1, string.len(ARGV[7])) == ARGV[7] then redis.call('DEL', old) end
+  end
+end
 return {'acquired'}
 `;
 
@@ -40,12 +56,32 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   constructor(
     private readonly redis: Redis,
     private readonly prefix = 'gateway:idempotency:',
+    private readonly perCaller = DEFAULT_RECORDS_PER_CALLER,
+    /** How long a caller's index remembers a record: the records' retention. */
+    private readonly retentionMs = 24 * 60 * 60 * 1000,
   ) {}
 
-  async claim(recordKey: string, fingerprint: string, lockMs: number): Promise<Claim> {
+  async peek(recordKey: string, fingerprint: string): Promise<Peek> {
+    const raw = await this.redis.get(this.prefix + recordKey);
+    return peekRecord(raw === null ? undefined : (JSON.parse(raw) as RecordBody), fingerprint);
+  }
+
+  async claim(recordKey: string, fingerprint: string, lockMs: number, caller: string): Promise<Claim> {
     const owner = randomUUID();
     const body: RecordBody = { s: 'running', fp: fingerprint, owner };
-    const reply = (await this.redis.eval(CLAIM, 1, this.prefix + recordKey, fingerprint, JSON.stringify(body), lockMs)) as string[];
+    const reply = (await this.redis.eval(
+      CLAIM,
+      2,
+      this.prefix + recordKey,
+      `${this.prefix}caller:${caller}`,
+      fingerprint,
+      JSON.stringify(body),
+      lockMs,
+      Date.now(),
+      this.retentionMs,
+      this.perCaller,
+      this.prefix,
+    )) as string[];
     switch (reply[0]) {
       case 'acquired':
         return { kind: 'acquired', owner };

@@ -17,15 +17,35 @@ export type Claim =
   | { kind: 'acquired'; owner: string }
   | { kind: 'completed'; json: string }
   | { kind: 'in_progress' }
-  | { kind: 'mismatch' };
+  | { kind: 'mismatch' }
+  /** No room for a new record without dropping one that is still young (memory store at capacity). */
+  | { kind: 'full' };
+
+/** What a record says without taking it. */
+export type Peek = { kind: 'none' } | { kind: 'completed'; json: string } | { kind: 'in_progress' } | { kind: 'mismatch' };
+
+/** The shared reading of a record for a fingerprint (both stores). */
+export function peekRecord(current: RecordBody | undefined, fingerprint: string): Peek {
+  if (!current) return { kind: 'none' };
+  if (current.fp !== fingerprint) return { kind: 'mismatch' };
+  if (current.s === 'done') return { kind: 'completed', json: current.v ?? 'null' };
+  if (current.s === 'running') return { kind: 'in_progress' };
+  return { kind: 'none' };
+}
 
 export interface IdempotencyStore {
-  /** Takes the record for this fingerprint, or says what holds it. */
-  claim(recordKey: string, fingerprint: string, lockMs: number): Promise<Claim>;
+  /** Reads the record for this fingerprint without taking it. */
+  peek(recordKey: string, fingerprint: string, caller: string): Promise<Peek>;
+  /**
+   * Takes the record for this fingerprint, or says what holds it. `caller`
+   * bounds records per API key: past its quota a caller's own oldest record
+   * goes, never another caller's.
+   */
+  claim(recordKey: string, fingerprint: string, lockMs: number, caller: string): Promise<Claim>;
   /** Stores the result; false when the lock was lost to another owner (nothing is overwritten). */
-  complete(recordKey: string, owner: string, fingerprint: string, json: string, ttlMs: number): Promise<boolean>;
+  complete(recordKey: string, owner: string, fingerprint: string, json: string, ttlMs: number, caller: string): Promise<boolean>;
   /** After a failure: the key stays bound to its fingerprint, and the same input may run again. */
-  release(recordKey: string, owner: string, fingerprint: string, ttlMs: number): Promise<void>;
+  release(recordKey: string, owner: string, fingerprint: string, ttlMs: number, caller: string): Promise<void>;
   /** Resolves when the record may have changed, or after `ms` at most. */
   changed(recordKey: string, ms: number): Promise<void>;
   close(): Promise<void>;
@@ -41,45 +61,61 @@ export interface RecordBody {
   v?: string;
 }
 
+/** Records one caller may hold at once in either store (a flood of keys evicts only the flooder's own). */
+export const DEFAULT_RECORDS_PER_CALLER = 10_000;
+
 /**
  * One process's records; fine for a single instance, REDIS_URL for several.
- * Bounded: past `maxRecords` the least recently used record goes first (in
- * practice an old completed one), so a flood of keys cannot exhaust memory.
+ * Bounded twice: each caller holds at most `perCaller` records (past that its
+ * own least recently used one goes), and the store at most `maxRecords`; a
+ * claim that would need to drop a young record of a caller within its quota
+ * is refused (`full`) instead, so no one's retry can act twice upstream.
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
-  private readonly records: LRUCache<string, RecordBody>;
+  private readonly byCaller = new Map<string, LRUCache<string, RecordBody>>();
   private readonly waiters = new Map<string, Set<() => void>>();
   private seq = 0;
 
-  constructor(maxRecords = 100_000) {
-    // Every set passes its own ttl (lock time or retention); expired records read as absent.
-    this.records = new LRUCache<string, RecordBody>({ max: maxRecords, ttl: 1 });
+  constructor(
+    private readonly maxRecords = 100_000,
+    private readonly perCaller = DEFAULT_RECORDS_PER_CALLER,
+  ) {}
+
+  async peek(recordKey: string, fingerprint: string, caller: string): Promise<Peek> {
+    return peekRecord(this.byCaller.get(caller)?.get(recordKey), fingerprint);
   }
 
-  async claim(recordKey: string, fingerprint: string, lockMs: number): Promise<Claim> {
-    const current = this.read(recordKey);
+  async claim(recordKey: string, fingerprint: string, lockMs: number, caller: string): Promise<Claim> {
+    const records = this.recordsOf(caller);
+    const current = records.get(recordKey);
     if (current) {
       if (current.fp !== fingerprint) return { kind: 'mismatch' };
       if (current.s === 'done') return { kind: 'completed', json: current.v ?? 'null' };
       if (current.s === 'running') return { kind: 'in_progress' };
+    } else if (records.size < this.perCaller && this.mayBeFull() && this.size >= this.maxRecords) {
+      this.purgeExpired();
+      if (this.size >= this.maxRecords) return { kind: 'full' };
     }
     const owner = `${process.pid}-${++this.seq}`;
-    this.records.set(recordKey, { s: 'running', fp: fingerprint, owner }, { ttl: lockMs });
+    // At its quota the caller's own least recently used record goes (LRU eviction within its map).
+    records.set(recordKey, { s: 'running', fp: fingerprint, owner }, { ttl: lockMs });
     return { kind: 'acquired', owner };
   }
 
-  async complete(recordKey: string, owner: string, fingerprint: string, json: string, ttlMs: number): Promise<boolean> {
-    const current = this.read(recordKey);
-    if (current && current.owner !== owner) return false;
-    this.records.set(recordKey, { s: 'done', fp: fingerprint, v: json }, { ttl: ttlMs });
+  async complete(recordKey: string, owner: string, fingerprint: string, json: string, ttlMs: number, caller: string): Promise<boolean> {
+    const records = this.byCaller.get(caller);
+    const current = records?.get(recordKey);
+    if (!records || (current && current.owner !== owner)) return false;
+    records.set(recordKey, { s: 'done', fp: fingerprint, v: json }, { ttl: ttlMs });
     this.notify(recordKey);
     return true;
   }
 
-  async release(recordKey: string, owner: string, fingerprint: string, ttlMs: number): Promise<void> {
-    const current = this.read(recordKey);
-    if (!current || current.owner !== owner) return;
-    this.records.set(recordKey, { s: 'open', fp: fingerprint }, { ttl: ttlMs });
+  async release(recordKey: string, owner: string, fingerprint: string, ttlMs: number, caller: string): Promise<void> {
+    const records = this.byCaller.get(caller);
+    const current = records?.get(recordKey);
+    if (!records || !current || current.owner !== owner) return;
+    records.set(recordKey, { s: 'open', fp: fingerprint }, { ttl: ttlMs });
     this.notify(recordKey);
   }
 
@@ -103,11 +139,31 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   get size(): number {
-    return this.records.size;
+    let n = 0;
+    for (const records of this.byCaller.values()) n += records.size;
+    return n;
   }
 
-  private read(recordKey: string): RecordBody | undefined {
-    return this.records.get(recordKey);
+  private recordsOf(caller: string): LRUCache<string, RecordBody> {
+    let records = this.byCaller.get(caller);
+    if (!records) {
+      // Every set passes its own ttl (lock time or retention); expired records read as absent.
+      records = new LRUCache<string, RecordBody>({ max: this.perCaller, ttl: 1 });
+      this.byCaller.set(caller, records);
+    }
+    return records;
+  }
+
+  /** Cheap upper bound first: with few callers the store cannot be full. */
+  private mayBeFull(): boolean {
+    return this.byCaller.size * this.perCaller >= this.maxRecords;
+  }
+
+  private purgeExpired(): void {
+    for (const [caller, records] of this.byCaller) {
+      records.purgeStale();
+      if (records.size === 0) this.byCaller.delete(caller);
+    }
   }
 
   private notify(recordKey: string): void {

@@ -28,6 +28,30 @@ export interface Loaders {
   log: DataLoader<Id, LogModel | null>;
   currencyById: DataLoader<Id, CurrencyModel | null>;
   currencyByIso: DataLoader<string, CurrencyModel | null>;
+  /** Events of a transaction or payout (`transaction.*` or `payout.*`), by object id. */
+  transactionEvents: DataLoader<Id, EventModel[]>;
+  payoutEvents: DataLoader<Id, EventModel[]>;
+}
+
+/** Events read per object for a status history: the upstream's largest page. */
+export const OBJECT_EVENTS_PAGE = 100;
+
+/**
+ * The events of one kind of object, by id: one `GET /v1/events?filters[object_id]=`
+ * per distinct id (the upstream filters by a single object id and has no
+ * object-kind filter, so other kinds' events with the same id are dropped here).
+ */
+function eventsOf(api: PaymentsApi, kind: 'transaction' | 'payout'): DataLoader<Id, EventModel[]> {
+  return new DataLoader<Id, EventModel[]>((ids) =>
+    Promise.all(
+      ids.map((id) =>
+        api.events.list({ objectId: id, perPage: OBJECT_EVENTS_PAGE }).then(
+          (page) => page.items.filter((e) => e.type.startsWith(`${kind}.`)),
+          (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+        ),
+      ),
+    ),
+  );
 }
 
 /** A batch of reads by id, one upstream call per distinct id; unknown ids are `null`. */
@@ -61,5 +85,7 @@ export function createLoaders(api: PaymentsApi, callerId: string, currencies: Cu
       const list = await catalog();
       return isos.map((iso) => list.find((c) => c.iso.toUpperCase() === iso.toUpperCase()) ?? null);
     }),
+    transactionEvents: eventsOf(api, 'transaction'),
+    payoutEvents: eventsOf(api, 'payout'),
   };
 }

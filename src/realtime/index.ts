@@ -7,8 +7,8 @@ import type { Logger } from '../logger.js';
 import { memoryBus, redisBus, type EventBus } from './bus.js';
 import { memoryLedger, redisLedger, type DeliveryLedger } from './ledger.js';
 
-export { createWebhookReceiver } from './receiver.js';
-export { attachSubscriptions, CloseCodes, type RealtimeSource, type SubscriptionServer } from './subscriptions.js';
+export { createWebhookIntake } from './receiver.js';
+export type { RealtimeSource } from './source.js';
 export type { PaymentEvent } from './events.js';
 
 const REDIS_PREFIX = 'payments-gateway:';

@@ -35,7 +35,7 @@ export const customerResolvers = {
             email: input.email,
             phoneNumber: phoneNumber(input.phoneNumber),
           },
-          call.options(),
+          await call.options(),
         );
         loaders.customer.prime(created.id, created);
         return created;

@@ -1,6 +1,6 @@
 /**
  * All resolvers, one file per domain (mirroring schema/), merged here with the
- * graphql-scalars implementations of the custom scalars.
+ * graphql-scalars implementations of the custom scalars and our own `Decimal`.
  */
 import {
   CountryCodeResolver,
@@ -14,6 +14,7 @@ import { currencyResolvers } from './currency.js';
 import { customerResolvers } from './customer.js';
 import { eventResolvers } from './event.js';
 import { logResolvers } from './log.js';
+import { DecimalScalar } from './money.js';
 import { payoutResolvers } from './payout.js';
 import { subscriptionResolvers } from './subscriptions.js';
 import { transactionResolvers } from './transaction.js';
@@ -48,4 +49,5 @@ export const resolvers: Resolvers = {
   EmailAddress: EmailAddressResolver,
   URL: URLResolver,
   CountryCode: CountryCodeResolver,
+  Decimal: DecimalScalar,
 };

@@ -9,6 +9,7 @@ import type {
 } from '../__generated__/resolvers-types.js';
 import { badUserInput } from '../errors.js';
 import type { CustomerRefParams, PhoneNumberParams, SearchParams } from '../upstream/api.js';
+import { statusFilter } from '../payments/rules.js';
 import { isoString, toOptionalUpstreamId } from './support.js';
 
 /** An optional GraphQL input: absent or explicit null. */
@@ -19,7 +20,7 @@ export function phoneNumber(input: InputMaybe<PhoneNumberInput>): PhoneNumberPar
   return { number: input.number.trim(), country: input.country.toLowerCase() };
 }
 
-/** A customer by id, or the fields of a new one (upstream.md, create transaction body). */
+/** A customer by id, or the fields of a new one (docs/upstream.md, Operations). */
 export function customerRef(input: InputMaybe<CustomerRefInput>): CustomerRefParams | undefined {
   if (!input) return undefined;
   if (input.id) return { id: toOptionalUpstreamId(input.id, 'customer.id') };
@@ -42,9 +43,10 @@ export function searchFilter(
   filter: InputMaybe<{ status?: InputMaybe<string>; customerId?: InputMaybe<string>; createdAt?: InputMaybe<DateTimeRange> }>,
 ): TransactionSearchFilter {
   if (!filter) return {};
-  if (filter.status === 'UNKNOWN') throw badUserInput('`UNKNOWN` is not a status one can filter on.', 'filter.status');
+  const status = statusFilter(filter.status);
+  if (!status.ok) throw badUserInput(status.message, 'filter.status');
   return {
-    status: filter.status ? filter.status.toLowerCase() : undefined,
+    status: status.value,
     customerId: toOptionalUpstreamId(filter.customerId, 'filter.customerId'),
     ...createdRange(filter.createdAt),
   };

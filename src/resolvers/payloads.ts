@@ -4,7 +4,7 @@
  * the caller selects it (codegen maps the payload types to these).
  */
 import type { PaymentIntentModel } from '../upstream/models.js';
-import type { UserError } from './support.js';
+import type { UserError } from '../errors.js';
 
 export interface TransactionTokenPayloadModel {
   transactionId: number | null;

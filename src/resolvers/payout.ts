@@ -1,22 +1,26 @@
-import type { PayoutInput, PayoutStatus, Resolvers } from '../__generated__/resolvers-types.js';
+import type { PayoutInput, Resolvers } from '../__generated__/resolvers-types.js';
 import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
 import { paginate, toWindow } from '../pagination.js';
 import type { PayoutCreateParams } from '../upstream/api.js';
 import type { PayoutModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
-import { customerRef, phoneNumber, searchFilter } from './inputs.js';
-import { checkInput, isoString, payload, currencyRelation, customerRelation, renamed, statusEnum, toUpstreamId, withUserErrors } from './support.js';
+import { InputRule, statusFromUpstream } from '../payments/rules.js';
+import { buildTimeline } from '../payments/timeline.js';
+import type { Decimal } from '../upstream/decimal.js';
+import { customerRef, searchFilter } from './inputs.js';
+import { amountFromInput, moneyFields } from './money.js';
+import { startPayouts } from './payout-start.js';
+import { checkAll, checkInput, payload, currencyRelation, customerRelation, renamed, toUpstreamId } from './support.js';
 
-const STATUSES: readonly PayoutStatus[] = ['PENDING', 'SCHEDULED', 'STARTED', 'PROCESSING', 'SENT', 'FAILED'];
-
-function payoutParams(input: PayoutInput): PayoutCreateParams {
-  checkInput([
-    [input.amount > 0, ['input', 'amount'], 'Amount must be greater than 0.'],
-    [/^[A-Za-z]{3}$/.test(input.currency.iso), ['input', 'currency', 'iso'], 'Currency must be an ISO 4217 code such as XOF.'],
-  ]);
+async function payoutParams(input: PayoutInput): Promise<PayoutCreateParams> {
+  const currencyIso = input.currency.iso.toUpperCase();
+  const [amount] = await checkAll(
+    async () => (await amountFromInput(input, () => currencyIso, ['input'], true)) as Decimal,
+    () => checkInput([[InputRule.currencyIso.test(input.currency.iso), ['input', 'currency', 'iso'], InputRule.currencyIso.message]]),
+  );
   return {
-    amount: input.amount,
-    currencyIso: input.currency.iso.toUpperCase(),
+    amount,
+    currencyIso,
     customer: customerRef(input.customer),
     mode: input.mode ?? undefined,
     merchantReference: input.merchantReference ?? undefined,
@@ -42,7 +46,7 @@ export const payoutResolvers = {
   Mutation: {
     createPayout: idempotent((_, { input }, { api, loaders }, call) =>
       payload('payout', 'input', async () => {
-        const created = await api.payouts.create(payoutParams(input), call.options());
+        const created = await api.payouts.create(await payoutParams(input), await call.options());
         loaders.payout.prime(created.id, created);
         return created;
       }),
@@ -51,48 +55,27 @@ export const payoutResolvers = {
     updatePayout: idempotent((_, { id, input }, { api, loaders }, call) =>
       payload('payout', 'input', async () => {
         const payoutId = toUpstreamId(id);
-        const updated = await api.payouts.update(payoutId, payoutParams(input), call.options());
+        const updated = await api.payouts.update(payoutId, await payoutParams(input), await call.options());
         loaders.payout.clear(payoutId).prime(payoutId, updated);
         return updated;
       }),
     ),
 
-    // One upstream request for the whole batch (spec rule 1); the upstream
-    // refuses a batch with an invalid item as a whole, so nothing starts half-way.
-    startPayouts: idempotent((_, { payouts }, { api, loaders }, call) =>
-      withUserErrors(
-        'payouts',
-        async () => {
-          checkInput([[payouts.length > 0, ['payouts'], 'Give at least one payout to start.']]);
-          const started = await api.payouts.start(
-            payouts.map((p, i) => ({
-              id: toUpstreamId(p.id, `payouts.${i}.id`),
-              scheduledAt: isoString(p.scheduledAt),
-              phoneNumber: phoneNumber(p.phoneNumber),
-            })),
-            call.options(),
-          );
-          for (const p of started) loaders.payout.clear(p.id).prime(p.id, p);
-          return { payouts: started, userErrors: [] };
-        },
-        (userErrors) => ({ payouts: [], userErrors }),
-      ),
-    ),
+    startPayouts: idempotent((_, { payouts }, context, call) => startPayouts(payouts, context, call)),
   },
 
   Payout: {
     __resolveReference: (ref, { loaders }) => loaders.payout.load(toUpstreamId(ref.id)),
     id: (p) => p.id,
-    status: (p, _, { logger }) => statusEnum(p.status, STATUSES, logger, 'Payout.status'),
+    status: (p, _, { logger }) => statusFromUpstream('Payout', p.status, logger),
     customer: (p, _, { loaders }, info) =>
       customerRelation(p.customer_id, info, loaders),
     currency: (p, _, { loaders }, info) =>
       currencyRelation(p.currency_id, info, loaders),
+    ...moneyFields<PayoutModel>()('amount', 'commission', 'fees', 'fixed_commission', 'amount_transferred', 'amount_debited'),
+    statusHistory: async (p, _, { loaders }) => buildTimeline('payout', p, await loaders.payoutEvents.load(p.id)),
     ...renamed<PayoutModel>()(
       'last_error_code',
-      'fixed_commission',
-      'amount_transferred',
-      'amount_debited',
       'created_at',
       'updated_at',
       'scheduled_at',
@@ -106,5 +89,9 @@ export const payoutResolvers = {
       'account_id',
       'balance_id',
     ),
+  },
+
+  PayoutStatusHistoryEntry: {
+    status: (e, _, { logger }) => statusFromUpstream('Payout', e.status, logger),
   },
 } satisfies Resolvers;

@@ -7,7 +7,7 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import type { Context } from '../context.js';
 import { forbidden } from '../errors.js';
-import type { RealtimeSource } from '../realtime/subscriptions.js';
+import type { RealtimeSource } from '../realtime/source.js';
 import { eventModel, payoutModel, transactionModel, type PayoutModel, type TransactionModel } from '../upstream/models.js';
 import { toOptionalUpstreamId } from './support.js';
 

@@ -1,14 +1,15 @@
 /**
  * Small pieces every resolver file shares: id parsing, selection checks,
- * status enums, payload shaping. Business rules do not live here.
+ * relations, payload shaping. Payment rules live in src/payments/rules.ts,
+ * error mapping in src/errors.ts.
  */
-import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
-import { badUserInput } from '../errors.js';
+import type { GraphQLResolveInfo } from 'graphql';
+import { selectedFieldNames } from '../graphql/selection.js';
+import { badUserInput, toUserErrors, UserErrorCode, UserInputError, type UserError } from '../errors.js';
 import type { Loaders } from '../loaders/index.js';
-import type { Logger } from '../logger.js';
 import type { CurrencyModel, CustomerModel } from '../upstream/models.js';
 import type { Id } from '../upstream/api.js';
-import { UpstreamConflictError, UpstreamNotFoundError, UpstreamValidationError } from '../upstream/errors.js';
+import { snakeToCamel } from '../naming.js';
 
 /** GraphQL `ID` -> upstream integer id; anything else is a caller's mistake. */
 export function toUpstreamId(id: string | number, argument = 'id'): Id {
@@ -28,15 +29,9 @@ export function toOptionalUpstreamId(id: string | number | null | undefined, arg
  * answered from the parent's foreign key, without an upstream call.
  */
 export function selectsOnly(info: GraphQLResolveInfo, allowed: readonly string[]): boolean {
-  const ok = (set: SelectionSetNode | undefined): boolean =>
-    !set ||
-    set.selections.every((sel) => {
-      if (sel.kind === Kind.FIELD) return allowed.includes(sel.name.value);
-      if (sel.kind === Kind.INLINE_FRAGMENT) return ok(sel.selectionSet);
-      const fragment = info.fragments[sel.name.value];
-      return fragment ? ok(fragment.selectionSet) : false;
-    });
-  return info.fieldNodes.every((node) => ok(node.selectionSet));
+  return info.fieldNodes.every((node) =>
+    selectedFieldNames(node.selectionSet, info.fragments, info.variableValues).every((name) => allowed.includes(name)),
+  );
 }
 
 const ID_ONLY = ['id', '__typename'] as const;
@@ -65,38 +60,6 @@ export function customerRelation(customerId: number | null | undefined, info: Gr
 export function currencyRelation(currencyId: number | null | undefined, info: GraphQLResolveInfo, loaders: Loaders) {
   // `iso` is required by the model but not selected when the stub is returned.
   return relation<CurrencyModel>(currencyId, info, (id) => loaders.currencyById.load(id), (id) => ({ id, iso: '' }));
-}
-
-/**
- * Upstream status string -> GraphQL enum value. A value we do not know yet is
- * `UNKNOWN` and logged, never a crash (api.md, Conventions).
- */
-export function statusEnum<T extends string>(
-  value: string | null | undefined,
-  known: readonly T[],
-  logger: Logger,
-  what: string,
-): T | 'UNKNOWN' {
-  const upper = (value ?? '').toUpperCase() as T;
-  if (known.includes(upper)) return upper;
-  logger.warn({ what, value }, 'unknown upstream status mapped to UNKNOWN');
-  return 'UNKNOWN';
-}
-
-export type UserErrorCode = 'INVALID' | 'REQUIRED' | 'NOT_FOUND' | 'INVALID_STATE' | 'UNKNOWN';
-
-export interface UserError {
-  field: string[] | null;
-  message: string;
-  code: UserErrorCode;
-}
-
-const snakeToCamel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-
-/** `currency.iso` / `currency[iso]` / `payouts.0.id` -> ['input', 'currency', 'iso']. */
-export function fieldPath(upstreamField: string, root: string | null): string[] {
-  const parts = upstreamField.split(/[.[\]]+/).filter(Boolean).map(snakeToCamel);
-  return root ? [root, ...parts] : parts;
 }
 
 /**
@@ -132,42 +95,32 @@ export function payload<K extends string, T>(
   );
 }
 
-export function toUserErrors(error: unknown, root: string | null): UserError[] | null {
-  if (error instanceof UserInputError) return error.userErrors;
-  if (error instanceof UpstreamValidationError) {
-    const entries = Object.entries(error.fieldErrors);
-    if (entries.length === 0) return [{ field: null, message: error.message, code: 'INVALID' }];
-    return entries.flatMap(([field, messages]) =>
-      messages.map((message) => ({
-        field: fieldPath(field, root),
-        message,
-        code: /required|missing|blank/i.test(message) ? ('REQUIRED' as const) : ('INVALID' as const),
-      })),
-    );
-  }
-  if (error instanceof UpstreamNotFoundError) {
-    return [{ field: ['id'], message: 'No such object in this account.', code: 'NOT_FOUND' }];
-  }
-  if (error instanceof UpstreamConflictError) {
-    return [{ field: null, message: error.message, code: 'INVALID_STATE' }];
-  }
-  return null;
-}
-
-/** Input the gateway itself refuses before calling upstream, as user errors. */
-export class UserInputError extends Error {
-  constructor(readonly userErrors: UserError[]) {
-    super(userErrors.map((e) => e.message).join('; '));
-    this.name = 'UserInputError';
-  }
-}
-
 /** Collects checks on an input and throws them together, so a form shows every problem at once. */
 export function checkInput(checks: [boolean, string[], string][]): void {
   const failed = checks
     .filter(([ok]) => !ok)
-    .map(([, field, message]) => ({ field, message, code: 'INVALID' as const }));
+    .map(([, field, message]): UserError => ({ field, message, code: UserErrorCode.Invalid }));
   if (failed.length > 0) throw new UserInputError(failed);
+}
+
+/**
+ * Runs an input's checks in order and reports every refused one together
+ * (their `UserInputError`s merged), so a form shows every problem at once;
+ * resolves to each check's value when all pass.
+ */
+export async function checkAll<T extends readonly unknown[]>(...checks: { [K in keyof T]: () => T[K] | Promise<T[K]> }): Promise<T> {
+  const userErrors: UserError[] = [];
+  const values: unknown[] = [];
+  for (const check of checks) {
+    try {
+      values.push(await check());
+    } catch (error) {
+      if (!(error instanceof UserInputError)) throw error;
+      userErrors.push(...error.userErrors);
+    }
+  }
+  if (userErrors.length > 0) throw new UserInputError(userErrors);
+  return values as unknown as T;
 }
 
 /** DateTime scalar input (a Date from graphql-scalars) -> ISO string for the wire. */
@@ -186,6 +139,6 @@ type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${
 export function renamed<Model>() {
   return <K extends keyof Model & string>(...keys: K[]) =>
     Object.fromEntries(
-      keys.map((key) => [key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), (parent: Model) => parent[key] ?? null]),
+      keys.map((key) => [snakeToCamel(key), (parent: Model) => parent[key] ?? null]),
     ) as { [P in K as CamelCase<P>]: (parent: Model) => NonNullable<Model[P]> | null };
 }

@@ -1,37 +1,60 @@
-import type { Resolvers, TransactionStatus } from '../__generated__/resolvers-types.js';
+import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
 import { paginate, toWindow } from '../pagination.js';
 import type { TransactionSearchFilter } from './inputs.js';
 import { customerRef, phoneNumber, searchFilter } from './inputs.js';
-import type { TransactionModel } from '../upstream/models.js';
+import type { PaymentIntentModel, TransactionModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
+import { cancelTransition, InputRule, isPaid, statusFromUpstream } from '../payments/rules.js';
+import { buildTimeline } from '../payments/timeline.js';
+import type { Context } from '../context.js';
+import type { Id } from '../upstream/api.js';
+import type { Decimal } from '../upstream/decimal.js';
+import { UserErrorCode, UserInputError } from '../errors.js';
+import { amountFromInput, moneyFields } from './money.js';
 import {
+  checkAll,
   checkInput,
   payload,
   currencyRelation,
   customerRelation,
   renamed,
-  statusEnum,
   toUpstreamId,
   withUserErrors,
 } from './support.js';
 
-const STATUSES: readonly TransactionStatus[] = [
-  'PENDING',
-  'APPROVED',
-  'DECLINED',
-  'CANCELED',
-  'REFUNDED',
-  'TRANSFERRED',
-  'APPROVED_PARTIALLY_REFUNDED',
-  'TRANSFERRED_PARTIALLY_REFUNDED',
-  'EXPIRED',
-];
+/** The transaction as it is now, or a NOT_FOUND user error. */
+async function currentTransaction(loaders: Context['loaders'], id: Id): Promise<TransactionModel> {
+  const current = await loaders.transaction.load(id);
+  if (!current) throw new UserInputError([{ field: ['id'], message: 'No such transaction in this account.', code: UserErrorCode.NotFound }]);
+  return current;
+}
 
-/** Paid = approved, transferred, refunded or a partial refund (upstream.md, Statuses). */
-const PAID = new Set(['approved', 'transferred', 'refunded', 'approved_partially_refunded', 'transferred_partially_refunded']);
+/**
+ * Cancel, safe to repeat: `apply` when pending, `already` when canceled (no
+ * upstream write), otherwise an INVALID_STATE user error naming the status.
+ */
+async function cancelDecision(loaders: Context['loaders'], id: Id) {
+  const current = await currentTransaction(loaders, id);
+  const transition = cancelTransition(current.status);
+  if (transition === 'conflict') {
+    throw new UserInputError([
+      {
+        field: null,
+        message: `The transaction is ${current.status.toLowerCase()}; only a pending transaction can be canceled.`,
+        code: UserErrorCode.InvalidState,
+      },
+    ]);
+  }
+  return { current, transition };
+}
 
-const MODE_PATTERN = /^[a-z0-9_]+$/;
+/** ISO code of a transaction's currency, for checking the decimals of a new amount. */
+async function transactionCurrencyIso(loaders: Context['loaders'], id: Id): Promise<string | null> {
+  const current = await currentTransaction(loaders, id);
+  if (current.currency_id === null || current.currency_id === undefined) return null;
+  return (await loaders.currencyById.load(current.currency_id))?.iso ?? null;
+}
 
 export const transactionResolvers = {
   Query: {
@@ -53,13 +76,17 @@ export const transactionResolvers = {
   Mutation: {
     createTransaction: idempotent((_, { input }, { api, loaders }, call) =>
       payload('transaction', 'input', async () => {
-        checkInput([
-          [input.amount > 0, ['input', 'amount'], 'Amount must be greater than 0.'],
-          [/^[A-Za-z]{3}$/.test(input.currency.iso), ['input', 'currency', 'iso'], 'Currency must be an ISO 4217 code such as XOF.'],
-          [!input.mode || MODE_PATTERN.test(input.mode), ['input', 'mode'], 'Mode must be a mode name such as mtn or moov.'],
-        ]);
+        const iso = input.currency.iso.toUpperCase();
+        const [amount] = await checkAll(
+          async () => (await amountFromInput(input, () => iso, ['input'], true)) as Decimal,
+          () =>
+            checkInput([
+              [InputRule.currencyIso.test(input.currency.iso), ['input', 'currency', 'iso'], InputRule.currencyIso.message],
+              [!input.mode || InputRule.mode.test(input.mode), ['input', 'mode'], InputRule.mode.message],
+            ]),
+        );
         const created = await api.transactions.create({
-          amount: input.amount,
+          amount,
           currencyIso: input.currency.iso.toUpperCase(),
           description: input.description,
           callbackUrl: input.callbackUrl?.toString(),
@@ -67,7 +94,7 @@ export const transactionResolvers = {
           mode: input.mode ?? undefined,
           merchantReference: input.merchantReference ?? undefined,
           customMetadata: input.customMetadata ?? undefined,
-        }, call.options());
+        }, await call.options());
         loaders.transaction.prime(created.id, created);
         return created;
       }),
@@ -76,15 +103,32 @@ export const transactionResolvers = {
     updateTransaction: idempotent((_, { id, input }, { api, loaders }, call) =>
       payload('transaction', 'input', async () => {
         const transactionId = toUpstreamId(id);
-        checkInput([[input.amount == null || input.amount > 0, ['input', 'amount'], 'Amount must be greater than 0.']]);
+        const amount = await amountFromInput(input, () => transactionCurrencyIso(loaders, transactionId), ['input'], false);
+        // A cancel already done is not done again; other changes still go through.
+        const cancel = input.status === 'CANCELED' ? await cancelDecision(loaders, transactionId) : null;
+        const status = cancel?.transition === 'apply' ? 'canceled' : undefined;
+        const otherChanges = [input.description, amount, input.callbackUrl].some((v) => v !== null && v !== undefined);
+        if (cancel && status === undefined && !otherChanges) return cancel.current;
         const updated = await api.transactions.update(transactionId, {
           description: input.description ?? undefined,
-          amount: input.amount ?? undefined,
+          amount,
           callbackUrl: input.callbackUrl?.toString(),
-          status: input.status ? input.status.toLowerCase() : undefined,
-        }, call.options());
+          status,
+        }, await call.options());
         // The update response lacks `mode` (spec, Transaction table): forget any
         // cached copy so Transaction.mode reads it fresh, and only if selected.
+        loaders.transaction.clear(transactionId);
+        return updated;
+      }),
+    ),
+
+    cancelTransaction: idempotent((_, { id }, { api, loaders }, call) =>
+      payload('transaction', null, async () => {
+        const transactionId = toUpstreamId(id);
+        const { current, transition } = await cancelDecision(loaders, transactionId);
+        if (transition === 'already') return current;
+        const updated = await api.transactions.update(transactionId, { status: 'canceled' }, await call.options());
+        // The update response lacks `mode`: Transaction.mode reads it again if selected.
         loaders.transaction.clear(transactionId);
         return updated;
       }),
@@ -95,7 +139,7 @@ export const transactionResolvers = {
       return withUserErrors(
         null,
         async () => {
-          const { token, url } = await api.transactions.createToken(transactionId, call.options());
+          const { token, url } = await api.transactions.createToken(transactionId, await call.options());
           return { transactionId, token, url, userErrors: [] };
         },
         (userErrors) => ({ transactionId: null, token: null, url: null, userErrors }),
@@ -108,10 +152,10 @@ export const transactionResolvers = {
       return withUserErrors(
         null,
         async () => {
-          checkInput([[MODE_PATTERN.test(mode), ['mode'], 'Mode must be a mode name such as mtn or moov.']]);
+          checkInput([[InputRule.mode.test(mode), ['mode'], InputRule.mode.message]]);
           // Two upstream writes: each gets its own key derived from the caller's.
-          const { token } = await api.transactions.createToken(transactionId, call.options('token'));
-          const paymentIntents = await api.transactions.send(mode, { token, phoneNumber: phoneNumber(phone) }, call.options('send'));
+          const { token } = await api.transactions.createToken(transactionId, await call.options('token'));
+          const paymentIntents = await api.transactions.send(mode, { token, phoneNumber: phoneNumber(phone) }, await call.options('send'));
           loaders.transaction.clear(transactionId);
           return { transactionId, paymentIntents, userErrors: [] };
         },
@@ -123,8 +167,8 @@ export const transactionResolvers = {
   Transaction: {
     __resolveReference: (ref, { loaders }) => loaders.transaction.load(toUpstreamId(ref.id)),
     id: (t) => t.id,
-    status: (t, _, { logger }) => statusEnum(t.status, STATUSES, logger, 'Transaction.status'),
-    isPaid: (t) => PAID.has(t.status.toLowerCase()),
+    status: (t, _, { logger }) => statusFromUpstream('Transaction', t.status, logger),
+    isPaid: (t) => isPaid(t.status),
     customer: (t, _, { loaders }, info) =>
       customerRelation(t.customer_id, info, loaders),
     currency: (t, _, { loaders }, info) =>
@@ -132,11 +176,10 @@ export const transactionResolvers = {
     // Absent (not null) when the object came from an update response: read it then.
     mode: async (t, _, { loaders }) =>
       t.mode !== undefined ? t.mode : ((await loaders.transaction.load(t.id))?.mode ?? null),
+    ...moneyFields<TransactionModel>()('amount', 'commission', 'fees', 'fixed_commission', 'amount_transferred', 'amount_debited'),
+    statusHistory: async (t, _, { loaders }) => buildTimeline('transaction', t, await loaders.transactionEvents.load(t.id)),
     ...renamed<TransactionModel>()(
       'callback_url',
-      'fixed_commission',
-      'amount_transferred',
-      'amount_debited',
       'created_at',
       'updated_at',
       'approved_at',
@@ -161,18 +204,25 @@ export const transactionResolvers = {
   },
 
   PaymentIntent: {
-    status: (p, _, { logger }) => statusEnum(p.status, ['PENDING', 'APPROVED', 'CANCELED'] as const, logger, 'PaymentIntent.status'),
+    status: (p, _, { logger }) => statusFromUpstream('PaymentIntent', p.status, logger),
     currency: (p, _, { loaders }, info) =>
       currencyRelation(p.currency_id, info, loaders),
-    lastErrorCode: (p) => p.last_error_code ?? null,
-    createdAt: (p) => p.created_at ?? null,
-    updatedAt: (p) => p.updated_at ?? null,
-    approvedAt: (p) => p.approved_at ?? null,
-    canceledAt: (p) => p.canceled_at ?? null,
-    deletedAt: (p) => p.deleted_at ?? null,
-    paymentMethodId: (p) => p.payment_method_id ?? null,
-    transactionKey: (p) => p.transaction_key ?? null,
-    accountId: (p) => p.account_id ?? null,
+    ...moneyFields<PaymentIntentModel>()('amount'),
+    ...renamed<PaymentIntentModel>()(
+      'last_error_code',
+      'created_at',
+      'updated_at',
+      'approved_at',
+      'canceled_at',
+      'deleted_at',
+      'payment_method_id',
+      'transaction_key',
+      'account_id',
+    ),
+  },
+
+  TransactionStatusHistoryEntry: {
+    status: (e, _, { logger }) => statusFromUpstream('Transaction', e.status, logger),
   },
 
   TransactionTokenPayload: {

@@ -7,10 +7,20 @@
  * with or without `meta`, or as a bare array. Every shape is accepted; every
  * item is validated, and one bad item fails the whole call rather than
  * producing a wrong value.
+ *
+ * Numbers: bodies are parsed with lossless-json, which keeps each number's
+ * source text (Node 20's `JSON.parse` has no access to it and would round
+ * `9007199254740993`). An item's amount keys (models.ts, `moneyKeysOf`) become
+ * `Decimal`s from that text; every other number becomes a JS number exactly as
+ * `JSON.parse` would make it, so ids, counts and metadata are unchanged.
+ * The price: about 1 ms more than `JSON.parse` per 100-transaction page
+ * (48 kB), measured on Node 20.
  */
+import { isLosslessNumber, parse as parseLossless, stringify as stringifyLossless, type LosslessNumber } from 'lossless-json';
 import type { z } from 'zod';
 import type { ListParams, Page, PageMeta } from './api.js';
-import { pageMetaModel } from './models.js';
+import { Decimal } from './decimal.js';
+import { moneyKeysOf, pageMetaModel } from './models.js';
 import { UpstreamInvalidResponseError, UpstreamNotFoundError, type UpstreamErrorInit } from './errors.js';
 
 /** A resource as the wire names it, with the model its items must satisfy. */
@@ -55,7 +65,7 @@ export function decodePage<T>(body: unknown, shape: ResourceShape<T>, ctx: Upstr
 }
 
 function decodeMeta(raw: unknown, itemCount: number, requested: ListParams, ctx: UpstreamErrorInit): PageMeta {
-  const parsed = pageMetaModel.safeParse(raw);
+  const parsed = pageMetaModel.safeParse(plain(raw));
   if (!parsed.success) {
     throw new UpstreamInvalidResponseError({ ...ctx, detail: `page meta ${describeIssue(parsed.error, '')}` });
   }
@@ -80,7 +90,7 @@ function unwrap(body: unknown, shape: ResourceShape<unknown>): unknown {
 }
 
 function validate<T>(item: unknown, shape: ResourceShape<T>, at: string, ctx: UpstreamErrorInit): T {
-  const parsed = shape.model.safeParse(item);
+  const parsed = shape.model.safeParse(withAmounts(item, moneyKeysOf.get(shape.model)));
   if (parsed.success) return parsed.data;
   throw new UpstreamInvalidResponseError({ ...ctx, detail: `${shape.name} ${describeIssue(parsed.error, at)}` });
 }
@@ -102,40 +112,49 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Parses a success body; `what` names the resource for the error message. */
+/**
+ * An item with its amount keys as `Decimal`s and every other number as a JS
+ * number. Values that are already plain (tests, JSON parsed elsewhere) pass as they are.
+ */
+function withAmounts(item: unknown, moneyKeys: ReadonlySet<string> | undefined): unknown {
+  if (!isPlainObject(item) || isLosslessNumber(item)) return plain(item);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(item)) {
+    out[key] = moneyKeys?.has(key) && isLosslessNumber(value) ? Decimal.fromJsonNumber((value as LosslessNumber).value) : plain(value);
+  }
+  return out;
+}
+
+/** What `JSON.parse` would have produced: lossless numbers become JS numbers. */
+function plain(value: unknown): unknown {
+  if (value instanceof Decimal) return value;
+  if (isLosslessNumber(value)) return Number((value as LosslessNumber).value);
+  if (Array.isArray(value)) return value.map(plain);
+  if (isPlainObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) out[key] = plain(v);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * Parses a success body, numbers kept as their source text until an item is
+ * validated; `what` names the resource for the error message.
+ */
 export function parseJsonBody(text: string, what: string, ctx: UpstreamErrorInit): unknown {
   try {
-    return JSON.parse(text) as unknown;
+    return parseLossless(text);
   } catch {
     throw new UpstreamInvalidResponseError({ ...ctx, detail: `${what} body is not JSON` });
   }
 }
 
-export interface ErrorBody {
-  message?: string;
-  fieldErrors: Record<string, string[]>;
-}
-
 /**
- * The upstream's error body `{"message": "...", "errors": {"field": ["..."]}}`
- * (upstream.md, Errors). Anything else, including non-JSON, decodes to no
- * message and no field errors: the status alone still classifies the error.
+ * Serialises a request body: a `Decimal` is written as a JSON number token
+ * made of its digits, never through a JS number; the rest as `JSON.stringify`
+ * would (undefined fields dropped).
  */
-export function decodeErrorBody(text: string): ErrorBody {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return { fieldErrors: {} };
-  }
-  if (!isPlainObject(body)) return { fieldErrors: {} };
-  const fieldErrors: Record<string, string[]> = {};
-  if (isPlainObject(body['errors'])) {
-    for (const [field, messages] of Object.entries(body['errors'])) {
-      const list = (Array.isArray(messages) ? messages : [messages]).filter((m): m is string => typeof m === 'string');
-      if (list.length > 0) fieldErrors[field] = list;
-    }
-  }
-  const message = body['message'];
-  return typeof message === 'string' ? { message, fieldErrors } : { fieldErrors };
+export function encodeJsonBody(body: unknown): string {
+  return stringifyLossless(body, null, undefined, [{ test: (v) => v instanceof Decimal, stringify: (v) => String(v) }]) ?? '';
 }

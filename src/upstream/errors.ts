@@ -161,3 +161,93 @@ function capLength(text: string): string {
   const oneLine = text.replace(/\s+/g, ' ').trim();
   return oneLine.length <= MAX_VALIDATION_MESSAGE_LENGTH ? oneLine : `${oneLine.slice(0, MAX_VALIDATION_MESSAGE_LENGTH - 1)}…`;
 }
+
+// ---------------------------------------------------------------------------
+// Error responses -> typed errors.
+
+export interface ErrorBody {
+  message?: string;
+  fieldErrors: Record<string, string[]>;
+}
+
+/**
+ * The upstream's error body `{"message": "...", "errors": {"field": ["..."]}}`
+ * (docs/upstream.md, Errors). Anything else, including non-JSON, decodes to no
+ * message and no field errors: the status alone still classifies the error.
+ */
+export function decodeErrorBody(text: string): ErrorBody {
+  let body: unknown;
+  try {
+    // An error body carries messages, never amounts.
+    // eslint-disable-next-line no-restricted-properties
+    body = JSON.parse(text);
+  } catch {
+    return { fieldErrors: {} };
+  }
+  if (!isPlainObject(body)) return { fieldErrors: {} };
+  const fieldErrors: Record<string, string[]> = {};
+  if (isPlainObject(body['errors'])) {
+    for (const [field, messages] of Object.entries(body['errors'])) {
+      const list = (Array.isArray(messages) ? messages : [messages]).filter((m): m is string => typeof m === 'string');
+      if (list.length > 0) fieldErrors[field] = list;
+    }
+  }
+  const message = body['message'];
+  return typeof message === 'string' ? { message, fieldErrors } : { fieldErrors };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * An error status and its body -> the typed error (the key, if the body
+ * echoes it, is redacted from the messages kept for callers).
+ */
+export function errorFromResponse(
+  status: number,
+  text: string,
+  retryAfter: string | undefined,
+  init: UpstreamErrorInit,
+  apiKey: string,
+): UpstreamError {
+  if (status === 400 || status === 422) {
+    const body = decodeErrorBody(text);
+    const fieldErrors = Object.fromEntries(
+      Object.entries(body.fieldErrors).map(([field, messages]) => [field, messages.map((m) => redact(m, apiKey))]),
+    );
+    return new UpstreamValidationError({
+      ...init,
+      fieldErrors,
+      ...(body.message === undefined ? {} : { upstreamMessage: redact(body.message, apiKey) }),
+    });
+  }
+  switch (status) {
+    case 401:
+      return new UpstreamAuthenticationError(init);
+    case 403:
+      return new UpstreamPermissionError(init);
+    case 404:
+      return new UpstreamNotFoundError(init);
+    case 409:
+      return new UpstreamConflictError(init);
+    case 429: {
+      const retryAfterSeconds = parseRetryAfter(retryAfter);
+      return new UpstreamRateLimitError(retryAfterSeconds === undefined ? init : { ...init, retryAfterSeconds });
+    }
+  }
+  if (status >= 500) return new UpstreamServerError(init);
+  return new UpstreamError(`Upstream answered with unexpected status ${status} on ${init.route}`, 'unexpected_status', init);
+}
+
+/** `Retry-After` is either delta-seconds or an HTTP date (RFC 9110, 10.2.3). */
+function parseRetryAfter(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
+}
+
+function redact(text: string, apiKey: string): string {
+  return apiKey === '' ? text : text.split(apiKey).join('[redacted]');
+}

@@ -9,17 +9,27 @@
  * answer (ids, amounts, statuses as strings).
  */
 import { z } from 'zod';
+import { Decimal } from './decimal.js';
 
 const id = z.number().int();
 const timestamp = z.string().nullish();
-const amount = z.number().nullish();
+/**
+ * An amount: a `Decimal` made by decode.ts from the JSON number's source text.
+ * A plain JS number is accepted only from JSON parsed elsewhere (webhook
+ * entities), where the digits are already what that number holds.
+ */
+const money = z.union([
+  z.custom<Decimal>((v) => v instanceof Decimal),
+  z.number().refine(Number.isFinite).transform((n) => Decimal.fromParsedNumber(n)),
+]);
+const amount = money.nullish();
 const str = z.string().nullish();
 const jsonObject = z.record(z.string(), z.unknown()).nullish();
 
 export const transactionModel = z.looseObject({
   id,
   reference: str,
-  amount: z.number(),
+  amount: money,
   description: str,
   callback_url: str,
   status: z.string(),
@@ -56,7 +66,7 @@ export type TransactionModel = z.infer<typeof transactionModel>;
 export const payoutModel = z.looseObject({
   id,
   reference: str,
-  amount: z.number(),
+  amount: money,
   status: z.string(),
   customer_id: id.nullish(),
   currency_id: id.nullish(),
@@ -210,3 +220,16 @@ export const pageMetaModel = z.looseObject({
   total_count: z.number().int().nullish(),
 });
 export type PageMetaModel = z.infer<typeof pageMetaModel>;
+
+const MONEY_KEYS = ['amount', 'commission', 'fees', 'fixed_commission', 'amount_transferred', 'amount_debited'] as const;
+
+/**
+ * The top-level keys of each model that hold amounts: decode.ts turns those
+ * JSON numbers into `Decimal`s from their source text, every other number
+ * into a JS number as `JSON.parse` would.
+ */
+export const moneyKeysOf: ReadonlyMap<z.ZodType, ReadonlySet<string>> = new Map<z.ZodType, ReadonlySet<string>>([
+  [transactionModel, new Set(MONEY_KEYS)],
+  [payoutModel, new Set(MONEY_KEYS)],
+  [paymentIntentModel, new Set(['amount'])],
+]);

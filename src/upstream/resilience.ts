@@ -16,6 +16,9 @@ import {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from './errors.js';
+import { Bulkhead } from './bulkhead.js';
+
+export { Bulkhead };
 
 export interface RetryOptions {
   /** Attempts per call, the first one included; 1 disables retries. */
@@ -46,6 +49,8 @@ export interface BreakerOptions {
    * refused at once. A waiting call gives up when its own time-out runs out.
    */
   routeQueueLimit: number;
+  /** The share of a route's slots, and of its queue, one caller may hold (1: no per-caller bound). */
+  callerShare?: number;
 }
 
 export interface ResilienceOptions {
@@ -76,6 +81,8 @@ export type BreakerState = 'closed' | 'open' | 'half_open';
 
 export interface CallScope {
   route: string;
+  /** Who the call is for (a hash of the API key): the unit of fairness in the bulkhead. */
+  caller?: string;
   /** The call may be sent again: a read, or a write with an idempotency key. */
   repeatable: boolean;
   /** Epoch ms after which no attempt starts and no backoff ends. */
@@ -120,67 +127,6 @@ function countsAgainstRoute(error: unknown): boolean {
 
 function isTransient(error: unknown): boolean {
   return countsAgainstRoute(error) || error instanceof UpstreamRateLimitError;
-}
-
-/**
- * Per-route concurrency cap with a bounded wait queue. A burst above the cap
- * waits its turn (a 50-item page fans out into many reads of one route)
- * instead of failing; only a call that cannot get a slot within its own
- * time-out, or finds the queue full, is refused as `route_saturated`.
- */
-export class Bulkhead {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-
-  constructor(
-    private readonly limit: number,
-    private readonly queueLimit: number,
-  ) {}
-
-  /** Resolves with a release function once a slot is held; false when none came in time. */
-  acquire(waitMs: number, signal?: AbortSignal): Promise<(() => void) | false> {
-    if (this.active < this.limit) {
-      this.active++;
-      return Promise.resolve(this.releaser());
-    }
-    if (this.waiting.length >= this.queueLimit || waitMs <= 0) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const grant = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', giveUp);
-        resolve(this.releaser());
-      };
-      const giveUp = () => {
-        clearTimeout(timer);
-        const at = this.waiting.indexOf(grant);
-        if (at >= 0) this.waiting.splice(at, 1);
-        resolve(false);
-      };
-      const timer = setTimeout(giveUp, waitMs);
-      signal?.addEventListener('abort', giveUp, { once: true });
-      this.waiting.push(grant);
-    });
-  }
-
-  get inFlight(): number {
-    return this.active;
-  }
-
-  get queued(): number {
-    return this.waiting.length;
-  }
-
-  private releaser(): () => void {
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      // Hand the slot straight to the next waiter, so `active` never dips below the cap under load.
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.active--;
-    };
-  }
 }
 
 interface RouteGuard {
@@ -247,7 +193,7 @@ export class Resilience {
 
   private async throughBulkhead<T>(bulkhead: Bulkhead, scope: CallScope, timeoutMs: number, attempt: Attempt<T>): Promise<T> {
     const queuedAt = this.now();
-    const release = await bulkhead.acquire(timeoutMs, scope.signal);
+    const release = await bulkhead.acquire(timeoutMs, scope.signal, scope.caller);
     if (!release) throw new UpstreamUnavailableError({ route: scope.route, reason: 'route_saturated' });
     try {
       return await attempt(Math.max(1, timeoutMs - (this.now() - queuedAt)));
@@ -294,7 +240,7 @@ export class Resilience {
       });
       guard = {
         breaker,
-        bulkhead: new Bulkhead(b.routeConcurrency, b.routeQueueLimit),
+        bulkhead: new Bulkhead(b.routeConcurrency, b.routeQueueLimit, b.callerShare ?? 1),
         budget: new RetryBudget(this.options.retry.budgetRatio, this.options.retry.budgetCapacity),
       };
       this.routes.set(route, guard);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { memoryBus } from '../../src/realtime/bus.js';
 import type { PaymentEvent } from '../../src/realtime/events.js';
 import { memoryLedger, type DeliveryLedger } from '../../src/realtime/ledger.js';
-import { createWebhookReceiver } from '../../src/realtime/receiver.js';
+import { createWebhookReceiver } from '../../src/http/webhook-route.js';
 import { signWebhookBody } from '../../src/emulator/index.js';
 import { postWebhook, transactionEvent } from './support.js';
 

@@ -141,6 +141,8 @@ describe('circuit breaker and bulkhead', () => {
         // No waiting room: calls beyond the cap are refused at once, so the count below is exact.
         UPSTREAM_ROUTE_QUEUE_LIMIT: '0',
         UPSTREAM_TIMEOUT_MS: '2000',
+        // One key here: this suite measures the route's cap, not the share of one caller.
+        UPSTREAM_CALLER_SHARE: '1',
       },
     });
     key = newKey('breaker');
@@ -197,7 +199,7 @@ describe('circuit breaker and bulkhead', () => {
 describe('bulkhead queue', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ env: { UPSTREAM_ROUTE_CONCURRENCY: '3' } });
+    stack = await startStack({ env: { UPSTREAM_ROUTE_CONCURRENCY: '3', UPSTREAM_CALLER_SHARE: '1' } });
   });
   afterAll(() => stack.stop());
 

@@ -28,6 +28,8 @@ async function startGatewayProcess(upstreamUrl: string): Promise<{ child: ChildP
       LOG_LEVEL: 'info',
       SHUTDOWN_READINESS_DELAY_MS: '300',
       SHUTDOWN_GRACE_MS: '10000',
+      // One key sends all 50 operations: let it use every slot of the route (fairness is tested elsewhere).
+      UPSTREAM_CALLER_SHARE: '1',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

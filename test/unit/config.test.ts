@@ -45,4 +45,32 @@ describe('loadConfig', () => {
   it('requires PAYMENTS_API_URL for the live environment', () => {
     expect(() => loadConfig({ PAYMENTS_ENV: 'live' })).toThrow(/PAYMENTS_API_URL: is required when PAYMENTS_ENV=live/);
   });
+
+  it('serves the bundled GraphiQL explorer unless told otherwise, and none in production', () => {
+    expect(loadConfig({}).explorer).toBe('graphiql');
+    const production = { NODE_ENV: 'production', PAYMENTS_API_URL: 'https://api.example.com' };
+    expect(loadConfig(production).explorer).toBe('off');
+    expect(loadConfig({ ...production, GRAPHQL_EXPLORER: 'sandbox' }).explorer).toBe('sandbox');
+    expect(loadConfig({ GRAPHQL_EXPLORER: 'off' }).explorer).toBe('off');
+    expect(loadConfig({ GRAPHQL_EXPLORER: '' }).explorer).toBe('graphiql');
+    expect(() => loadConfig({ GRAPHQL_EXPLORER: 'playground' })).toThrow(/GRAPHQL_EXPLORER/);
+  });
+});
+
+describe('production mode', () => {
+  it('NODE_ENV=production without PAYMENTS_API_URL refuses to start, naming the variable', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/PAYMENTS_API_URL: is required when NODE_ENV=production/);
+  });
+
+  it('an explicit EMBEDDED_EMULATOR=true runs the sandbox emulator in production on purpose', () => {
+    expect(loadConfig({ NODE_ENV: 'production', EMBEDDED_EMULATOR: 'true' })).toMatchObject({ production: true, embeddedEmulator: true });
+  });
+
+  it('turns introspection and suggestions off in production, on elsewhere, and both can be set', () => {
+    const url = 'https://api.example.com';
+    expect(loadConfig({ NODE_ENV: 'production', PAYMENTS_API_URL: url }).graphql).toMatchObject({ introspection: false, suggestions: false });
+    expect(loadConfig({ PAYMENTS_ENV: 'live', PAYMENTS_API_URL: url }).graphql).toMatchObject({ introspection: false, suggestions: false });
+    expect(loadConfig({}).graphql).toMatchObject({ introspection: true, suggestions: true });
+    expect(loadConfig({ NODE_ENV: 'production', PAYMENTS_API_URL: url, GRAPHQL_INTROSPECTION: 'true' }).graphql.introspection).toBe(true);
+  });
 });

@@ -2,6 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { UpstreamValidationError, createUpstreamClient, routeLabel, type PaymentsApi } from '../../src/upstream/index.js';
 import { aCustomer, aPayout, aTransaction, aWebhook, anEvent, aLog, enveloped } from './fixtures.js';
 import { TEST_KEY, useUpstreamHarness } from './harness.js';
+import { Decimal } from '../../src/upstream/decimal.js';
+
+/** Amounts travel as Decimals (src/upstream/decimal.ts). */
+const dec = (text: string): Decimal => Decimal.parse(text) as Decimal;
 
 const h = useUpstreamHarness();
 
@@ -49,7 +53,7 @@ describe('headers', () => {
   it('forwards the Idempotency-Key when one is given', async () => {
     h.upstream.replyWith({ json: aPayout() });
 
-    await h.api.payouts.create({ amount: 1000, currencyIso: 'XOF' }, { idempotencyKey: 'idem-123' });
+    await h.api.payouts.create({ amount: dec('1000'), currencyIso: 'XOF' }, { idempotencyKey: 'idem-123' });
 
     expect(lastRequest().headers['idempotency-key']).toBe('idem-123');
   });
@@ -57,7 +61,7 @@ describe('headers', () => {
   it('sends no Idempotency-Key when none is given', async () => {
     h.upstream.replyWith({ json: aPayout() });
 
-    await h.api.payouts.create({ amount: 1000, currencyIso: 'XOF' });
+    await h.api.payouts.create({ amount: dec('1000'), currencyIso: 'XOF' });
 
     expect(lastRequest().headers).not.toHaveProperty('idempotency-key');
   });
@@ -69,31 +73,21 @@ describe('paths and methods', () => {
     ['transactions.retrieve', (api) => api.transactions.retrieve(101), aTransaction(), 'GET', '/v1/transactions/101'],
     ['transactions.list', (api) => api.transactions.list(), [aTransaction()], 'GET', '/v1/transactions'],
     ['transactions.search', (api) => api.transactions.search(), [aTransaction()], 'GET', '/v1/transactions/search'],
-    ['transactions.create', (api) => api.transactions.create({ amount: 1, currencyIso: 'XOF' }), aTransaction(), 'POST', '/v1/transactions'],
+    ['transactions.create', (api) => api.transactions.create({ amount: dec('1'), currencyIso: 'XOF' }), aTransaction(), 'POST', '/v1/transactions'],
     ['transactions.update', (api) => api.transactions.update(101, { status: 'canceled' }), aTransaction(), 'PUT', '/v1/transactions/101'],
-    ['transactions.delete', (api) => api.transactions.delete(101), aTransaction(), 'DELETE', '/v1/transactions/101'],
     ['transactions.createToken', (api) => api.transactions.createToken(101), { token: 't', url: 'u' }, 'POST', '/v1/transactions/101/token'],
     ['transactions.send', (api) => api.transactions.send('mtn_ci', { token: 't' }), [], 'POST', '/v1/transactions/mtn_ci'],
     ['payouts.retrieve', (api) => api.payouts.retrieve(201), aPayout(), 'GET', '/v1/payouts/201'],
-    ['payouts.list', (api) => api.payouts.list(), [aPayout()], 'GET', '/v1/payouts'],
     ['payouts.search', (api) => api.payouts.search(), [aPayout()], 'GET', '/v1/payouts/search'],
-    ['payouts.create', (api) => api.payouts.create({ amount: 1, currencyIso: 'XOF' }), aPayout(), 'POST', '/v1/payouts'],
-    ['payouts.update', (api) => api.payouts.update(201, { amount: 2 }), aPayout(), 'PUT', '/v1/payouts/201'],
-    ['payouts.delete', (api) => api.payouts.delete(201), aPayout(), 'DELETE', '/v1/payouts/201'],
+    ['payouts.create', (api) => api.payouts.create({ amount: dec('1'), currencyIso: 'XOF' }), aPayout(), 'POST', '/v1/payouts'],
+    ['payouts.update', (api) => api.payouts.update(201, { amount: dec('2') }), aPayout(), 'PUT', '/v1/payouts/201'],
     ['payouts.start', (api) => api.payouts.start([{ id: 201 }]), [aPayout()], 'PUT', '/v1/payouts/start'],
     ['customers.retrieve', (api) => api.customers.retrieve(7), aCustomer(), 'GET', '/v1/customers/7'],
-    ['customers.list', (api) => api.customers.list(), [aCustomer()], 'GET', '/v1/customers'],
     ['customers.search', (api) => api.customers.search(), [aCustomer()], 'GET', '/v1/customers/search'],
     ['customers.create', (api) => api.customers.create({ firstname: 'A', lastname: 'L', email: 'a@x.io' }), aCustomer(), 'POST', '/v1/customers'],
-    ['customers.update', (api) => api.customers.update(7, { email: 'b@x.io' }), aCustomer(), 'PUT', '/v1/customers/7'],
-    ['customers.delete', (api) => api.customers.delete(7), aCustomer(), 'DELETE', '/v1/customers/7'],
     ['currencies.list', (api) => api.currencies.list(), [], 'GET', '/v1/currencies'],
-    ['currencies.retrieve', (api) => api.currencies.retrieve(1), [{ id: 1, iso: 'XOF' }], 'GET', '/v1/currencies/1'],
     ['webhooks.list', (api) => api.webhooks.list(), [], 'GET', '/v1/webhooks'],
     ['webhooks.retrieve', (api) => api.webhooks.retrieve(11), [aWebhook()], 'GET', '/v1/webhooks/11'],
-    ['webhooks.create', (api) => api.webhooks.create({ url: 'https://x.io' }), aWebhook(), 'POST', '/v1/webhooks'],
-    ['webhooks.update', (api) => api.webhooks.update(11, { enabled: false }), aWebhook(), 'PUT', '/v1/webhooks/11'],
-    ['webhooks.delete', (api) => api.webhooks.delete(11), aWebhook(), 'DELETE', '/v1/webhooks/11'],
     ['events.retrieve', (api) => api.events.retrieve(31), [anEvent()], 'GET', '/v1/events/31'],
     ['events.list', (api) => api.events.list(), [anEvent()], 'GET', '/v1/events'],
     ['logs.retrieve', (api) => api.logs.retrieve(41), [aLog()], 'GET', '/v1/logs/41'],
@@ -125,7 +119,7 @@ describe('request bodies are the snake_case wire shapes', () => {
     h.upstream.replyWith({ json: aTransaction() });
 
     await h.api.transactions.create({
-      amount: 2500,
+      amount: dec('2500'),
       currencyIso: 'XOF',
       description: 'Order 42',
       callbackUrl: 'https://shop.example/cb',
@@ -151,7 +145,7 @@ describe('request bodies are the snake_case wire shapes', () => {
     h.upstream.replyWith({ json: aTransaction() });
 
     await h.api.transactions.create({
-      amount: 100,
+      amount: dec('100'),
       currencyIso: 'XOF',
       customer: { firstname: 'Ada', lastname: 'Lovelace', email: 'ada@example.com', phoneNumber: { number: '97000000', country: 'bj' } },
     });
@@ -191,7 +185,7 @@ describe('request bodies are the snake_case wire shapes', () => {
     h.upstream.replyWith({ json: aPayout() });
 
     await h.api.payouts.create({
-      amount: 1000,
+      amount: dec('1000'),
       currencyIso: 'XOF',
       customer: { firstname: 'Ada', lastname: 'Lovelace', email: 'ada@example.com' },
       mode: 'mtn',
@@ -212,7 +206,7 @@ describe('request bodies are the snake_case wire shapes', () => {
   it('updates a payout with only the given fields', async () => {
     h.upstream.replyWith({ json: aPayout() });
 
-    await h.api.payouts.update(201, { amount: 1500 });
+    await h.api.payouts.update(201, { amount: dec('1500') });
 
     expect(lastRequest().body).toEqual({ amount: 1500 });
   });
@@ -251,31 +245,11 @@ describe('request bodies are the snake_case wire shapes', () => {
     });
   });
 
-  it('creates a webhook', async () => {
-    h.upstream.replyWith({ json: aWebhook() });
-
-    await h.api.webhooks.create({
-      url: 'https://shop.example/hooks',
-      enabled: true,
-      sslVerify: false,
-      disableOnError: true,
-      secret: 'whsec_1',
-    });
-
-    expect(lastRequest().body).toEqual({
-      url: 'https://shop.example/hooks',
-      enabled: true,
-      ssl_verify: false,
-      disable_on_error: true,
-      secret: 'whsec_1',
-    });
-  });
-
-  it('sends no body on reads and deletes', async () => {
+  it('sends no body on reads', async () => {
     h.upstream.replyWith({ json: aCustomer() });
 
     await h.api.customers.retrieve(7);
-    await h.api.customers.delete(7);
+    await h.api.customers.retrieve(8);
 
     expect(h.upstream.requests.map((r) => r.body)).toEqual([undefined, undefined]);
   });
@@ -367,7 +341,7 @@ describe('arguments are checked before any request is sent', () => {
 
   it.each([
     ['a payout to start', (api: PaymentsApi) => api.payouts.start([{ id: 201 }, { id: -5 }]), 'payouts[1].id'],
-    ['an existing customer', (api: PaymentsApi) => api.transactions.create({ amount: 1, currencyIso: 'XOF', customer: { id: 0 } }), 'customer.id'],
+    ['an existing customer', (api: PaymentsApi) => api.transactions.create({ amount: dec('1'), currencyIso: 'XOF', customer: { id: 0 } }), 'customer.id'],
     ['a customer filter', (api: PaymentsApi) => api.transactions.search({ customerId: 1.5 }), 'filters[customer_id]'],
     ['a page number', (api: PaymentsApi) => api.events.list({ page: 0 }), 'page'],
   ])('rejects a bad id for %s without calling', async (_what, call, field) => {

@@ -14,6 +14,8 @@ export interface ReceivedRequest {
   headers: http.IncomingHttpHeaders;
   /** Parsed JSON body, or undefined when none was sent. */
   body: unknown;
+  /** The body as sent, for checks `JSON.parse` would blur (number tokens). */
+  rawBody: string;
 }
 
 export type Reply =
@@ -48,6 +50,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
         query: url.searchParams,
         headers: req.headers,
         body: raw === '' ? undefined : (JSON.parse(raw) as unknown),
+        rawBody: raw,
       };
       requests.push(received);
       const reply = respond(received);

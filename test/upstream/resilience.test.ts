@@ -18,6 +18,10 @@ import {
 import { startFakeUpstream, type FakeUpstream, type Reply } from './fake-upstream.js';
 import { aPayout, aTransaction, enveloped } from './fixtures.js';
 import { TEST_KEY } from './harness.js';
+import { Decimal } from '../../src/upstream/decimal.js';
+
+/** Amounts travel as Decimals (src/upstream/decimal.ts). */
+const dec = (text: string): Decimal => Decimal.parse(text) as Decimal;
 
 const FAST: ResilienceOptions = {
   retry: { ...DEFAULT_RESILIENCE.retry, baseDelayMs: 5, maxDelayMs: 20 },
@@ -59,14 +63,14 @@ describe('retries', () => {
     let n = 0;
     upstream.replyWith(() => (n++ === 0 ? 'reset' : { json: enveloped('payout', aPayout()) }));
 
-    await client().forKey(TEST_KEY).payouts.create({ amount: 500, currencyIso: 'XOF' }, { idempotencyKey: 'k-1' });
+    await client().forKey(TEST_KEY).payouts.create({ amount: dec('500'), currencyIso: 'XOF' }, { idempotencyKey: 'k-1' });
 
     expect(upstream.requests.map((r) => r.headers['idempotency-key'])).toEqual(['k-1', 'k-1']);
   });
 
   it.each([
-    ['a write without a key', (c: UpstreamClient) => c.forKey(TEST_KEY).payouts.create({ amount: 500, currencyIso: 'XOF' })],
-    ['a delete', (c: UpstreamClient) => c.forKey(TEST_KEY).payouts.delete(5)],
+    ['a write without a key', (c: UpstreamClient) => c.forKey(TEST_KEY).payouts.create({ amount: dec('500'), currencyIso: 'XOF' })],
+    ['an update without a key', (c: UpstreamClient) => c.forKey(TEST_KEY).transactions.update(5, { description: 'x' })],
   ])('never retries %s', async (_label, call) => {
     failFirst(1, { status: 503, json: { message: 'busy' } });
 
@@ -198,5 +202,40 @@ describe('bulkhead', () => {
     expect(bulkhead.inFlight).toBe(0);
     expect(await bulkhead.acquire(0)).toBeTypeOf('function');
     expect(bulkhead.inFlight).toBe(1);
+  });
+
+  it('holds one caller to its share of the slots and of the queue; others still get in', async () => {
+    // 4 slots, 8 queue places, a share of a half: one caller holds 2 slots and queues 4 at most.
+    const bulkhead = new Bulkhead(4, 8, 0.5);
+    const flood = await Promise.all([1, 2].map(() => bulkhead.acquire(1000, undefined, 'flood')));
+    expect(flood.every((r) => typeof r === 'function')).toBe(true);
+    const floodWaiting = [1, 2, 3, 4].map(() => bulkhead.acquire(1000, undefined, 'flood'));
+    expect(bulkhead.inFlight).toBe(2);
+    expect(await bulkhead.acquire(1000, undefined, 'flood')).toBe(false); // over its queue share
+    // Another caller is not held back by the flood: free slots are there for it.
+    const other = await bulkhead.acquire(0, undefined, 'other');
+    expect(other).toBeTypeOf('function');
+    (other as () => void)();
+    for (const release of flood) (release as () => void)();
+    const next = await Promise.all(floodWaiting.slice(0, 2));
+    for (const release of next) (release as () => void)();
+    for (const release of await Promise.all(floodWaiting.slice(2))) (release as () => void)();
+    expect(bulkhead.inFlight).toBe(0);
+    expect(bulkhead.queued).toBe(0);
+  });
+
+  it('hands freed slots round-robin between waiting callers', async () => {
+    const bulkhead = new Bulkhead(1, 10);
+    const order: string[] = [];
+    const first = (await bulkhead.acquire(1000, undefined, 'a')) as () => void;
+    const waiters = ['a', 'a', 'a', 'b', 'b'].map((caller) =>
+      bulkhead.acquire(1000, undefined, caller).then((release) => {
+        order.push(caller);
+        (release as () => void)();
+      }),
+    );
+    first();
+    await Promise.all(waiters);
+    expect(order).toEqual(['a', 'b', 'a', 'b', 'a']);
   });
 });

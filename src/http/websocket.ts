@@ -1,6 +1,6 @@
 /**
  * GraphQL over WebSocket (graphql-ws protocol) on the HTTP server's /graphql
- * path, with the same schema, context shape and error mapping as HTTP.
+ * path, with the same schema, context (src/context.ts) and error mapping as HTTP.
  *
  * A connection authenticates once, in `connectionParams.authorization`, with
  * the same bearer key as HTTP; the account behind the key (asked upstream,
@@ -12,30 +12,21 @@ import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'gr
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { readCaller, type Caller } from '../auth.js';
-import type { Config } from '../config.js';
-import type { Context } from '../context.js';
-import type { CurrencyCatalog } from '../loaders/currency-catalog.js';
-import { createLoaders } from '../loaders/index.js';
-import type { Logger } from '../logger.js';
+import { createContext, type Context, type ContextDeps } from '../context.js';
+import { ErrorCode } from '../errors.js';
 import type { PaymentsApi } from '../upstream/api.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
 import { LRUCache } from 'lru-cache';
-import type { EventBus } from './bus.js';
-import type { PaymentEvent } from './events.js';
-import { boundedStream } from './stream.js';
-
-/** What a subscription resolver gets in its context (absent over HTTP). */
-export interface RealtimeSource {
-  /** The caller's account: the only one whose events reach this connection. */
-  accountId: number;
-  events<T>(select: (event: PaymentEvent) => T | null): AsyncIterableIterator<T>;
-}
+import type { EventBus } from '../realtime/bus.js';
+import { boundedStream } from '../realtime/stream.js';
+import { createRateLimiter } from '../limits/rate-limit.js';
 
 /** Close codes a client can act on (4xxx: application-defined, per RFC 6455). */
 export const CloseCodes = {
   unauthorized: 4401,
   forbidden: 4403,
   tooSlow: 4429,
+  tooMany: 1008,
   tryAgainLater: 1013,
 } as const;
 
@@ -52,11 +43,8 @@ export interface SubscriptionServerDeps {
   path: string;
   schema: GraphQLSchema;
   bus: EventBus;
-  forKey(apiKey: string): PaymentsApi;
-  config: Readonly<Config>;
+  context: ContextDeps;
   limits: SubscriptionLimits;
-  logger: Logger;
-  currencyCatalog: CurrencyCatalog;
   formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
 }
 
@@ -68,8 +56,25 @@ export interface SubscriptionServer {
 
 interface Session {
   caller: Caller;
-  api: PaymentsApi;
   accountId: number;
+  /** Ids of this connection's live operations, counted against the key's cap. */
+  operations: Set<string>;
+}
+
+/** Counts per name, forgetting names that drop to zero (bounded by what is live). */
+class Tally {
+  private readonly counts = new Map<string, number>();
+  get(name: string): number {
+    return this.counts.get(name) ?? 0;
+  }
+  add(name: string): void {
+    this.counts.set(name, this.get(name) + 1);
+  }
+  remove(name: string): void {
+    const left = this.get(name) - 1;
+    if (left > 0) this.counts.set(name, left);
+    else this.counts.delete(name);
+  }
 }
 
 const ACCOUNT_TTL_MS = 10 * 60_000;
@@ -79,19 +84,36 @@ const MAX_MESSAGE_BYTES = 64 * 1024;
 const CLOSE_GRACE_MS = 5_000;
 
 export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionServer {
-  const { logger, limits } = deps;
+  const { limits } = deps;
+  const { logger, config } = deps.context;
+  const caps = config.limits.ws;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const sessions = new WeakMap<WebSocket, Session>();
   const accounts = new LRUCache<string, Promise<number>>({ max: 10_000, ttl: ACCOUNT_TTL_MS });
+  // What one key, one client address and the whole instance may hold (README, Security).
+  const byAddress = new Tally();
+  const connectionsByKey = new Tally();
+  const operationsByKey = new Tally();
+  const connects = createRateLimiter({ perMinute: caps.connectsPerMinute, prefix: 'ws-connect', redis: null });
+  const subscribes = createRateLimiter({ perMinute: caps.subscribesPerMinute, prefix: 'ws-subscribe', redis: null });
   let closedTooSlow = 0;
+
+  const refuseUpgrade = (socket: Duplex, status: string) => socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\n\r\n`);
 
   const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const pathname = new URL(req.url ?? '/', 'http://gateway').pathname;
-    if (pathname !== deps.path) {
-      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\n\r\n');
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    if (pathname !== deps.path) return refuseUpgrade(socket, '404 Not Found');
+    if (wss.clients.size >= caps.maxConnections) return refuseUpgrade(socket, '503 Service Unavailable');
+    const address = req.socket.remoteAddress ?? 'unknown';
+    if (byAddress.get(address) >= caps.maxConnectionsPerAddress) return refuseUpgrade(socket, '429 Too Many Requests');
+    void connects.take(address).then((decision) => {
+      if (!decision.allowed) return refuseUpgrade(socket, '429 Too Many Requests');
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        byAddress.add(address);
+        ws.once('close', () => byAddress.remove(address));
+        wss.emit('connection', ws, req);
+      });
+    });
   };
   deps.httpServer.on('upgrade', onUpgrade);
 
@@ -120,7 +142,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         const socket = ctx.extra.socket;
         const params = ctx.connectionParams ?? {};
         const header = [params.authorization, params.Authorization].find((v): v is string => typeof v === 'string');
-        const caller = readCaller(header, deps.config.paymentsEnv);
+        const caller = readCaller(header, config.paymentsEnv);
         if (caller === null) {
           socket.close(CloseCodes.unauthorized, 'Unauthorized: connectionParams.authorization must be "Bearer <key>"');
           return false;
@@ -130,12 +152,32 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
           socket.close(forbidden ? CloseCodes.forbidden : CloseCodes.unauthorized, forbidden ? 'Forbidden: key of another environment' : 'Unauthorized: malformed API key');
           return false;
         }
-        const api = deps.forKey(caller.apiKey);
+        if (deps.context.rejectedKeys.has(caller.callerId)) {
+          socket.close(CloseCodes.unauthorized, 'Unauthorized: the API key was refused');
+          return false;
+        }
+        if (connectionsByKey.get(caller.callerId) >= caps.maxConnectionsPerKey) {
+          socket.close(CloseCodes.tooMany, `Too many connections for this API key (at most ${caps.maxConnectionsPerKey})`);
+          return false;
+        }
+        // The account look-up is the connection's own call, not an operation's: no deadline but the upstream time-out.
+        const api = deps.context.upstream.forKey(caller.apiKey);
         try {
-          sessions.set(socket, { caller, api, accountId: await accountOf(caller, api) });
+          const accountId = await accountOf(caller, api);
+          if (socket.readyState !== socket.OPEN) return false;
+          sessions.set(socket, { caller, accountId, operations: new Set() });
+          connectionsByKey.add(caller.callerId);
+          socket.once('close', () => {
+            connectionsByKey.remove(caller.callerId);
+            const session = sessions.get(socket);
+            for (const _ of session?.operations ?? []) operationsByKey.remove(caller.callerId);
+          });
           return true;
         } catch (error) {
-          if (error instanceof UpstreamAuthenticationError) socket.close(CloseCodes.unauthorized, 'Unauthorized: the API key was refused');
+          if (error instanceof UpstreamAuthenticationError) {
+            deps.context.rejectedKeys.remember(caller.callerId);
+            socket.close(CloseCodes.unauthorized, 'Unauthorized: the API key was refused');
+          }
           else if (error instanceof UpstreamPermissionError) socket.close(CloseCodes.forbidden, 'Forbidden');
           else {
             logger.warn({ err: error instanceof Error ? { message: error.message } : error }, 'subscription connection refused: account lookup failed');
@@ -144,25 +186,41 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
           return false;
         }
       },
-      onSubscribe: (ctx) => {
+      onSubscribe: async (ctx, id) => {
+        const session = sessions.get(ctx.extra.socket);
+        const refuse = (message: string, extra: Record<string, unknown> = {}) => [
+          new GraphQLError(message, { extensions: { code: ErrorCode.RATE_LIMITED, ...extra } }),
+        ];
+        if (!session) return undefined;
         if (Object.keys(ctx.subscriptions).length > limits.maxSubscriptionsPerConnection) {
-          return [new GraphQLError(`At most ${limits.maxSubscriptionsPerConnection} operations per connection.`, { extensions: { code: 'RATE_LIMITED' } })];
+          return refuse(`At most ${limits.maxSubscriptionsPerConnection} operations per connection.`);
         }
+        const callerId = session.caller.callerId;
+        if (operationsByKey.get(callerId) >= caps.maxSubscriptionsPerKey) {
+          return refuse(`At most ${caps.maxSubscriptionsPerKey} live operations per API key.`);
+        }
+        const rate = await subscribes.take(callerId);
+        if (!rate.allowed) return refuse('Too many subscribe messages for this API key; retry later.', { retryAfterSeconds: rate.retryAfterSeconds });
+        session.operations.add(id);
+        operationsByKey.add(callerId);
         return undefined;
+      },
+      onComplete: (ctx, id) => {
+        const session = sessions.get(ctx.extra.socket);
+        if (session?.operations.delete(id)) operationsByKey.remove(session.caller.callerId);
       },
       context: (ctx): Context => {
         const socket = ctx.extra.socket;
         const session = sessions.get(socket);
         // onConnect admitted this socket, so there is a session.
-        if (!session) throw new GraphQLError('Not connected.', { extensions: { code: 'UNAUTHENTICATED' } });
-        const { api, caller, accountId } = session;
+        if (!session) throw new GraphQLError('Not connected.', { extensions: { code: ErrorCode.UNAUTHENTICATED } });
+        const { caller, accountId } = session;
+        // Each operation, and each event of a subscription, gets the deadline an
+        // HTTP operation gets: an event's relations are a new read of the world.
+        const forOperation = () =>
+          createContext(deps.context, { caller, deadlineAt: Date.now() + config.operationDeadlineMs, transport: 'websocket' });
         const context: Context = {
-          api,
-          callerId: caller.callerId,
-          loaders: createLoaders(api, caller.callerId, deps.currencyCatalog),
-          pagination: deps.config.pagination,
-          logger,
-          currencyCatalog: deps.currencyCatalog,
+          ...forOperation(),
           realtime: {
             accountId,
             events: (select) =>
@@ -177,9 +235,11 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
                   logger.warn({ callerId: caller.callerId, queueLimit: limits.queueLimit }, 'subscriber too slow: connection closed');
                   closeSoon(socket, CloseCodes.tooSlow, `Subscriber too slow: more than ${limits.queueLimit} events queued`);
                 },
-                // Each event is a new read of the world: relations are loaded afresh, not from the last event's cache.
                 beforeEach: () => {
-                  context.loaders = createLoaders(api, caller.callerId, deps.currencyCatalog);
+                  const fresh = forOperation();
+                  context.api = fresh.api;
+                  context.loaders = fresh.loaders;
+                  context.idempotency = fresh.idempotency;
                 },
               }),
           },

@@ -1,0 +1,99 @@
+/**
+ * The architecture as import rules (docs/architecture.md draws the same
+ * rooms). `npm run depcheck` fails on a cycle or on an import against the
+ * allowed directions below. Read each rule as "<from> may not import <to>".
+ *
+ *   main.ts ──> server.ts ──> http/ ──> context.ts ──> loaders/ ──> upstream/
+ *                    │          │            └──> idempotency/     ▲
+ *                    │          └──> realtime/ (events side)       │
+ *                    └──> schema.ts ──> resolvers/ ──> payments/ ──┘
+ *   emulator/: a product of its own; only main.ts starts it.
+ */
+const GATEWAY_SHARED = '^src/(config|logger|errors|naming|auth|pagination)\\.ts$|^src/__generated__/';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      comment: 'Rooms depend one way; a cycle means two of them are one room or a type is in the wrong place.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'emulator-stands-alone',
+      severity: 'error',
+      comment: 'The emulator is a separate product: it imports nothing of the gateway.',
+      from: { path: '^src/emulator/' },
+      to: { path: '^src/', pathNot: '^src/emulator/' },
+    },
+    {
+      name: 'only-main-starts-the-emulator',
+      severity: 'error',
+      comment: 'The gateway reaches the emulator over HTTP like any upstream; only the entry point starts it.',
+      from: { path: '^src/', pathNot: ['^src/emulator/', '^src/main\\.ts$'] },
+      to: { path: '^src/emulator/' },
+    },
+    {
+      name: 'upstream-knows-no-gateway',
+      severity: 'error',
+      comment: 'The REST client is usable on its own: it imports nothing of the GraphQL side.',
+      from: { path: '^src/upstream/' },
+      to: { path: '^src/', pathNot: '^src/upstream/' },
+    },
+    {
+      name: 'loaders-sit-on-upstream',
+      severity: 'error',
+      comment: 'DataLoaders batch upstream reads; they know nothing of GraphQL resolvers or transports.',
+      from: { path: '^src/loaders/' },
+      to: { path: '^src/', pathNot: ['^src/loaders/', '^src/upstream/'] },
+    },
+    {
+      name: 'payment-rules-are-pure',
+      severity: 'error',
+      comment: 'Payment rules read the schema enums and upstream constants, nothing that runs an operation.',
+      from: { path: '^src/payments/' },
+      to: { path: '^src/', pathNot: ['^src/payments/', '^src/upstream/', GATEWAY_SHARED] },
+    },
+    {
+      name: 'selection-is-graphql-only',
+      severity: 'error',
+      from: { path: '^src/graphql/' },
+      to: { path: '^src/', pathNot: '^src/graphql/' },
+    },
+    {
+      name: 'realtime-is-the-event-side',
+      severity: 'error',
+      comment: 'Bus, ledger, receiver logic and streams; transports (http/) and resolvers use it, never the reverse.',
+      from: { path: '^src/realtime/' },
+      to: { path: '^src/', pathNot: ['^src/realtime/', '^src/upstream/', GATEWAY_SHARED] },
+    },
+    {
+      name: 'idempotency-below-resolvers',
+      severity: 'error',
+      from: { path: '^src/idempotency/' },
+      to: { path: '^src/(http|resolvers|realtime|loaders|server|context|schema)' },
+    },
+    {
+      name: 'resolvers-never-see-transports',
+      severity: 'error',
+      comment: 'A resolver works the same over HTTP and WebSocket: it imports no transport.',
+      from: { path: '^src/(resolvers|schema)' },
+      to: { path: '^src/(http/|server\\.ts|main\\.ts)' },
+    },
+    {
+      name: 'only-the-server-assembles-transports',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/http/', '^src/server\\.ts$'] },
+      to: { path: '^src/http/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // The explorer's browser source and its built bundle are not gateway code.
+    exclude: { path: '^src/explorer/(assets|ui)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};

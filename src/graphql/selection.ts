@@ -1,0 +1,59 @@
+/**
+ * The one walker over a selection set: the field names it selects, through
+ * named and inline fragments, leaving out what `@skip` / `@include` drop for
+ * the operation's variables. The auth gate (root fields), the id-only relation
+ * shortcut and the idempotency guard's mutation count all read selections
+ * through it, so they agree with what graphql-js will actually execute.
+ */
+import {
+  getDirectiveValues,
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
+  Kind,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type FragmentSpreadNode,
+  type InlineFragmentNode,
+  type SelectionSetNode,
+} from 'graphql';
+
+export type Fragments = Readonly<Record<string, FragmentDefinitionNode>>;
+export type Variables = Readonly<Record<string, unknown>>;
+
+/** graphql-js's own rule (collectFields): `@skip(if: true)` drops, `@include(if: false)` drops. */
+export function isIncluded(node: FieldNode | FragmentSpreadNode | InlineFragmentNode, variables: Variables): boolean {
+  const skip = getDirectiveValues(GraphQLSkipDirective, node, variables as Record<string, unknown>);
+  if (skip?.if === true) return false;
+  const include = getDirectiveValues(GraphQLIncludeDirective, node, variables as Record<string, unknown>);
+  return include?.if !== false;
+}
+
+/** The names of the fields a selection set executes, in document order, repeats included. */
+export function selectedFieldNames(set: SelectionSetNode | undefined, fragments: Fragments, variables: Variables = {}): string[] {
+  const names: string[] = [];
+  const visit = (current: SelectionSetNode) => {
+    for (const sel of current.selections) {
+      if (!isIncluded(sel, variables)) continue;
+      if (sel.kind === Kind.FIELD) names.push(sel.name.value);
+      else if (sel.kind === Kind.INLINE_FRAGMENT) visit(sel.selectionSet);
+      else {
+        const fragment = fragments[sel.name.value];
+        if (fragment) visit(fragment.selectionSet);
+      }
+    }
+  };
+  if (set) visit(set);
+  return names;
+}
+
+/** Fragment definitions of a document by name. */
+export function fragmentsOf(definitions: readonly { kind: Kind }[]): Fragments {
+  const fragments: Record<string, FragmentDefinitionNode> = {};
+  for (const def of definitions) {
+    if (def.kind === Kind.FRAGMENT_DEFINITION) {
+      const fragment = def as FragmentDefinitionNode;
+      fragments[fragment.name.value] = fragment;
+    }
+  }
+  return fragments;
+}

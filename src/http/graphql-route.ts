@@ -1,0 +1,174 @@
+/**
+ * `/graphql` over HTTP: Apollo Server 5 driven through its integration API
+ * over node:http (no framework in between), CORS for browser callers, and
+ * the auth gate that refuses an operation needing a caller before any
+ * resolver runs.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type http from 'node:http';
+import { HeaderMap, type ApolloServer, type ApolloServerPlugin, type GraphQLRequestContext } from '@apollo/server';
+import { GraphQLError } from 'graphql';
+import { readCaller, type Caller } from '../auth.js';
+import { createContext, type Context, type ContextDeps } from '../context.js';
+import { ErrorCode, unauthenticated } from '../errors.js';
+import type { RateLimiter } from '../limits/rate-limit.js';
+import { loadTrustedDocuments } from '../limits/trusted-documents.js';
+import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
+import { BodyTooLarge, closeAfterAnswer, readBody, sendJson } from './body.js';
+
+/** Largest request body accepted from a caller with a key; GraphQL documents and variables are small. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/** What Apollo Router sends to ask a subgraph for inline traces. */
+const INCLUDE_TRACE_HEADER = 'apollo-federation-include-trace';
+/** Set by the router (a `headers` rule in router.yaml) to prove it is the router. */
+const ROUTER_SECRET_HEADER = 'x-router-secret';
+
+function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** Root fields that need no caller: schema introspection and the federation SDL. */
+const PUBLIC_ROOT_FIELDS = new Set(['__schema', '__type', '__typename', '_service']);
+
+export type HttpContext = Context & { authenticated: boolean };
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A refused credential as an HTTP answer, without parsing anything. */
+function refuse(res: http.ServerResponse, error: GraphQLError): void {
+  const status = (error.extensions.http as { status?: number } | undefined)?.status ?? 401;
+  res.setHeader('connection', 'close');
+  sendJson(res, status, { errors: [{ message: error.message, extensions: { code: error.extensions.code } }] });
+}
+
+function recentlyRejected(): GraphQLError {
+  return unauthenticated('The payments API rejected this API key moments ago; check the key before retrying.');
+}
+
+export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, rateLimiter: RateLimiter) {
+  const contextFor = (req: http.IncomingMessage, caller: Caller | null) => async (): Promise<HttpContext> => {
+    const headerKey = req.headers['idempotency-key'];
+    const context = createContext(deps, {
+      caller,
+      // Every upstream call and retry of this operation stops at its deadline.
+      deadlineAt: Date.now() + deps.config.operationDeadlineMs,
+      transport: 'http',
+      ...(typeof headerKey === 'string' ? { idempotencyKeyHeader: headerKey } : {}),
+    });
+    return { ...context, authenticated: caller !== null };
+  };
+
+  const { production } = deps.config;
+  const { routerSharedSecret } = deps.config.graphql;
+  const tracesAllowed = (req: http.IncomingMessage): boolean => {
+    if (routerSharedSecret === null) return !production;
+    const given = req.headers[ROUTER_SECRET_HEADER];
+    return typeof given === 'string' && safeEqual(given, routerSharedSecret);
+  };
+
+  const trusted = deps.config.trustedDocumentsPath ? loadTrustedDocuments(deps.config.trustedDocumentsPath) : null;
+
+  return async function handleGraphQL(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
+    setCorsHeaders(res);
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204).end();
+      return;
+    }
+    // The caller first: a credential that can never work costs no body read, parse or validation.
+    const read = readCaller(req.headers.authorization, deps.config.paymentsEnv);
+    if (read instanceof Error) return refuse(res, read);
+    if (read && deps.rejectedKeys.has(read.callerId)) return refuse(res, recentlyRejected());
+    const rate = await rateLimiter.take(read?.callerId ?? `address:${req.socket.remoteAddress ?? 'unknown'}`);
+    if (!rate.allowed) {
+      res.setHeader('retry-after', String(rate.retryAfterSeconds));
+      return sendJson(res, 429, {
+        errors: [{ message: 'Too many operations for this API key; retry later.', extensions: { code: ErrorCode.RATE_LIMITED, retryAfterSeconds: rate.retryAfterSeconds } }],
+      });
+    }
+    // Without a key only introspection and the federation SDL can run: small documents.
+    const maxBytes = read ? MAX_BODY_BYTES : deps.config.limits.maxAnonymousBodyBytes;
+    const raw = await readBody(req, maxBytes);
+    if (raw instanceof BodyTooLarge) {
+      res.setHeader('connection', 'close');
+      sendJson(res, 413, { errors: [{ message: `Request body too large: at most ${maxBytes} bytes${read ? '' : ' without an API key'}.`, extensions: { code: 'BAD_REQUEST' } }] });
+      // Stop reading what is left of a large body: close once the answer is out.
+      closeAfterAnswer(req, res);
+      return;
+    }
+    let body: unknown = undefined;
+    if (raw.length > 0) {
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        return sendJson(res, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
+      }
+    }
+    if (trusted) {
+      const text = isRecord(body) && req.method === 'POST' ? trusted.resolve(body) : null;
+      if (text === null) {
+        return sendJson(res, 400, {
+          errors: [{ message: 'Only trusted documents run here: send a documentId or persisted-query hash from the manifest (POST).', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } }],
+        });
+      }
+      const { documentId: _id, extensions, ...rest } = body as Record<string, unknown>;
+      const { persistedQuery: _hash, ...otherExtensions } = isRecord(extensions) ? extensions : {};
+      body = { ...rest, query: text, ...(Object.keys(otherExtensions).length > 0 ? { extensions: otherExtensions } : {}) };
+    }
+    const headers = new HeaderMap();
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    // Inline traces (ftv1) reveal resolver timings: only for the router, when it is known.
+    if (!tracesAllowed(req)) headers.delete(INCLUDE_TRACE_HEADER);
+    const response = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: req.method ?? 'GET', headers, search: url.search, body },
+      context: contextFor(req, read),
+    });
+    for (const [name, value] of response.headers) res.setHeader(name, value);
+    res.statusCode = response.status ?? 200;
+    if (response.body.kind === 'complete') {
+      res.end(response.body.string);
+      return;
+    }
+    for await (const chunk of response.body.asyncIterator) res.write(chunk);
+    res.end();
+  };
+}
+
+/**
+ * Refuses, before any resolver runs, an operation that needs a caller and has
+ * none, so no upstream call is made; and a subscription, which HTTP cannot carry.
+ */
+export function authGate(): ApolloServerPlugin<HttpContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ contextValue, operation, document, request }: GraphQLRequestContext<HttpContext>) {
+          if (!operation) return;
+          if (operation.operation === 'subscription') {
+            throw new GraphQLError('Subscriptions are served over GraphQL over WebSocket (graphql-ws) at this same path.', {
+              extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
+            });
+          }
+          if (contextValue.authenticated) return;
+          const rootFields = selectedFieldNames(operation.selectionSet, fragmentsOf(document?.definitions ?? []), request.variables ?? {});
+          if (rootFields.every((name) => PUBLIC_ROOT_FIELDS.has(name))) return;
+          throw unauthenticated('Authentication required: send "Authorization: Bearer <secret API key>".');
+        },
+      };
+    },
+  };
+}
+
+function setCorsHeaders(res: http.ServerResponse): void {
+  // Bearer-token auth, no cookies: any origin (Apollo Sandbox, local frontends) may call.
+  res.setHeader('access-control-allow-origin', '*');
+  res.setHeader('access-control-allow-methods', 'GET, POST, OPTIONS');
+  res.setHeader('access-control-allow-headers', 'authorization, content-type, apollo-require-preflight, idempotency-key, x-apollo-operation-name');
+  res.setHeader('access-control-max-age', '600');
+}

@@ -1,0 +1,32 @@
+/** `POST /webhooks/payments`: the HTTP side of the webhook receiver (src/realtime/receiver.ts). */
+import type http from 'node:http';
+import { createWebhookIntake, SIGNATURE_HEADER, type ReceiverDeps } from '../realtime/receiver.js';
+import { BodyTooLarge, closeAfterAnswer, readBody, sendJson } from './body.js';
+
+/** Events are small; the upstream's largest snapshot is a few kilobytes. */
+const MAX_WEBHOOK_BYTES = 256 * 1024;
+
+export function createWebhookReceiver(deps: ReceiverDeps) {
+  const intake = createWebhookIntake(deps);
+  return async function receive(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (req.method !== 'POST') {
+      res.setHeader('allow', 'POST');
+      return sendJson(res, 405, { error: 'method not allowed' });
+    }
+    const raw = await readBody(req, MAX_WEBHOOK_BYTES);
+    if (raw instanceof BodyTooLarge) {
+      res.setHeader('connection', 'close');
+      sendJson(res, 413, { error: 'payload too large' });
+      closeAfterAnswer(req, res);
+      return;
+    }
+    const header = req.headers[SIGNATURE_HEADER];
+    const result = await intake({
+      raw,
+      signatureHeader: Array.isArray(header) ? header.join(',') : header,
+      remoteAddress: req.socket.remoteAddress,
+    });
+    sendJson(res, result.status, result.body);
+    result.afterReply?.();
+  };
+}

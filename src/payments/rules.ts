@@ -1,0 +1,159 @@
+/**
+ * The payment rules the gateway applies, in one place: how upstream statuses
+ * map to the schema's enums, which statuses count as paid or final, what may
+ * be filtered on, and the input rules checked before any upstream call.
+ * Status lists come from the generated enums (schema/*.graphql), never copied
+ * by hand; test/unit/payment-rules.test.ts walks every value.
+ */
+import {
+  PaymentIntentStatus,
+  PayoutStatus,
+  TransactionStatus,
+} from '../__generated__/schema-enums.js';
+import type { Logger } from '../logger.js';
+import type { Decimal } from '../upstream/decimal.js';
+import { MODE_PATTERN } from '../upstream/http.js';
+
+export { PaymentIntentStatus, PayoutStatus, TransactionStatus };
+
+type Known<E extends Record<string, string>> = Exclude<E[keyof E], 'UNKNOWN'>;
+
+/** The values of a generated enum the upstream can send (everything but `UNKNOWN`). */
+function knownValues<E extends Record<string, string>>(enumObject: E): ReadonlySet<string> {
+  return new Set(Object.values(enumObject).filter((v) => v !== 'UNKNOWN'));
+}
+
+const KNOWN = {
+  Transaction: knownValues(TransactionStatus),
+  Payout: knownValues(PayoutStatus),
+  PaymentIntent: knownValues(PaymentIntentStatus),
+} as const;
+
+type StatusOf = {
+  Transaction: TransactionStatus;
+  Payout: PayoutStatus;
+  PaymentIntent: PaymentIntentStatus;
+};
+
+/**
+ * Upstream status string -> GraphQL enum value. The upstream publishes no
+ * transition table and may add values (docs/upstream.md, Statuses): a value
+ * we do not know is `UNKNOWN` and logged, never a crash.
+ */
+export function statusFromUpstream<T extends keyof StatusOf>(
+  type: T,
+  value: string | null | undefined,
+  logger: Pick<Logger, 'warn'>,
+): StatusOf[T] {
+  const upper = (value ?? '').toUpperCase();
+  if (KNOWN[type].has(upper)) return upper as StatusOf[T];
+  logger.warn({ what: `${type}.status`, value }, 'unknown upstream status mapped to UNKNOWN');
+  return 'UNKNOWN' as StatusOf[T];
+}
+
+/** Paid = approved, transferred, refunded or a partial refund (docs/upstream.md, Statuses). */
+const PAID_TRANSACTION: ReadonlySet<Known<typeof TransactionStatus>> = new Set([
+  'APPROVED',
+  'TRANSFERRED',
+  'REFUNDED',
+  'APPROVED_PARTIALLY_REFUNDED',
+  'TRANSFERRED_PARTIALLY_REFUNDED',
+] as const);
+
+export function isPaid(upstreamStatus: string): boolean {
+  return PAID_TRANSACTION.has(upstreamStatus.toUpperCase() as Known<typeof TransactionStatus>);
+}
+
+/**
+ * Statuses after which the upstream never changes the object again. An
+ * approved or transferred transaction may still be refunded, and a partial
+ * refund may grow, so only these are final.
+ */
+const FINAL_TRANSACTION: ReadonlySet<Known<typeof TransactionStatus>> = new Set([
+  'DECLINED',
+  'CANCELED',
+  'REFUNDED',
+  'EXPIRED',
+] as const);
+const FINAL_PAYOUT: ReadonlySet<Known<typeof PayoutStatus>> = new Set(['SENT', 'FAILED'] as const);
+
+export function isFinalTransaction(upstreamStatus: string): boolean {
+  return FINAL_TRANSACTION.has(upstreamStatus.toUpperCase() as Known<typeof TransactionStatus>);
+}
+
+export function isFinalPayout(upstreamStatus: string): boolean {
+  return FINAL_PAYOUT.has(upstreamStatus.toUpperCase() as Known<typeof PayoutStatus>);
+}
+
+/**
+ * A status filter -> the upstream's lowercase value, or a refusal: `UNKNOWN`
+ * stands for values the gateway cannot name, so nothing upstream matches it.
+ */
+export function statusFilter(status: string | null | undefined): { ok: true; value: string | undefined } | { ok: false; message: string } {
+  if (status === null || status === undefined) return { ok: true, value: undefined };
+  if (status === 'UNKNOWN') return { ok: false, message: '`UNKNOWN` is not a status one can filter on.' };
+  return { ok: true, value: status.toLowerCase() };
+}
+
+/** ISO 4217 alphabetic code, any case on input (docs/upstream.md, Money). */
+export const CURRENCY_ISO = /^[A-Za-z]{3}$/;
+/** A payment mode: the URL segment the upstream client accepts for the send step. */
+export const MODE = MODE_PATTERN;
+
+export const InputRule = {
+  amount: { test: (amount: number) => amount > 0, message: 'Amount must be greater than 0.' },
+  currencyIso: { test: (iso: string) => CURRENCY_ISO.test(iso), message: 'Currency must be an ISO 4217 code such as XOF.' },
+  mode: { test: (mode: string) => MODE.test(mode), message: 'Mode must be a mode name such as mtn or moov.' },
+} as const;
+
+/**
+ * Decimals an amount in this currency may have: ISO 4217's minor unit as
+ * Node's Intl data knows it (0 for XOF and JPY, 2 for USD, 3 for KWD).
+ * A code Intl does not know gets 2, its default; the upstream judges the code.
+ */
+export function currencyDecimals(iso: string): number {
+  try {
+    return new Intl.NumberFormat('en', { style: 'currency', currency: iso }).resolvedOptions().maximumFractionDigits ?? 2;
+  } catch {
+    return 2;
+  }
+}
+
+/** Why an input amount is refused, or `null`: it must be above zero and fit the currency's decimals. */
+export function amountProblem(amount: Decimal, currencyIso: string | null): string | null {
+  if (amount.sign <= 0) return InputRule.amount.message;
+  if (currencyIso === null) return null;
+  const decimals = currencyDecimals(currencyIso);
+  if (amount.scale > decimals) {
+    return decimals === 0
+      ? `${currencyIso} has no minor unit: the amount must be a whole number.`
+      : `${currencyIso} amounts have at most ${decimals} decimals.`;
+  }
+  return null;
+}
+
+/**
+ * What a requested state change means given the current status: `apply` it
+ * upstream, `already` happened (answer the object, act no more), or a
+ * `conflict` (refused with INVALID_STATE, nothing sent).
+ */
+export type Transition = 'apply' | 'already' | 'conflict';
+
+/** Cancel: only a pending transaction can be canceled. */
+export function cancelTransition(upstreamStatus: string): Transition {
+  const status = upstreamStatus.toUpperCase();
+  if (status === 'PENDING') return 'apply';
+  if (status === 'CANCELED') return 'already';
+  return 'conflict';
+}
+
+/** A payout past these has been started; starting it again changes nothing. */
+const STARTED_PAYOUT: ReadonlySet<Known<typeof PayoutStatus>> = new Set(['SCHEDULED', 'STARTED', 'PROCESSING', 'SENT'] as const);
+
+/** Start: pending starts; a started one is left as it is; a failed one (or a status we do not know) cannot start again. */
+export function startTransition(upstreamStatus: string): Transition {
+  const status = upstreamStatus.toUpperCase();
+  if (status === 'PENDING') return 'apply';
+  if (STARTED_PAYOUT.has(status as Known<typeof PayoutStatus>)) return 'already';
+  return 'conflict';
+}

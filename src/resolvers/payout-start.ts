@@ -1,0 +1,62 @@
+/**
+ * `startPayouts`, safe to repeat. The upstream refuses a batch holding a
+ * payout that is not pending, so the gateway reads the payouts first (one
+ * batched loader read) and sends only the pending ones: a payout already
+ * started is answered as it is, a failed one refuses the whole batch with
+ * INVALID_STATE, and when nothing is pending no upstream write is made.
+ */
+import type { StartPayoutInput } from '../__generated__/resolvers-types.js';
+import type { Context } from '../context.js';
+import { UserErrorCode, UserInputError, type UserError } from '../errors.js';
+import type { IdempotentCall } from '../idempotency/index.js';
+import { startTransition } from '../payments/rules.js';
+import type { PayoutModel } from '../upstream/models.js';
+import { phoneNumber } from './inputs.js';
+import { checkInput, isoString, toUpstreamId, withUserErrors } from './support.js';
+
+export function startPayouts(payouts: StartPayoutInput[], { api, loaders }: Context, call: IdempotentCall) {
+  return withUserErrors(
+    'payouts',
+    async () => {
+      checkInput([[payouts.length > 0, ['payouts'], 'Give at least one payout to start.']]);
+      const ids = payouts.map((p, i) => toUpstreamId(p.id, `payouts.${i}.id`));
+      const current = await loaders.payout.loadMany(ids);
+      const userErrors: UserError[] = [];
+      const pending: number[] = [];
+      current.forEach((payout, i) => {
+        if (payout instanceof Error) throw payout;
+        const field = ['payouts', String(i), 'id'];
+        if (payout === null) {
+          userErrors.push({ field, message: 'No such payout in this account.', code: UserErrorCode.NotFound });
+          return;
+        }
+        const transition = startTransition(payout.status);
+        if (transition === 'apply') pending.push(i);
+        if (transition === 'conflict') {
+          userErrors.push({
+            field,
+            message: `Payout ${payout.id} is ${payout.status.toLowerCase()}; only a pending payout can be started.`,
+            code: UserErrorCode.InvalidState,
+          });
+        }
+      });
+      if (userErrors.length > 0) throw new UserInputError(userErrors);
+      const started =
+        pending.length === 0
+          ? []
+          : await api.payouts.start(
+              pending.map((i) => ({
+                id: ids[i] as number,
+                scheduledAt: isoString(payouts[i]?.scheduledAt),
+                phoneNumber: phoneNumber(payouts[i]?.phoneNumber),
+              })),
+              await call.options(),
+            );
+      for (const p of started) loaders.payout.clear(p.id).prime(p.id, p);
+      const byId = new Map<number, PayoutModel>(started.map((p) => [p.id, p]));
+      const result = ids.map((id, i) => byId.get(id) ?? (current[i] as PayoutModel));
+      return { payouts: result, userErrors: [] };
+    },
+    (userErrors) => ({ payouts: [], userErrors }),
+  );
+}

@@ -1,0 +1,58 @@
+/**
+ * What every resource file shares: decoding a call's answer as one object, a
+ * list or a page (decode.ts handles the envelopes), and the wire shapes that
+ * several resources send (pages, phone numbers, customer references).
+ */
+import type { CallOptions, CustomerRefParams, ListParams, Page, PhoneNumberParams } from '../api.js';
+import { decodeMany, decodeOne, decodePage, parseJsonBody, type ResourceShape } from '../decode.js';
+import type { Call, QueryValue, Send } from '../http.js';
+
+export interface Fetch {
+  one<T>(shape: ResourceShape<T>, call: Call, opts?: CallOptions): Promise<T>;
+  many<T>(shape: ResourceShape<T>, call: Call, opts?: CallOptions): Promise<T[]>;
+  page<T>(shape: ResourceShape<T>, call: Call, params?: ListParams, opts?: CallOptions): Promise<Page<T>>;
+}
+
+export function createFetch(send: Send): Fetch {
+  return {
+    async one(shape, call, opts) {
+      const { text, ctx } = await send(call, opts);
+      return decodeOne(parseJsonBody(text, shape.name, ctx), shape, ctx);
+    },
+    async many(shape, call, opts) {
+      const { text, ctx } = await send(call, opts);
+      return decodeMany(parseJsonBody(text, shape.plural, ctx), shape, ctx);
+    },
+    async page(shape, call, params = {}, opts) {
+      const { text, ctx } = await send(call, opts);
+      return decodePage(parseJsonBody(text, shape.plural, ctx), shape, ctx, params);
+    },
+  };
+}
+
+// camelCase params -> snake_case wire shapes. `undefined` fields are dropped by
+// JSON serialisation, so partial updates send only what was given.
+
+export function pageQuery(params: ListParams = {}): Record<string, QueryValue> {
+  return { page: params.page, per_page: params.perPage };
+}
+
+export function phoneNumberBody(phone: PhoneNumberParams | undefined) {
+  return phone === undefined ? undefined : { number: phone.number, country: phone.country };
+}
+
+/** An existing customer is referenced by id alone; otherwise the upstream creates one from the details. */
+export function customerRefBody(ref: CustomerRefParams | undefined) {
+  if (ref === undefined) return undefined;
+  if (ref.id !== undefined) return { id: ref.id };
+  return {
+    firstname: ref.firstname,
+    lastname: ref.lastname,
+    email: ref.email,
+    phone_number: phoneNumberBody(ref.phoneNumber),
+  };
+}
+
+export function currencyBody(iso: string | undefined) {
+  return iso === undefined ? undefined : { iso };
+}

@@ -1,0 +1,72 @@
+/** Transactions: `/v1/transactions`, its search, the token step and the send step (docs/upstream.md, Operations). */
+import type { PaymentsApi, SearchParams, TransactionCreateParams } from '../api.js';
+import { resourceShape } from '../decode.js';
+import type { QueryValue } from '../http.js';
+import { paymentIntentModel, transactionModel, transactionTokenModel } from '../models.js';
+import { currencyBody, customerRefBody, pageQuery, phoneNumberBody, type Fetch } from './fetch.js';
+
+const transaction = resourceShape('transaction', 'transactions', transactionModel);
+const token = resourceShape('token', 'tokens', transactionTokenModel);
+const paymentIntent = resourceShape('payment_intent', 'payment_intents', paymentIntentModel);
+
+export function transactions({ one, many, page }: Fetch): PaymentsApi['transactions'] {
+  return {
+    retrieve: (id, opts) => one(transaction, { method: 'GET', pattern: '/v1/transactions/:id', path: { id } }, opts),
+    list: (params, opts) => page(transaction, { method: 'GET', pattern: '/v1/transactions', query: pageQuery(params) }, params, opts),
+    search: (params, opts) =>
+      page(transaction, { method: 'GET', pattern: '/v1/transactions/search', query: searchQuery(params) }, params, opts),
+    create: (params, opts) =>
+      one(
+        transaction,
+        { method: 'POST', pattern: '/v1/transactions', body: createBody(params), bodyIds: { 'customer.id': params.customer?.id } },
+        opts,
+      ),
+    update: (id, params, opts) =>
+      one(
+        transaction,
+        {
+          method: 'PUT',
+          pattern: '/v1/transactions/:id',
+          path: { id },
+          body: { description: params.description, amount: params.amount, callback_url: params.callbackUrl, status: params.status },
+        },
+        opts,
+      ),
+    createToken: (id, opts) => one(token, { method: 'POST', pattern: '/v1/transactions/:id/token', path: { id } }, opts),
+    send: (mode, params, opts) =>
+      many(
+        paymentIntent,
+        {
+          method: 'POST',
+          pattern: '/v1/transactions/:mode',
+          path: { mode },
+          body: { token: params.token, phone_number: phoneNumberBody(params.phoneNumber) },
+        },
+        opts,
+      ),
+  };
+}
+
+/** Filters sent as `filters[<field>]=value`, shared with payouts (docs/upstream.md, Operations). */
+export function searchQuery(params: SearchParams = {}): Record<string, QueryValue> {
+  return {
+    ...pageQuery(params),
+    'filters[status]': params.status,
+    'filters[customer_id]': params.customerId,
+    'filters[created_after]': params.createdAfter,
+    'filters[created_before]': params.createdBefore,
+  };
+}
+
+function createBody(params: TransactionCreateParams) {
+  return {
+    amount: params.amount,
+    description: params.description,
+    callback_url: params.callbackUrl,
+    currency: currencyBody(params.currencyIso),
+    customer: customerRefBody(params.customer),
+    mode: params.mode,
+    merchant_reference: params.merchantReference,
+    custom_metadata: params.customMetadata,
+  };
+}

@@ -1,0 +1,78 @@
+/** One caller cannot starve the others: per-key shares of a slow route, and per-key rate limits. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { factories } from '../support/factories.js';
+import { newKey, startStack, type Stack } from '../support/harness.js';
+
+const SLOW_MS = 200;
+
+/**
+ * The victim's single read while the flooder keeps a slow route busy, against
+ * the same read alone; and how long the flood itself took, to show the route
+ * really was saturated.
+ */
+async function victimSlowdown(callerShare: string): Promise<{ ratio: number; alone: number; flood: number }> {
+  const stack = await startStack({
+    env: { UPSTREAM_ROUTE_CONCURRENCY: '8', UPSTREAM_CALLER_SHARE: callerShare, RATE_LIMIT_PER_MINUTE: '0', MAX_ALIASES: '30' },
+  });
+  try {
+    const flooder = newKey('flooder');
+    const victim = newKey('victim');
+    const floodIds: number[] = [];
+    for (let i = 0; i < 10; i++) floodIds.push((await factories(stack.emulator, flooder).customer()).id);
+    const victimId = (await factories(stack.emulator, victim).customer()).id;
+    await stack.admin('POST', '/_emulator/faults', { route: 'GET /v1/customers/:id', latencyMs: SLOW_MS });
+    const read = async () => {
+      const started = Date.now();
+      const res = await stack.gql(`{ customer(id: "${victimId}") { email } }`, {}, victim);
+      expect(res.errors).toBeUndefined();
+      return Date.now() - started;
+    };
+    await read(); // first request of a fresh gateway: cold
+    const alone = await read();
+    // The flooder's key is known good already, so its calls go out in parallel at once.
+    await stack.gql(`{ customer(id: "${floodIds[0]}") { email } }`, {}, flooder);
+    const flood = `{ ${floodIds.map((id, i) => `c${i}: customer(id: "${id}") { email }`).join(' ')} }`;
+    const floodStarted = Date.now();
+    const floods = Array.from({ length: 16 }, () => stack.gql(flood, {}, flooder));
+    await new Promise((r) => setTimeout(r, 100));
+    const during = await read();
+    await Promise.all(floods);
+    return { ratio: during / alone, alone, flood: Date.now() - floodStarted };
+  } finally {
+    await stack.stop();
+  }
+}
+
+describe('fairness on a slow route', () => {
+  it('a key flooding the route (160 reads, 8 slots) leaves another key\'s read within 3x of its latency alone (a FIFO bulkhead: 5x)', async () => {
+    const { ratio, alone, flood } = await victimSlowdown('0.5');
+    // The flood held the route for many rounds: it was a real queue, not a passing burst.
+    expect(flood).toBeGreaterThan(5 * alone);
+    expect(ratio).toBeLessThan(3);
+  }, 60_000);
+});
+
+describe('operations per key per minute', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
+  });
+  afterAll(() => stack.stop());
+
+  it('3 pass, the 4th is RATE_LIMITED with Retry-After before any parse, and another key does not notice', async () => {
+    const key = newKey('rate');
+    for (let i = 0; i < 3; i++) expect((await stack.gql('{ currencies { iso } }', {}, key)).errors).toBeUndefined();
+    await stack.resetCounts();
+    const res = await fetch(stack.gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query: '{ currencies { iso } }' }),
+    });
+    expect(res.status).toBe(429);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    const body = (await res.json()) as { errors: { extensions: Record<string, unknown> }[] };
+    expect(body.errors[0]!.extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: expect.any(Number) });
+    expect(await stack.upstreamCalls()).toBe(0);
+    expect((await stack.gql('{ currencies { iso } }', {}, newKey('other'))).errors).toBeUndefined();
+  });
+});

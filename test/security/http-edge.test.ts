@@ -1,0 +1,87 @@
+/** The HTTP edge refuses early and cheaply: bodies, credentials, subscriptions over HTTP. */
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newKey, startStack, type Stack } from '../support/harness.js';
+
+/** Sends raw HTTP and reads until the server closes or answers; returns the status line and whether it closed. */
+function rawRequest(url: string, head: string, bodyChunks: Buffer[], delayMs = 0): Promise<{ status: number; closed: boolean; sent: number }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), hostname);
+    let text = '';
+    let sent = 0;
+    let done = false;
+    const finish = (closed: boolean) => {
+      if (done) return;
+      done = true;
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+      socket.destroy();
+      resolve({ status, closed, sent });
+    };
+    socket.on('data', (d) => (text += d.toString()));
+    socket.on('close', () => finish(true));
+    socket.on('error', () => finish(true));
+    socket.on('connect', async () => {
+      socket.write(head);
+      for (const chunk of bodyChunks) {
+        if (socket.destroyed) break;
+        socket.write(chunk);
+        sent += chunk.length;
+        if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+      }
+      setTimeout(() => finish(false), 2_000);
+    });
+  });
+}
+
+describe('HTTP edge', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '0' } });
+  });
+  afterAll(() => stack.stop());
+
+  it('a 100 MB body announced by Content-Length gets 413 and a closed connection before it is sent', async () => {
+    const { pathname, host } = new URL(stack.gateway.url);
+    const head = `POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${newKey('big')}\r\nContent-Type: application/json\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`;
+    const chunk = Buffer.alloc(64 * 1024, 32);
+    const result = await rawRequest(stack.gateway.url, head, Array.from({ length: 1600 }, () => chunk), 1);
+    expect(result.status).toBe(413);
+    expect(result.closed).toBe(true);
+    expect(result.sent).toBeLessThan(20 * 1024 * 1024);
+  });
+
+  it('a chunked body is cut at the limit while streaming', async () => {
+    const { pathname, host } = new URL(stack.gateway.url);
+    const head = `POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${newKey('chunked')}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    const piece = Buffer.alloc(64 * 1024, 32);
+    const chunk = Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]);
+    const result = await rawRequest(stack.gateway.url, head, Array.from({ length: 400 }, () => chunk), 1);
+    expect(result.status).toBe(413);
+    expect(result.sent).toBeLessThan(10 * 1024 * 1024);
+  });
+
+  it('a malformed or other-environment key is refused before the body is read or parsed', async () => {
+    const junk = 'x'.repeat(500_000);
+    for (const [authorization, status] of [['Bearer not-a-key', 401], ['Bearer sk_live_abc', 403]] as const) {
+      const started = Date.now();
+      const res = await fetch(stack.gateway.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: junk });
+      expect(res.status).toBe(status);
+      expect(((await res.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toMatch(/UNAUTHENTICATED|FORBIDDEN/);
+      expect(Date.now() - started).toBeLessThan(1_000);
+    }
+  });
+
+  it('without a key only a small body is read (introspection still works)', async () => {
+    const big = await fetch(stack.gateway.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: `{ __typename ${' '.repeat(20_000)} }` }) });
+    expect(big.status).toBe(413);
+    const small = await stack.gql<{ __typename: string }>('{ __typename }', {}, null);
+    expect(small.data).toEqual({ __typename: 'Query' });
+  });
+
+  it('a subscription sent over HTTP is a coded 400', async () => {
+    const res = await stack.gql('subscription { paymentEvent { id } }', {}, newKey('sub'));
+    expect(res.status).toBe(400);
+    expect(res.errors?.[0]?.extensions?.code).toBe('BAD_REQUEST');
+  });
+});

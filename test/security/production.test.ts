@@ -1,0 +1,97 @@
+/** Production mode cannot leak the sandbox, the schema or resolver timings. */
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newKey, startStack, type Stack } from '../support/harness.js';
+import { spawnMain, welcomePrinted } from '../realtime/processes.js';
+
+function runMain(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+describe('production start-up', () => {
+  it('NODE_ENV=production without PAYMENTS_API_URL exits 1 naming it, and starts no emulator', async () => {
+    const { code, output } = await runMain({ NODE_ENV: 'production', PORT: '0' });
+    expect(code).toBe(1);
+    expect(output).toContain('PAYMENTS_API_URL: is required when NODE_ENV=production');
+    expect(output).not.toContain('Sandbox key');
+  });
+});
+
+describe('the embedded emulator', () => {
+  it('listens on loopback only and its admin API needs the token printed at start', async () => {
+    const gateway = await spawnMain({ EMULATOR_HOST: '0.0.0.0' }, (out) => {
+      const emulator = /Emulator\s+(http:\/\/\S+)/.exec(out)?.[1];
+      const token = /x-emulator-admin-token: (\S+)\)/.exec(out)?.[1];
+      return welcomePrinted(out) && emulator && token ? { emulator, token } : null;
+    });
+    try {
+      const { emulator: emulatorUrl, token } = gateway.found as { emulator: string; token: string };
+      expect(new URL(emulatorUrl).hostname).toBe('127.0.0.1');
+      expect((await fetch(`${emulatorUrl}/_emulator/stats`)).status).toBe(401);
+      expect((await fetch(`${emulatorUrl}/_emulator/stats`, { headers: { 'x-emulator-admin-token': 'wrong' } })).status).toBe(401);
+      expect((await fetch(`${emulatorUrl}/_emulator/stats`, { headers: { 'x-emulator-admin-token': token } })).status).toBe(200);
+    } finally {
+      await gateway.stop();
+    }
+  });
+});
+
+describe('a production gateway', () => {
+  let stack: Stack;
+  const key = newKey('prod');
+  const routerSecret = 'router-secret-0123456789';
+  beforeAll(async () => {
+    stack = await startStack({ env: { NODE_ENV: 'production', ROUTER_SHARED_SECRET: routerSecret, RATE_LIMIT_PER_MINUTE: '0' } });
+  });
+  afterAll(() => stack.stop());
+
+  it('refuses introspection but still serves the federation SDL to the router', async () => {
+    const intro = await stack.gql('{ __schema { queryType { name } } }', {}, key);
+    expect(intro.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    const sdl = await stack.gql<{ _service: { sdl: string } }>('{ _service { sdl } }', {}, null);
+    expect(sdl.data!._service.sdl).toContain('type Transaction');
+  });
+
+  it('gives no "Did you mean" hints', async () => {
+    const res = await stack.gql('{ transactoin(id: "1") { id } }', {}, key);
+    expect(res.errors?.[0]?.message).toMatch(/Cannot query field "transactoin"/);
+    expect(res.errors?.[0]?.message).not.toMatch(/Did you mean/);
+  });
+
+  it('sends inline traces (ftv1) only to a caller carrying the router secret', async () => {
+    const ask = (headers: Record<string, string>) =>
+      fetch(stack.gateway.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'apollo-federation-include-trace': 'ftv1', ...headers },
+        body: JSON.stringify({ query: '{ currencies { iso } }' }),
+      }).then((r) => r.json() as Promise<{ extensions?: { ftv1?: string } }>);
+    expect((await ask({})).extensions?.ftv1).toBeUndefined();
+    expect((await ask({ 'x-router-secret': 'not-the-secret-000000' })).extensions?.ftv1).toBeUndefined();
+    expect((await ask({ 'x-router-secret': routerSecret })).extensions?.ftv1).toEqual(expect.any(String));
+  });
+
+  it('passes an upstream 422 message to userErrors as capped plain text', async () => {
+    const html = `<h1>Invalid</h1><script>alert(1)</script>${'long '.repeat(200)}`;
+    await stack.admin('POST', '/_emulator/faults', { route: 'POST /v1/customers', status: 422, body: { message: 'Invalid', errors: { email: [html] } } });
+    const res = await stack.gql<{ createCustomer: { userErrors: { message: string }[] } }>(
+      'mutation { createCustomer(input: { firstname: "A", lastname: "B", email: "a@example.com" }) { userErrors { message } } }',
+      {},
+      key,
+    );
+    await stack.admin('DELETE', '/_emulator/faults');
+    const message = res.data!.createCustomer.userErrors[0]!.message;
+    expect(message).not.toMatch(/[<>]/);
+    expect(message.length).toBeLessThanOrEqual(200);
+    expect(message).toMatch(/^Invalid alert\(1\) long/);
+  });
+});

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryIdempotencyStore } from '../../src/idempotency/index.js';
+
+const LOCK = 5_000;
+const TTL = 60_000;
+
+async function completed(store: MemoryIdempotencyStore, caller: string, key: string): Promise<void> {
+  const claim = await store.claim(key, 'fp', LOCK, caller);
+  if (claim.kind !== 'acquired') throw new Error(`expected to acquire ${key}, got ${claim.kind}`);
+  await store.complete(key, claim.owner, 'fp', '"result"', TTL, caller);
+}
+
+describe('memory idempotency store bounds', () => {
+  it('a caller past its quota loses its own oldest record, never another caller\'s', async () => {
+    const store = new MemoryIdempotencyStore(1_000, 3);
+    await completed(store, 'victim', 'victim-1');
+    for (let i = 0; i < 50; i++) await completed(store, 'flooder', `flood-${i}`);
+    expect(await store.claim('victim-1', 'fp', LOCK, 'victim')).toEqual({ kind: 'completed', json: '"result"' });
+    // The flooder keeps only its three newest.
+    expect((await store.claim('flood-49', 'fp', LOCK, 'flooder')).kind).toBe('completed');
+    expect((await store.claim('flood-0', 'fp', LOCK, 'flooder')).kind).toBe('acquired');
+  });
+
+  it('refuses a new record rather than drop a young one of a caller within its quota', async () => {
+    const store = new MemoryIdempotencyStore(4, 2);
+    await completed(store, 'a', 'a-1');
+    await completed(store, 'a', 'a-2');
+    await completed(store, 'b', 'b-1');
+    await completed(store, 'b', 'b-2');
+    expect((await store.claim('c-1', 'fp', LOCK, 'c')).kind).toBe('full');
+    for (const [caller, key] of [['a', 'a-1'], ['a', 'a-2'], ['b', 'b-1'], ['b', 'b-2']] as const) {
+      expect((await store.claim(key, 'fp', LOCK, caller)).kind).toBe('completed');
+    }
+  });
+});

@@ -1,0 +1,123 @@
+import { describe, expect, it, vi } from 'vitest';
+import {
+  InputRule,
+  isFinalPayout,
+  isFinalTransaction,
+  isPaid,
+  PaymentIntentStatus,
+  PayoutStatus,
+  statusFilter,
+  statusFromUpstream,
+  TransactionStatus,
+} from '../../src/payments/rules.js';
+
+const values = (e: Record<string, string>) => Object.values(e).filter((v) => v !== 'UNKNOWN');
+const logger = () => ({ warn: vi.fn() });
+
+/** Every transaction status of the schema, with the rules it must obey. */
+const transactionTable: Record<string, { paid: boolean; final: boolean }> = {
+  PENDING: { paid: false, final: false },
+  APPROVED: { paid: true, final: false },
+  DECLINED: { paid: false, final: true },
+  CANCELED: { paid: false, final: true },
+  REFUNDED: { paid: true, final: true },
+  TRANSFERRED: { paid: true, final: false },
+  APPROVED_PARTIALLY_REFUNDED: { paid: true, final: false },
+  TRANSFERRED_PARTIALLY_REFUNDED: { paid: true, final: false },
+  EXPIRED: { paid: false, final: true },
+};
+
+const payoutFinal: Record<string, boolean> = {
+  PENDING: false,
+  SCHEDULED: false,
+  STARTED: false,
+  PROCESSING: false,
+  SENT: true,
+  FAILED: true,
+};
+
+describe('payment rules over every status of the schema', () => {
+  it('the tables cover exactly the schema enums', () => {
+    expect(Object.keys(transactionTable).sort()).toEqual(values(TransactionStatus).sort());
+    expect(Object.keys(payoutFinal).sort()).toEqual(values(PayoutStatus).sort());
+  });
+
+  describe.each(values(TransactionStatus))('transaction %s', (status) => {
+    const upstream = status.toLowerCase();
+    it('maps from the upstream value without a warning', () => {
+      const log = logger();
+      expect(statusFromUpstream('Transaction', upstream, log)).toBe(status);
+      expect(log.warn).not.toHaveBeenCalled();
+    });
+    it(`is ${transactionTable[status]!.paid ? '' : 'not '}paid`, () => {
+      expect(isPaid(upstream)).toBe(transactionTable[status]!.paid);
+    });
+    it(`is ${transactionTable[status]!.final ? '' : 'not '}final`, () => {
+      expect(isFinalTransaction(upstream)).toBe(transactionTable[status]!.final);
+    });
+    it('can be filtered on, as the upstream lowercase value', () => {
+      expect(statusFilter(status)).toEqual({ ok: true, value: upstream });
+    });
+  });
+
+  describe.each(values(PayoutStatus))('payout %s', (status) => {
+    it('maps from the upstream value and has its final flag', () => {
+      const log = logger();
+      expect(statusFromUpstream('Payout', status.toLowerCase(), log)).toBe(status);
+      expect(log.warn).not.toHaveBeenCalled();
+      expect(isFinalPayout(status.toLowerCase())).toBe(payoutFinal[status]);
+    });
+  });
+
+  it.each(values(PaymentIntentStatus))('payment intent %s maps from the upstream value', (status) => {
+    expect(statusFromUpstream('PaymentIntent', status.toLowerCase(), logger())).toBe(status);
+  });
+
+  it.each(['Transaction', 'Payout', 'PaymentIntent'] as const)('%s: an unknown upstream value is UNKNOWN and logged, never a throw', (type) => {
+    for (const value of ['on_hold', '', null, undefined, 'unknown']) {
+      const log = logger();
+      expect(statusFromUpstream(type, value, log)).toBe('UNKNOWN');
+      expect(log.warn).toHaveBeenCalledTimes(1);
+    }
+  });
+
+  it('UNKNOWN is refused as a filter; no filter is no status', () => {
+    expect(statusFilter('UNKNOWN')).toMatchObject({ ok: false });
+    expect(statusFilter(undefined)).toEqual({ ok: true, value: undefined });
+    expect(statusFilter(null)).toEqual({ ok: true, value: undefined });
+  });
+
+  it('unknown and odd statuses are neither paid nor final', () => {
+    for (const value of ['on_hold', '', 'unknown']) {
+      expect(isPaid(value)).toBe(false);
+      expect(isFinalTransaction(value)).toBe(false);
+      expect(isFinalPayout(value)).toBe(false);
+    }
+  });
+});
+
+describe('input rules', () => {
+  it.each([
+    [1, true],
+    [0.5, true],
+    [0, false],
+    [-1, false],
+  ])('amount %s valid: %s', (amount, ok) => expect(InputRule.amount.test(amount)).toBe(ok));
+
+  it.each([
+    ['XOF', true],
+    ['xof', true],
+    ['XO', false],
+    ['XOFF', false],
+    ['X0F', false],
+  ])('currency %s valid: %s', (iso, ok) => expect(InputRule.currencyIso.test(iso)).toBe(ok));
+
+  it.each([
+    ['mtn', true],
+    ['mtn_open', true],
+    ['moov_tg', true],
+    ['MTN', false],
+    ['mtn/../x', false],
+    ['', false],
+  ])('mode %s valid: %s', (mode, ok) => expect(InputRule.mode.test(mode)).toBe(ok));
+});
