@@ -1,5 +1,5 @@
 /**
- * Gateway latency bench (issue 3): a fixed set of GraphQL operations against
+ * Gateway latency bench: a fixed set of GraphQL operations against
  * the emulator with an injected per-request latency L, each beside its floor
  * (upstream depth x L). Gateway(s) and client run in this process on
  * 127.0.0.1; the emulator too, or in a child process with
@@ -199,7 +199,8 @@ async function runGatewayBench(s: Settings): Promise<void> {
 }
 
 async function gatewayOn(emulator: BenchEmulator, upstream: UpstreamClient, env: Record<string, string>): Promise<RunningGateway> {
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, LOG_LEVEL: 'silent', ...env });
+  // One key sends every operation of a load test: the per-key rate limit would measure itself (README, Security).
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', ...env });
   return startGateway({ config, upstream, logger: createLogger('silent') });
 }
 

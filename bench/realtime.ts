@@ -1,5 +1,5 @@
 /**
- * Real-time bench (issue 5): webhook-in to subscriber-out latency, and how
+ * Real-time bench: webhook-in to subscriber-out latency, and how
  * many subscribers one gateway instance holds within a memory budget.
  *
  * The gateway runs in a child process (this file, forked), so its memory is
@@ -89,6 +89,13 @@ async function gatewayChild(): Promise<void> {
     WEBHOOK_SECRETS: SECRET,
     REDIS_URL: process.env.BENCH_REDIS_URL ?? '',
     LOG_LEVEL: 'silent',
+    // Thousands of connections from one address and a few keys: a load test, not an attack (README, Security).
+    WS_MAX_CONNECTIONS_PER_KEY: '100000',
+    WS_MAX_CONNECTIONS_PER_ADDRESS: '100000',
+    WS_MAX_SUBSCRIPTIONS_PER_KEY: '100000',
+    WS_SUBSCRIBE_PER_MINUTE: '1000000',
+    WS_CONNECTS_PER_MINUTE: '1000000',
+    RATE_LIMIT_PER_MINUTE: '0',
   });
   const upstream = createUpstreamClient({ baseUrl: config.paymentsApiUrl!, timeoutMs: config.upstreamTimeoutMs });
   const gateway = await startGateway({ config, upstream, logger: createLogger('silent') });

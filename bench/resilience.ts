@@ -1,5 +1,5 @@
 /**
- * Resilience bench (issue 6), all on 127.0.0.1, the gateway in this process
+ * Resilience bench, all on 127.0.0.1, the gateway in this process
  * over a real emulator:
  *
  *  1. Flaky reads: every upstream read fails with a 500 with probability 10 %.
@@ -38,7 +38,8 @@ interface Gql {
 }
 
 async function stackWith(emulator: RunningEmulator, env: Record<string, string>): Promise<{ gateway: RunningGateway; upstream: UpstreamClient }> {
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, LOG_LEVEL: 'silent', ...env });
+  // One key sends every operation of a load test: the per-key rate limit would measure itself (README, Security).
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', ...env });
   const upstream = createUpstreamClient({ baseUrl: emulator.url, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
   const gateway = await startGateway({ config, upstream, logger: createLogger('silent') });
   return { gateway, upstream };

@@ -2,12 +2,13 @@
  * `npm run bench [-- <bench>] [options]`: runs one bench (default: gateway).
  * `npm run bench -- --help` lists the benches and their options.
  */
+import { abuseBench } from './abuse.js';
 import { gatewayBench } from './gateway.js';
 import { realtimeBench } from './realtime.js';
 import { resilienceBench } from './resilience.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench, realtimeBench, resilienceBench];
+const BENCHES: readonly Bench[] = [gatewayBench, realtimeBench, resilienceBench, abuseBench];
 const DEFAULT = 'gateway';
 
 function help(): string {
