@@ -5,27 +5,19 @@
  * runs with the prefilled sandbox key, and the subscription tab receives the
  * approval the emulator's webhook brings.
  */
-import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { spawnMain, welcomePrinted, type GatewayProcess } from '../realtime/processes.js';
+import { CHROMIUM_PATH, describeWith } from '../support/tools.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI !== 'true') {
-  console.warn(`\n*** SKIPPED: the explorer browser test needs Chromium at ${CHROMIUM} (apt-get install chromium). ***\n`);
-}
-
-describe.skipIf(!available && process.env.CI !== 'true')('the bundled explorer in a browser', () => {
+describeWith('chromium', 'the bundled explorer in a browser', () => {
   let started: GatewayProcess;
   let browser: Browser;
 
   beforeAll(async () => {
-    // In CI a missing Chromium is a failure, not a skip.
-    if (!available) throw new Error(`Chromium not found at ${CHROMIUM}; .ci/run installs it`);
     started = await spawnMain({ LOG_LEVEL: 'warn', GRAPHQL_EXPLORER: 'graphiql' }, welcomePrinted);
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath: CHROMIUM_PATH,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
   }, 40_000);

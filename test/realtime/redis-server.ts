@@ -1,6 +1,6 @@
 /**
  * A throwaway redis-server from PATH on a free port, no persistence. CI
- * installs it (.ci/run); without it the suite fails, saying so.
+ * installs it (.ci/run); suites that need it use describeWith (test/support/tools.ts).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
