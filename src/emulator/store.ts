@@ -171,6 +171,11 @@ export class Table<T extends Row> {
     return row !== undefined && row.account_id === accountId ? row : undefined;
   }
 
+  /** Every account's rows (the admin API only). */
+  everyRow(): IterableIterator<T> {
+    return this.byId.values();
+  }
+
   /** Oldest first. */
   all(accountId: number): readonly T[] {
     return this.byAccount.get(accountId) ?? [];
