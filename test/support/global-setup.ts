@@ -7,7 +7,7 @@ import { inCi, toolAvailable, type Tool } from './tools.js';
 
 const SUITES: Record<Tool, string> = {
   'redis-server': 'the scale-out and shared-idempotency tests (two gateways over one Redis)',
-  chromium: 'the browser tests (bundled explorer)',
+  chromium: 'the browser tests (bundled explorer, emulator console, example checkout)',
 };
 
 export default function setup(): () => void {
