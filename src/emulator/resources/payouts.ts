@@ -15,10 +15,10 @@ import type { Engine } from '../engine.js';
 import { ApiError, FieldErrors, invalidMove } from '../errors.js';
 import { ok, created, type ApiRouter, type RequestContext } from '../http/types.js';
 import { computeFees, DEFAULT_PAYOUT_MODE, MAX_START_BATCH, sandboxOutcome } from '../lifecycle.js';
-import { matchesCommon, paginate, readListQuery } from '../query.js';
+import { matchesCommon } from '../query.js';
 import type { CurrencyRow, JsonObject, PayoutRow } from '../store.js';
 import { isObject, readAmount, readMetadata, readPhone, readString, readTimestamp } from '../validate.js';
-import { findLiveOr404, findOr404 } from './common.js';
+import { findLiveOr404, getRoute, listRoute } from './common.js';
 import { readCurrency, readCustomerRef, readMode, resolveCustomer } from './transactions.js';
 
 export function setPayoutStatus(engine: Engine, p: PayoutRow, status: string, errorCode: string | null = null): void {
@@ -212,12 +212,7 @@ function start(ctx: RequestContext) {
   return ok(engine.render.many('payout', plan.map((x) => x.payout)));
 }
 
-function list(ctx: RequestContext) {
-  const q = readListQuery(ctx.query);
-  q.errs.throwIfAny('Invalid search parameters');
-  const { items, meta } = paginate(ctx.engine.payouts.all(ctx.account.id), (p) => p.deleted_at === null && matchesCommon(p, q), q);
-  return ok(ctx.engine.render.many('payout', items, meta));
-}
+const list = listRoute('payout', 'payouts', (q) => (p) => p.deleted_at === null && matchesCommon(p, q), 'Invalid search parameters');
 
 export function registerPayouts(router: ApiRouter): void {
   router
@@ -225,7 +220,7 @@ export function registerPayouts(router: ApiRouter): void {
     .add('GET', '/v1/payouts', list)
     .add('GET', '/v1/payouts/search', list)
     .add('PUT', '/v1/payouts/start', start)
-    .add('GET', '/v1/payouts/:id', (ctx) => ok(ctx.engine.render.one('payout', findOr404(ctx.engine.payouts, ctx.account.id, ctx.params.id, 'Payout'))))
+    .add('GET', '/v1/payouts/:id', getRoute('payout', 'payouts', 'Payout'))
     .add('PUT', '/v1/payouts/:id', update)
     .add('DELETE', '/v1/payouts/:id', remove);
 }

@@ -18,10 +18,10 @@ import {
   TRANSACTION_STATUS_AT,
   TRANSACTION_STATUSES,
 } from '../lifecycle.js';
-import { matchesCommon, paginate, readListQuery } from '../query.js';
+import { matchesCommon } from '../query.js';
 import type { CurrencyRow, CustomerRow, JsonObject, TransactionRow } from '../store.js';
 import { isObject, readAmount, readId, readMetadata, readObject, readPhone, readString, readUrl } from '../validate.js';
-import { findLiveOr404, findOr404 } from './common.js';
+import { findLiveOr404, getRoute, listRoute } from './common.js';
 import { createCustomer, readCustomerInput, type CustomerInput } from './customers.js';
 
 /** `currency: {iso}` (or `{id}`) of the account; records a field error otherwise. */
@@ -310,21 +310,14 @@ function send(ctx: RequestContext) {
   return ok(engine.render.many('payment_intent', [intent]));
 }
 
-function list(ctx: RequestContext) {
-  const q = readListQuery(ctx.query);
-  q.errs.throwIfAny('Invalid search parameters');
-  const { items, meta } = paginate(ctx.engine.transactions.all(ctx.account.id), (t) => t.deleted_at === null && matchesCommon(t, q), q);
-  return ok(ctx.engine.render.many('transaction', items, meta));
-}
+const list = listRoute('transaction', 'transactions', (q) => (t) => t.deleted_at === null && matchesCommon(t, q), 'Invalid search parameters');
 
 export function registerTransactions(router: ApiRouter): void {
   router
     .add('POST', '/v1/transactions', create)
     .add('GET', '/v1/transactions', list)
     .add('GET', '/v1/transactions/search', list)
-    .add('GET', '/v1/transactions/:id', (ctx) =>
-      ok(ctx.engine.render.one('transaction', findOr404(ctx.engine.transactions, ctx.account.id, ctx.params.id, 'Transaction'))),
-    )
+    .add('GET', '/v1/transactions/:id', getRoute('transaction', 'transactions', 'Transaction'))
     .add('PUT', '/v1/transactions/:id', update)
     .add('DELETE', '/v1/transactions/:id', remove)
     .add('POST', '/v1/transactions/:id/token', token)
