@@ -1,6 +1,6 @@
 import type { Engine } from '../engine.js';
 import { notFound } from '../errors.js';
-import { ok, type Handler, type RequestContext } from '../http/types.js';
+import { ok, type ApiRouter, type Handler, type RequestContext } from '../http/types.js';
 import { paginate, readListQuery } from '../query.js';
 import type { Kind } from '../render.js';
 import type { Row, Table } from '../store.js';
@@ -54,4 +54,19 @@ export function listRoute<K extends keyof Tables>(
 /** A read of one row by the path's id; `arrayOfOne` where the spec's table says the read returns an array. */
 export function getRoute<K extends keyof Tables>(kind: Kind, table: K, what: string, shape: 'one' | 'arrayOfOne' = 'one'): Handler {
   return (ctx) => ok(ctx.engine.render[shape](kind, findOr404(ctx.engine[table] as unknown as Table<RowOf<K>>, ctx.account.id, ctx.params.id, what)));
+}
+
+/** The routes of a writable resource: create, list, search (the same handler), read, update, delete. */
+export function addCrudRoutes(
+  router: ApiRouter,
+  base: string,
+  handlers: { create: Handler; list: Handler; read: Handler; update: Handler; remove: Handler },
+): ApiRouter {
+  return router
+    .add('POST', base, handlers.create)
+    .add('GET', base, handlers.list)
+    .add('GET', `${base}/search`, handlers.list)
+    .add('GET', `${base}/:id`, handlers.read)
+    .add('PUT', `${base}/:id`, handlers.update)
+    .add('DELETE', `${base}/:id`, handlers.remove);
 }

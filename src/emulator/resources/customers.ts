@@ -10,7 +10,7 @@ import { ok, created, type ApiRouter, type RequestContext } from '../http/types.
 import { filterParam, matchesCommon } from '../query.js';
 import type { CustomerRow, PhoneNumberRow } from '../store.js';
 import { isObject, readEmail, readPhone, readString, type PhoneInput } from '../validate.js';
-import { findLiveOr404, getRoute, listRoute } from './common.js';
+import { addCrudRoutes, findLiveOr404, getRoute, listRoute } from './common.js';
 
 export interface CustomerInput {
   firstname: string;
@@ -121,11 +121,5 @@ const list = listRoute(
 );
 
 export function registerCustomers(router: ApiRouter): void {
-  router
-    .add('POST', '/v1/customers', create)
-    .add('GET', '/v1/customers', list)
-    .add('GET', '/v1/customers/search', list)
-    .add('GET', '/v1/customers/:id', getRoute('customer', 'customers', 'Customer'))
-    .add('PUT', '/v1/customers/:id', update)
-    .add('DELETE', '/v1/customers/:id', remove);
+  addCrudRoutes(router, '/v1/customers', { create, list, read: getRoute('customer', 'customers', 'Customer'), update, remove });
 }

@@ -18,7 +18,7 @@ import { computeFees, DEFAULT_PAYOUT_MODE, MAX_START_BATCH, sandboxOutcome } fro
 import { matchesCommon } from '../query.js';
 import type { CurrencyRow, JsonObject, PayoutRow } from '../store.js';
 import { isObject, readAmount, readMetadata, readPhone, readString, readTimestamp } from '../validate.js';
-import { findLiveOr404, getRoute, listRoute } from './common.js';
+import { addCrudRoutes, findLiveOr404, getRoute, listRoute } from './common.js';
 import { readCurrency, readCustomerRef, readMode, resolveCustomer } from './transactions.js';
 
 export function setPayoutStatus(engine: Engine, p: PayoutRow, status: string, errorCode: string | null = null): void {
@@ -215,12 +215,5 @@ function start(ctx: RequestContext) {
 const list = listRoute('payout', 'payouts', (q) => (p) => p.deleted_at === null && matchesCommon(p, q), 'Invalid search parameters');
 
 export function registerPayouts(router: ApiRouter): void {
-  router
-    .add('POST', '/v1/payouts', create)
-    .add('GET', '/v1/payouts', list)
-    .add('GET', '/v1/payouts/search', list)
-    .add('PUT', '/v1/payouts/start', start)
-    .add('GET', '/v1/payouts/:id', getRoute('payout', 'payouts', 'Payout'))
-    .add('PUT', '/v1/payouts/:id', update)
-    .add('DELETE', '/v1/payouts/:id', remove);
+  addCrudRoutes(router, '/v1/payouts', { create, list, read: getRoute('payout', 'payouts', 'Payout'), update, remove }).add('PUT', '/v1/payouts/start', start);
 }

@@ -21,7 +21,7 @@ import {
 import { matchesCommon } from '../query.js';
 import type { CurrencyRow, CustomerRow, JsonObject, TransactionRow } from '../store.js';
 import { isObject, readAmount, readId, readMetadata, readObject, readPhone, readString, readUrl } from '../validate.js';
-import { findLiveOr404, getRoute, listRoute } from './common.js';
+import { addCrudRoutes, findLiveOr404, getRoute, listRoute } from './common.js';
 import { createCustomer, readCustomerInput, type CustomerInput } from './customers.js';
 
 /** `currency: {iso}` (or `{id}`) of the account; records a field error otherwise. */
@@ -313,13 +313,7 @@ function send(ctx: RequestContext) {
 const list = listRoute('transaction', 'transactions', (q) => (t) => t.deleted_at === null && matchesCommon(t, q), 'Invalid search parameters');
 
 export function registerTransactions(router: ApiRouter): void {
-  router
-    .add('POST', '/v1/transactions', create)
-    .add('GET', '/v1/transactions', list)
-    .add('GET', '/v1/transactions/search', list)
-    .add('GET', '/v1/transactions/:id', getRoute('transaction', 'transactions', 'Transaction'))
-    .add('PUT', '/v1/transactions/:id', update)
-    .add('DELETE', '/v1/transactions/:id', remove)
+  addCrudRoutes(router, '/v1/transactions', { create, list, read: getRoute('transaction', 'transactions', 'Transaction'), update, remove })
     .add('POST', '/v1/transactions/:id/token', token)
     .add('POST', '/v1/transactions/:mode', send)
     // Older path of the send step, still used by client libraries.
