@@ -5,11 +5,11 @@
  * the gateway receives APPROVED, and the console lists the signed webhook
  * delivery that carried it.
  */
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { spawnMain, welcomePrinted, type GatewayProcess } from '../realtime/processes.js';
 import { disposeLive, subscribeLive, wsClient } from '../realtime/support.js';
-import { CHROMIUM_PATH, describeWith } from '../support/tools.js';
+import { describeWith, launchChromium } from '../support/tools.js';
 
 const consolePrinted = (out: string) => {
   const welcome = welcomePrinted(out);
@@ -23,10 +23,7 @@ describeWith('chromium', 'the emulator console in a browser', () => {
 
   beforeAll(async () => {
     started = await spawnMain({ LOG_LEVEL: 'warn' }, consolePrinted);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 40_000);
 
   afterAll(async () => {

@@ -7,26 +7,17 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { eventually } from '../realtime/support.js';
 import { spawnMain, welcomePrinted, type GatewayProcess } from '../realtime/processes.js';
-import { CHROMIUM_PATH, describeWith } from '../support/tools.js';
+import { describeWith, freePort, launchChromium } from '../support/tools.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const VITE = join(ROOT, 'node_modules/vite/bin/vite.js');
 const CONFIG = 'examples/checkout/vite.config.ts';
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 describeWith('chromium', 'the example checkout in a browser', () => {
   let gateway: GatewayProcess;
@@ -48,10 +39,7 @@ describeWith('chromium', 'the example checkout in a browser', () => {
     });
     pageUrl = `http://127.0.0.1:${port}/`;
     await eventually(() => fetch(pageUrl).then((r) => r.status, () => 0), (status) => status === 200, 15_000);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

@@ -5,10 +5,10 @@
  * runs with the prefilled sandbox key, and the subscription tab receives the
  * approval the emulator's webhook brings.
  */
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { spawnMain, welcomePrinted, type GatewayProcess } from '../realtime/processes.js';
-import { CHROMIUM_PATH, describeWith } from '../support/tools.js';
+import { describeWith, launchChromium } from '../support/tools.js';
 
 describeWith('chromium', 'the bundled explorer in a browser', () => {
   let started: GatewayProcess;
@@ -16,10 +16,7 @@ describeWith('chromium', 'the bundled explorer in a browser', () => {
 
   beforeAll(async () => {
     started = await spawnMain({ LOG_LEVEL: 'warn', GRAPHQL_EXPLORER: 'graphiql' }, welcomePrinted);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 40_000);
 
   afterAll(async () => {

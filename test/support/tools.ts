@@ -7,6 +7,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import net from 'node:net';
+import { chromium, type Browser } from 'playwright-core';
 import { describe, it } from 'vitest';
 
 export type Tool = 'redis-server' | 'chromium';
@@ -52,4 +54,21 @@ export function describeWith(tool: Tool, name: string, body: () => void): void {
   }
   console.warn(`\n*** ${skipNotice(tool, name)} ***\n`);
   describe.skip(`${name} [skipped: no ${tool}]`, body);
+}
+
+/** Debian's Chromium, headless, with nothing that reaches the network on its own. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** A port free on 127.0.0.1 right now, for a server started as a child process. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
 }
