@@ -10,9 +10,11 @@
  */
 import { z } from 'zod';
 import { Decimal } from './decimal.js';
+import { normaliseTimestamp } from './timestamps.js';
 
 const id = z.number().int();
-const timestamp = z.string().nullish();
+/** Any timestamp form the API family sends, normalised to RFC 3339 (timestamps.ts). */
+const timestamp = z.union([z.string(), z.number()]).transform(normaliseTimestamp).nullish();
 /**
  * An amount: a `Decimal` made by decode.ts from the JSON number's source text.
  * A plain JS number is accepted only from JSON parsed elsewhere (webhook
