@@ -46,7 +46,7 @@ export interface ListParams {
   perPage?: number;
 }
 
-/** Filters sent as `filters[<field>]=value` (upstream.md, Operations). */
+/** Filters sent as `filters[<field>]=value` (docs/upstream.md, Operations). */
 export interface SearchParams extends ListParams {
   status?: string;
   customerId?: Id;

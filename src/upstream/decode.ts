@@ -1,8 +1,8 @@
 /**
  * Envelope unwrapping and validation of upstream bodies.
  *
- * The API family answers in several shapes (upstream.md, "Response shapes seen
- * in the wild"): `{"v1/<name>": {...}}`, a bare object, an array of one where
+ * The API family answers in several shapes (docs/upstream.md, Response
+ * shapes): `{"v1/<name>": {...}}`, a bare object, an array of one where
  * one object is expected, and lists as `{"v1/<names>": [...], "meta": {...}}`,
  * with or without `meta`, or as a bare array. Every shape is accepted; every
  * item is validated, and one bad item fails the whole call rather than
