@@ -12,7 +12,7 @@ export const currencyResolvers = {
   },
 
   Currency: {
-    // Two keys (api.md): by id, or by ISO code from another subgraph.
+    // Two keys (docs/graphql-contract.md, Federation): by id, or by ISO code from another subgraph.
     __resolveReference: (ref, { loaders }) =>
       'iso' in ref && typeof ref.iso === 'string'
         ? loaders.currencyByIso.load(ref.iso)

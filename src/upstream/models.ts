@@ -118,7 +118,7 @@ export type CustomerModel = z.infer<typeof customerModel>;
 export const currencyModel = z.looseObject({
   id,
   name: str,
-  /** ISO 4217 alphabetic code, e.g. XOF (upstream.md, Money). */
+  /** ISO 4217 alphabetic code, e.g. XOF (docs/upstream.md, Money). */
   iso: z.string(),
   /** ISO 4217 numeric code, e.g. 952. */
   code: z.union([z.number(), z.string()]).nullish(),
@@ -182,7 +182,7 @@ export const transactionTokenModel = z.looseObject({
 });
 export type TransactionTokenModel = z.infer<typeof transactionTokenModel>;
 
-/** Pagination block of enveloped list responses (upstream.md, Response shapes). */
+/** Pagination block of enveloped list responses (docs/upstream.md, Response shapes). */
 export const pageMetaModel = z.looseObject({
   current_page: z.number().int().nullish(),
   next_page: z.number().int().nullish(),

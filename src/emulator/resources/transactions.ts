@@ -183,7 +183,7 @@ function token(ctx: RequestContext) {
     engine.tokens.set(t, tx.id);
     engine.tokenOf.set(tx.id, t);
   }
-  // Always flat, in both styles (upstream.md, Response shapes).
+  // Always flat, in both styles (docs/upstream.md, Response shapes).
   return ok({ token: t, url: `${engine.baseUrl}/checkout/${t}` });
 }
 
