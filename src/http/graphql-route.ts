@@ -12,7 +12,7 @@ import { readCaller, type Caller } from '../auth.js';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode, unauthenticated } from '../errors.js';
 import type { RateLimiter } from '../limits/rate-limit.js';
-import { loadTrustedDocuments } from '../limits/trusted-documents.js';
+import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
 import { BodyTooLarge, closeAfterAnswer, readBody, sendJson } from './body.js';
 
@@ -50,7 +50,8 @@ function recentlyRejected(): GraphQLError {
   return unauthenticated('The payments API rejected this API key moments ago; check the key before retrying.');
 }
 
-export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, rateLimiter: RateLimiter) {
+/** `trusted`: the manifest of TRUSTED_DOCUMENTS, loaded once in server.ts for HTTP and WebSocket alike. */
+export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, trusted: TrustedDocuments | null, rateLimiter: RateLimiter) {
   const contextFor = (req: http.IncomingMessage, caller: Caller | null) => async (): Promise<HttpContext> => {
     const headerKey = req.headers['idempotency-key'];
     const context = createContext(deps, {
@@ -70,8 +71,6 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     const given = req.headers[ROUTER_SECRET_HEADER];
     return typeof given === 'string' && safeEqual(given, routerSharedSecret);
   };
-
-  const trusted = deps.config.trustedDocumentsPath ? loadTrustedDocuments(deps.config.trustedDocumentsPath) : null;
 
   return async function handleGraphQL(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
     setCorsHeaders(res);

@@ -8,7 +8,7 @@
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { readCaller, type Caller } from '../auth.js';
@@ -19,7 +19,10 @@ import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstrea
 import { LRUCache } from 'lru-cache';
 import type { EventBus } from '../realtime/bus.js';
 import { boundedStream } from '../realtime/stream.js';
+import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
+import { overSize, tooLarge } from '../limits/response-size.js';
+import type { TrustedDocuments } from '../limits/trusted-documents.js';
 
 /** Close codes a client can act on (4xxx: application-defined, per RFC 6455). */
 export const CloseCodes = {
@@ -45,6 +48,8 @@ export interface SubscriptionServerDeps {
   bus: EventBus;
   context: ContextDeps;
   limits: SubscriptionLimits;
+  /** The document limits HTTP applies (src/limits/): graphql-ws would otherwise parse, validate and answer without them. */
+  documents: { maxTokens: number; rules: readonly ValidationRule[]; check: OperationCheck; trusted: TrustedDocuments | null; maxResponseBytes: number };
   formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
 }
 
@@ -106,10 +111,14 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
     if (wss.clients.size >= caps.maxConnections) return refuseUpgrade(socket, '503 Service Unavailable');
     const address = req.socket.remoteAddress ?? 'unknown';
     if (byAddress.get(address) >= caps.maxConnectionsPerAddress) return refuseUpgrade(socket, '429 Too Many Requests');
+    // Reserved before the first await, so a burst of upgrades cannot all pass the check above.
+    byAddress.add(address);
     void connects.take(address).then((decision) => {
-      if (!decision.allowed) return refuseUpgrade(socket, '429 Too Many Requests');
+      if (!decision.allowed || socket.destroyed) {
+        byAddress.remove(address);
+        return refuseUpgrade(socket, '429 Too Many Requests');
+      }
       wss.handleUpgrade(req, socket, head, (ws) => {
-        byAddress.add(address);
         ws.once('close', () => byAddress.remove(address));
         wss.emit('connection', ws, req);
       });
@@ -162,11 +171,15 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         }
         // The account look-up is the connection's own call, not an operation's: no deadline but the upstream time-out.
         const api = deps.context.upstream.forKey(caller.apiKey);
+        // Reserved before the await, so simultaneous connections of one key cannot all pass the cap.
+        connectionsByKey.add(caller.callerId);
         try {
           const accountId = await accountOf(caller, api);
-          if (socket.readyState !== socket.OPEN) return false;
+          if (socket.readyState !== socket.OPEN) {
+            connectionsByKey.remove(caller.callerId);
+            return false;
+          }
           sessions.set(socket, { caller, accountId, operations: new Set() });
-          connectionsByKey.add(caller.callerId);
           socket.once('close', () => {
             connectionsByKey.remove(caller.callerId);
             const session = sessions.get(socket);
@@ -174,6 +187,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
           });
           return true;
         } catch (error) {
+          connectionsByKey.remove(caller.callerId);
           if (error instanceof UpstreamAuthenticationError) {
             deps.context.rejectedKeys.remember(caller.callerId);
             socket.close(CloseCodes.unauthorized, 'Unauthorized: the API key was refused');
@@ -186,7 +200,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
           return false;
         }
       },
-      onSubscribe: async (ctx, id) => {
+      onSubscribe: async (ctx, id, payload) => {
         const session = sessions.get(ctx.extra.socket);
         const refuse = (message: string, extra: Record<string, unknown> = {}) => [
           new GraphQLError(message, { extensions: { code: ErrorCode.RATE_LIMITED, ...extra } }),
@@ -199,11 +213,31 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         if (operationsByKey.get(callerId) >= caps.maxSubscriptionsPerKey) {
           return refuse(`At most ${caps.maxSubscriptionsPerKey} live operations per API key.`);
         }
-        const rate = await subscribes.take(callerId);
-        if (!rate.allowed) return refuse('Too many subscribe messages for this API key; retry later.', { retryAfterSeconds: rate.retryAfterSeconds });
+        // Reserved before the first await (a burst of frames arrives at once); released on every refusal below,
+        // and by onComplete or onError once admitted.
         session.operations.add(id);
         operationsByKey.add(callerId);
-        return undefined;
+        const release = () => {
+          if (session.operations.delete(id)) operationsByKey.remove(callerId);
+        };
+        const rate = await subscribes.take(callerId);
+        if (!rate.allowed) {
+          release();
+          return refuse('Too many subscribe messages for this API key; retry later.', { retryAfterSeconds: rate.retryAfterSeconds });
+        }
+        const source = deps.documents.trusted ? deps.documents.trusted.resolve(payload as unknown as Record<string, unknown>) : payload.query;
+        if (source === null) {
+          release();
+          return [new GraphQLError('Only trusted documents run here: send a documentId or persisted-query hash from the manifest.', { extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } })];
+        }
+        // Tokens, depth, aliases, directives, cost and mutation fields, as over HTTP, before anything runs.
+        const variables = payload.variables ?? {};
+        const admitted = admitDocument(deps.schema, source, payload.operationName ?? undefined, variables, deps.documents);
+        if ('errors' in admitted) {
+          release();
+          return admitted.errors;
+        }
+        return { schema: deps.schema, document: admitted.document, operationName: payload.operationName, variableValues: variables };
       },
       onComplete: (ctx, id) => {
         const session = sessions.get(ctx.extra.socket);
@@ -246,8 +280,18 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         };
         return context;
       },
-      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: format(result.errors) } : undefined),
-      onError: (_ctx, _id, _payload, errors) => format(errors),
+      onNext: (_ctx, _id, _payload, _args, result) => {
+        const formatted = result.errors ? { ...result, errors: format(result.errors) } : result;
+        // The response size cap HTTP applies, per message.
+        if (overSize(formatted, deps.documents.maxResponseBytes)) return { errors: [tooLarge(deps.documents.maxResponseBytes)] };
+        return result.errors ? formatted : undefined;
+      },
+      onError: (ctx, id, _payload, errors) => {
+        // An operation that fails to start (e.g. no operation of that name) never completes: free its slot here.
+        const session = sessions.get(ctx.extra.socket);
+        if (session?.operations.delete(id)) operationsByKey.remove(session.caller.callerId);
+        return format(errors);
+      },
     },
     wss,
   );
