@@ -82,7 +82,12 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     const read = readCaller(req.headers.authorization, deps.config.paymentsEnv);
     if (read instanceof Error) return refuse(res, read);
     if (read && deps.rejectedKeys.has(read.callerId)) return refuse(res, recentlyRejected());
-    const rate = await rateLimiter.take(read?.callerId ?? `address:${req.socket.remoteAddress ?? 'unknown'}`);
+    const address = `address:${req.socket.remoteAddress ?? 'unknown'}`;
+    // A key the upstream has not accepted yet is anyone's to invent: it also spends its address's
+    // budget, so minting fresh keys buys no fresh rate.
+    const unproven = read !== null && !deps.rejectedKeys.isAccepted(read.callerId);
+    const byKey = await rateLimiter.take(read?.callerId ?? address);
+    const rate = byKey.allowed && unproven ? await rateLimiter.take(address) : byKey;
     if (!rate.allowed) {
       res.setHeader('retry-after', String(rate.retryAfterSeconds));
       return sendJson(res, 429, {
