@@ -31,9 +31,14 @@ function safeEqual(a: string, b: string): boolean {
 }
 
 /** Root fields that need no caller: schema introspection and the federation SDL. */
-const PUBLIC_ROOT_FIELDS = new Set(['__schema', '__type', '__typename', '_service']);
+/** What a caller without a key may ask (introspection itself is still subject to GRAPHQL_INTROSPECTION). */
+const PUBLIC_ROOT_FIELDS = new Set(['__schema', '__type', '__typename']);
 
-export type HttpContext = Context & { authenticated: boolean };
+/**
+ * `sdlAllowed`: `_service { sdl }` may be answered. Outside production, to anyone; in production, to the
+ * router by its secret when ROUTER_SHARED_SECRET is set, else to a caller with a key.
+ */
+export type HttpContext = Context & { authenticated: boolean; sdlAllowed: boolean };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -52,6 +57,15 @@ function recentlyRejected(): GraphQLError {
 
 /** `trusted`: the manifest of TRUSTED_DOCUMENTS, loaded once in server.ts for HTTP and WebSocket alike. */
 export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, trusted: TrustedDocuments | null, rateLimiter: RateLimiter) {
+  const { production } = deps.config;
+  const { routerSharedSecret } = deps.config.graphql;
+  const fromRouter = (req: http.IncomingMessage): boolean => {
+    if (routerSharedSecret === null) return false;
+    const given = req.headers[ROUTER_SECRET_HEADER];
+    return typeof given === 'string' && safeEqual(given, routerSharedSecret);
+  };
+  const tracesAllowed = (req: http.IncomingMessage): boolean => (routerSharedSecret === null ? !production : fromRouter(req));
+
   const contextFor = (req: http.IncomingMessage, caller: Caller | null) => async (): Promise<HttpContext> => {
     const headerKey = req.headers['idempotency-key'];
     const context = createContext(deps, {
@@ -61,15 +75,8 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
       transport: 'http',
       ...(typeof headerKey === 'string' ? { idempotencyKeyHeader: headerKey } : {}),
     });
-    return { ...context, authenticated: caller !== null };
-  };
-
-  const { production } = deps.config;
-  const { routerSharedSecret } = deps.config.graphql;
-  const tracesAllowed = (req: http.IncomingMessage): boolean => {
-    if (routerSharedSecret === null) return !production;
-    const given = req.headers[ROUTER_SECRET_HEADER];
-    return typeof given === 'string' && safeEqual(given, routerSharedSecret);
+    const sdlAllowed = !production || (routerSharedSecret === null ? caller !== null : fromRouter(req));
+    return { ...context, authenticated: caller !== null, sdlAllowed };
   };
 
   return async function handleGraphQL(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
@@ -159,9 +166,12 @@ export function authGate(): ApolloServerPlugin<HttpContext> {
               extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
             });
           }
-          if (contextValue.authenticated) return;
           const rootFields = selectedFieldNames(operation.selectionSet, fragmentsOf(document?.definitions ?? []), request.variables ?? {});
-          if (rootFields.every((name) => PUBLIC_ROOT_FIELDS.has(name))) return;
+          if (rootFields.includes('_service') && !contextValue.sdlAllowed) {
+            throw unauthenticated('The subgraph SDL is served to the router only: send its x-router-secret (ROUTER_SHARED_SECRET).');
+          }
+          if (contextValue.authenticated) return;
+          if (rootFields.every((name) => PUBLIC_ROOT_FIELDS.has(name) || name === '_service')) return;
           throw unauthenticated('Authentication required: send "Authorization: Bearer <secret API key>".');
         },
       };
