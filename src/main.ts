@@ -62,7 +62,8 @@ async function main(): Promise<void> {
   // The gateway's port is known only now (PORT may be 0).
   if (emulator && forwardSecret) emulator.forwardEventsTo(new URL('/webhooks/payments', gateway.url).href, forwardSecret);
 
-  if (emulator && demoKey) {
+  // The welcome holds the emulator's admin token: never print it into a production log stream.
+  if (emulator && demoKey && (!config.production || process.stdout.isTTY)) {
     printWelcome(gateway.url, emulator.url, demoKey, adminToken, config.explorer);
   } else {
     logger.info({ url: gateway.url, upstream: upstreamUrl, env: config.paymentsEnv }, 'gateway ready');
