@@ -11,6 +11,8 @@ import { spawnMain, welcomePrinted, type GatewayProcess } from '../realtime/proc
 import { disposeLive, subscribeLive, wsClient } from '../realtime/support.js';
 import { describeWith, launchChromium } from '../support/tools.js';
 
+const HOSTILE = '<img src=x onerror="globalThis.hostileRan=true">';
+
 const consolePrinted = (out: string) => {
   const welcome = welcomePrinted(out);
   const consoleUrl = /Console\s+(http:\/\/\S+\/_emulator\/console#token=\S+)/.exec(out)?.[1];
@@ -37,7 +39,10 @@ describeWith('chromium', 'the emulator console in a browser', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
       body: JSON.stringify({
-        query: 'mutation { createTransaction(input: { amount: 1500, description: "console", currency: { iso: "XOF" }, customer: { firstname: "Kofi", lastname: "Boateng", email: "kofi.console@example.com" } }) { transaction { id status } } }',
+        // Hostile text in a description must show as text, never run in the console page.
+        query:
+          'mutation ($d: String!) { createTransaction(input: { amountDecimal: "1500", description: $d, currency: { iso: "XOF" }, customer: { firstname: "Kofi", lastname: "Boateng", email: "kofi.console@example.com" } }) { transaction { id status } } }',
+        variables: { d: HOSTILE },
       }),
     });
     const created = (await res.json()) as { data: { createTransaction: { transaction: { id: string; status: string } } } };
@@ -53,6 +58,8 @@ describeWith('chromium', 'the emulator console in a browser', () => {
     await page.goto(consoleUrl);
     const approve = page.locator(`#transactions button[data-action="approved"][data-id="${id}"]`);
     await approve.waitFor({ timeout: 10_000 });
+    expect(await page.locator('#transactions').innerText()).toContain(HOSTILE);
+    expect(await page.evaluate(() => (globalThis as { hostileRan?: boolean }).hostileRan)).toBeUndefined();
     await approve.click();
 
     const update = await sub.nth(1, 10_000);
