@@ -8,7 +8,7 @@
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { getOperationAST, GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { readCaller, type Caller } from '../auth.js';
@@ -20,6 +20,7 @@ import { LRUCache } from 'lru-cache';
 import type { EventBus } from '../realtime/bus.js';
 import { boundedStream } from '../realtime/stream.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
+import { withRequestId, type OperationTelemetry } from '../observability/index.js';
 
 /** Close codes a client can act on (4xxx: application-defined, per RFC 6455). */
 export const CloseCodes = {
@@ -59,6 +60,8 @@ interface Session {
   accountId: number;
   /** Ids of this connection's live operations, counted against the key's cap. */
   operations: Set<string>;
+  /** Each running operation's request id, span and metrics line, ended on complete. */
+  telemetry: Map<string, OperationTelemetry>;
 }
 
 /** Counts per name, forgetting names that drop to zero (bounded by what is live). */
@@ -85,7 +88,7 @@ const CLOSE_GRACE_MS = 5_000;
 
 export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionServer {
   const { limits } = deps;
-  const { logger, config } = deps.context;
+  const { logger, config, observability } = deps.context;
   const caps = config.limits.ws;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const sessions = new WeakMap<WebSocket, Session>();
@@ -107,7 +110,10 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
     const address = req.socket.remoteAddress ?? 'unknown';
     if (byAddress.get(address) >= caps.maxConnectionsPerAddress) return refuseUpgrade(socket, '429 Too Many Requests');
     void connects.take(address).then((decision) => {
-      if (!decision.allowed) return refuseUpgrade(socket, '429 Too Many Requests');
+      if (!decision.allowed) {
+        observability.rateLimited('ws_connect');
+        return refuseUpgrade(socket, '429 Too Many Requests');
+      }
       wss.handleUpgrade(req, socket, head, (ws) => {
         byAddress.add(address);
         ws.once('close', () => byAddress.remove(address));
@@ -165,7 +171,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         try {
           const accountId = await accountOf(caller, api);
           if (socket.readyState !== socket.OPEN) return false;
-          sessions.set(socket, { caller, accountId, operations: new Set() });
+          sessions.set(socket, { caller, accountId, operations: new Set(), telemetry: new Map() });
           connectionsByKey.add(caller.callerId);
           socket.once('close', () => {
             connectionsByKey.remove(caller.callerId);
@@ -200,7 +206,10 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
           return refuse(`At most ${caps.maxSubscriptionsPerKey} live operations per API key.`);
         }
         const rate = await subscribes.take(callerId);
-        if (!rate.allowed) return refuse('Too many subscribe messages for this API key; retry later.', { retryAfterSeconds: rate.retryAfterSeconds });
+        if (!rate.allowed) {
+          observability.rateLimited('ws_subscribe');
+          return refuse('Too many subscribe messages for this API key; retry later.', { retryAfterSeconds: rate.retryAfterSeconds });
+        }
         session.operations.add(id);
         operationsByKey.add(callerId);
         return undefined;
@@ -208,17 +217,25 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
       onComplete: (ctx, id) => {
         const session = sessions.get(ctx.extra.socket);
         if (session?.operations.delete(id)) operationsByKey.remove(session.caller.callerId);
+        session?.telemetry.get(id)?.end();
+        session?.telemetry.delete(id);
       },
-      context: (ctx): Context => {
+      context: (ctx, id, _payload, args): Context => {
         const socket = ctx.extra.socket;
         const session = sessions.get(socket);
         // onConnect admitted this socket, so there is a session.
         if (!session) throw new GraphQLError('Not connected.', { extensions: { code: ErrorCode.UNAUTHENTICATED } });
         const { caller, accountId } = session;
+        // One connection carries many operations: each gets an id of its own, in the connection's trace.
+        const telemetry = observability.startOperation({ transport: 'websocket', headers: ctx.extra.request.headers, freshId: true });
+        const type = getOperationAST(args.document, args.operationName)?.operation ?? 'unknown';
+        telemetry.named(args.operationName, type);
+        if (type === 'subscription') observability.subscriptionStarted();
+        session.telemetry.set(id, telemetry);
         // Each operation, and each event of a subscription, gets the deadline an
         // HTTP operation gets: an event's relations are a new read of the world.
         const forOperation = () =>
-          createContext(deps.context, { caller, deadlineAt: Date.now() + config.operationDeadlineMs, transport: 'websocket' });
+          createContext(deps.context, { caller, deadlineAt: Date.now() + config.operationDeadlineMs, transport: 'websocket', telemetry });
         const context: Context = {
           ...forOperation(),
           realtime: {
@@ -246,8 +263,22 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         };
         return context;
       },
-      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: format(result.errors) } : undefined),
-      onError: (_ctx, _id, _payload, errors) => format(errors),
+      onNext: (ctx, id, _payload, _args, result) => {
+        const telemetry = sessions.get(ctx.extra.socket)?.telemetry.get(id);
+        const errors = result.errors ? format(result.errors) : undefined;
+        telemetry?.answered(result.data, errors);
+        if (!errors) return undefined;
+        return { ...result, errors: telemetry ? withRequestId(errors, telemetry.requestId) : errors };
+      },
+      onError: (ctx, id, _payload, errors) => {
+        // Refused before execution (validation, limits) has no telemetry yet: count it as one operation.
+        const session = sessions.get(ctx.extra.socket);
+        const telemetry = session?.telemetry.get(id) ?? observability.startOperation({ transport: 'websocket', headers: ctx.extra.request.headers, freshId: true });
+        const formatted = format(errors);
+        telemetry.answered(null, formatted);
+        if (!session?.telemetry.has(id)) telemetry.end();
+        return withRequestId(formatted, telemetry.requestId);
+      },
     },
     wss,
   );
