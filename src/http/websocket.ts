@@ -228,8 +228,9 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         const { caller, accountId } = session;
         // One connection carries many operations: each gets an id of its own, in the connection's trace.
         const telemetry = observability.startOperation({ transport: 'websocket', headers: ctx.extra.request.headers, freshId: true });
-        const type = getOperationAST(args.document, args.operationName)?.operation ?? 'unknown';
-        telemetry.named(args.operationName, type);
+        const operation = getOperationAST(args.document, args.operationName);
+        const type = operation?.operation ?? 'unknown';
+        telemetry.named(args.operationName ?? operation?.name?.value, type);
         if (type === 'subscription') observability.subscriptionStarted();
         session.telemetry.set(id, telemetry);
         // Each operation, and each event of a subscription, gets the deadline an
