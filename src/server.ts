@@ -45,6 +45,8 @@ export interface GatewayDeps {
   explorer?: Omit<ExplorerOptions, 'endpoint'>;
   /** Metrics and traces; made from `config.observability` when absent. */
   observability?: Observability;
+  /** Where usage reports go with APOLLO_USAGE_REPORTING=true: Apollo's ingress unless a test points it elsewhere. */
+  apolloReportingUrl?: string;
 }
 
 export interface RunningGateway {
@@ -64,7 +66,7 @@ export interface RunningGateway {
 
 type Route = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => void | Promise<void>;
 
-export async function startGateway({ config, upstream, logger, idempotencyStore, explorer: explorerOptions, observability: given }: GatewayDeps): Promise<RunningGateway> {
+export async function startGateway({ config, upstream, logger, idempotencyStore, explorer: explorerOptions, observability: given, apolloReportingUrl }: GatewayDeps): Promise<RunningGateway> {
   const observability = given ?? new Observability(config.observability, logger);
   const detachUpstream = upstream.observe?.(observability.upstream);
   const httpServer = http.createServer({
@@ -110,7 +112,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       // Installed by hand: the federated tracing Apollo adds to a subgraph by itself, minus its info line at start.
       ApolloServerPluginInlineTrace(),
       operationTelemetryPlugin<HttpContext>(),
-      ...usageReporting(config.observability.apollo),
+      ...usageReporting(config.observability.apollo, apolloReportingUrl),
       ...explorer.apolloPlugins,
     ],
     // Given explicitly (not read from the environment by Apollo) so config.ts stays the one reader.
@@ -242,7 +244,14 @@ async function startMetricsServer(observability: Observability, port: number, ho
  * ROUTER_SHARED_SECRET); with no router in front, APOLLO_USAGE_REPORTING=true
  * makes this server report usage itself. Variables and headers are never sent.
  */
-function usageReporting(apollo: Config['observability']['apollo']) {
+function usageReporting(apollo: Config['observability']['apollo'], endpointUrl: string | undefined) {
   if (!apollo?.usageReporting) return [ApolloServerPluginUsageReportingDisabled()];
-  return [ApolloServerPluginUsageReporting({ sendVariableValues: { none: true }, sendHeaders: { none: true }, sendErrors: { masked: true } })];
+  return [
+    ApolloServerPluginUsageReporting({
+      sendVariableValues: { none: true },
+      sendHeaders: { none: true },
+      sendErrors: { masked: true },
+      ...(endpointUrl ? { endpointUrl } : {}),
+    }),
+  ];
 }
