@@ -6,6 +6,7 @@
  *
  *  main.ts ──> server.ts ──> http/ ──> context.ts ──> loaders/ ──> upstream/
  *    │           │             │          │                            ▲
+ *    │           │             │          ├──> observability/ (fills the hooks of loaders, idempotency, upstream)
  *    │           │             │          └──> limits/ ────────────────┤
  *    │           │             └──> realtime/ (event side)             │
  *    │           ├──> explorer/                                        │
@@ -88,6 +89,13 @@ module.exports = {
       comment: 'A resolver works the same over HTTP and WebSocket: it imports no transport.',
       from: { path: '^src/(resolvers|schema)' },
       to: { path: '^src/(http/|server\\.ts|main\\.ts)' },
+    },
+    {
+      name: 'observability-fills-hooks',
+      comment: 'Metrics and traces implement the hooks other rooms expose (upstream observer, loader stats, idempotency and webhook outcomes); they run no operation themselves.',
+      severity: 'error',
+      from: { path: '^src/observability/' },
+      to: { path: '^src/', pathNot: ['^src/observability/', '^src/upstream/', '^src/loaders/', '^src/idempotency/', GATEWAY_SHARED] },
     },
     {
       name: 'only-the-server-assembles-transports',

@@ -77,6 +77,21 @@ const envSchema = z
     WS_SUBSCRIBE_PER_MINUTE: optional(z.coerce.number().int().min(1)).default(120),
     WS_CONNECTS_PER_MINUTE: optional(z.coerce.number().int().min(1)).default(60),
     GRAPHQL_EXPLORER: optional(z.enum(EXPLORERS)),
+    METRICS_ENABLED: optional(boolean).default(true),
+    METRICS_PORT: optional(port),
+    METRICS_HOST: optional(z.string()),
+    // The standard OpenTelemetry variables this gateway reads; the SDK reads the
+    // rest itself (OTEL_EXPORTER_OTLP_HEADERS, OTEL_TRACES_SAMPLER, OTEL_BSP_*...).
+    OTEL_SDK_DISABLED: optional(boolean),
+    OTEL_TRACES_EXPORTER: optional(z.enum(['otlp', 'none'])),
+    OTEL_EXPORTER_OTLP_ENDPOINT: optional(z.url({ protocol: /^https?$/ })),
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optional(z.url({ protocol: /^https?$/ })),
+    OTEL_EXPORTER_OTLP_PROTOCOL: optional(z.literal('http/json', { error: 'only http/json is supported (OTLP over HTTP, JSON encoded)' })),
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: optional(z.literal('http/json', { error: 'only http/json is supported (OTLP over HTTP, JSON encoded)' })),
+    OTEL_SERVICE_NAME: optional(z.string()),
+    APOLLO_KEY: optional(z.string()),
+    APOLLO_GRAPH_REF: optional(z.string().regex(/^[^@\s]+@[^@\s]+$|^[^@\s]+$/, 'must be <graph id>@<variant>')),
+    APOLLO_USAGE_REPORTING: optional(boolean),
   })
   // Cross-field rules run even when a field above failed, so every problem is named at once;
   // hence the guards on values that may not have parsed.
@@ -88,6 +103,11 @@ const envSchema = z
   .refine((env) => !(env.NODE_ENV === 'production' && env.PAYMENTS_ENV !== 'live' && !env.PAYMENTS_API_URL && env.EMBEDDED_EMULATOR !== true), {
     path: ['PAYMENTS_API_URL'],
     message: 'is required when NODE_ENV=production (or set EMBEDDED_EMULATOR=true to run the sandbox emulator on purpose)',
+    when: () => true,
+  })
+  .refine((env) => !(env.APOLLO_USAGE_REPORTING === true && !(env.APOLLO_KEY && env.APOLLO_GRAPH_REF)), {
+    path: ['APOLLO_USAGE_REPORTING'],
+    message: 'needs APOLLO_KEY and APOLLO_GRAPH_REF',
     when: () => true,
   })
   .refine(
@@ -135,6 +155,30 @@ export interface Config {
   trustedDocumentsPath: string | null;
   /** Default graphiql, or off in production. */
   explorer: (typeof EXPLORERS)[number];
+  observability: ObservabilityConfig;
+}
+
+/** Metrics, traces and Apollo reporting (README, Operations). */
+export interface ObservabilityConfig {
+  /** Prometheus text at `/metrics`: on the main port, or on `port` alone when it is set. */
+  metrics: { enabled: boolean; port: number | null; host: string };
+  /** OTLP/HTTP (JSON) traces; null unless asked for by the OTEL_* variables. */
+  tracing: { url: string; serviceName: string } | null;
+  /** Apollo GraphOS: the key and graph, and whether this server reports usage itself (no router in front). */
+  apollo: { key: string; graphRef: string | null; usageReporting: boolean } | null;
+}
+
+/**
+ * Traces are opt-in: an OTLP endpoint (or OTEL_TRACES_EXPORTER=otlp, which
+ * means the collector's default address) turns them on, OTEL_SDK_DISABLED or
+ * OTEL_TRACES_EXPORTER=none off. The endpoint rules are the specification's:
+ * a signal-specific URL is used as it is, the general one gets `/v1/traces`.
+ */
+function tracingConfig(e: z.infer<typeof envSchema>): ObservabilityConfig['tracing'] {
+  if (e.OTEL_SDK_DISABLED === true || e.OTEL_TRACES_EXPORTER === 'none') return null;
+  const general = e.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
+  const url = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (general ? `${general}/v1/traces` : e.OTEL_TRACES_EXPORTER === 'otlp' ? 'http://localhost:4318/v1/traces' : null);
+  return url ? { url, serviceName: e.OTEL_SERVICE_NAME ?? 'payments-graphql-gateway' } : null;
 }
 
 /** Abuse limits, each documented in README "Security" with its variable. */
@@ -253,5 +297,12 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     }),
     explorer: e.GRAPHQL_EXPLORER ?? (production ? 'off' : 'graphiql'),
     trustedDocumentsPath: e.TRUSTED_DOCUMENTS ?? null,
+    observability: Object.freeze({
+      metrics: Object.freeze({ enabled: e.METRICS_ENABLED, port: e.METRICS_PORT ?? null, host: e.METRICS_HOST ?? e.HOST }),
+      tracing: tracingConfig(e),
+      apollo: e.APOLLO_KEY
+        ? Object.freeze({ key: e.APOLLO_KEY, graphRef: e.APOLLO_GRAPH_REF ?? null, usageReporting: e.APOLLO_USAGE_REPORTING ?? false })
+        : null,
+    }),
   });
 }

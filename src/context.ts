@@ -13,9 +13,10 @@ import type { CurrencyCatalog } from './loaders/currency-catalog.js';
 import type { RealtimeSource } from './realtime/source.js';
 import type { IdempotencyScope, IdempotencyStore } from './idempotency/index.js';
 import type { PaymentsApi } from './upstream/api.js';
-import type { BreakerState, OperationScope } from './upstream/index.js';
+import type { BreakerState, OperationScope, RouteStats, UpstreamObserver } from './upstream/index.js';
 import { unauthenticated } from './errors.js';
 import { guardUpstream, type RejectedKeys } from './limits/upstream-budget.js';
+import type { Observability, OperationTelemetry } from './observability/index.js';
 
 export interface Context {
   /** Upstream client bound to the caller's own API key and this operation's deadline. */
@@ -25,7 +26,10 @@ export interface Context {
   callerId: string;
   pagination: PaginationLimits;
   limits: Readonly<Limits>;
+  /** The operation's own logger: every line carries its request id. */
   logger: Logger;
+  /** The operation's request id, span and metrics line (src/observability). */
+  telemetry: OperationTelemetry;
   /** Currencies shared across requests for a short time (per caller). */
   currencyCatalog: CurrencyCatalog;
   /** Only on GraphQL-over-WebSocket operations: the caller's live events. */
@@ -41,6 +45,10 @@ export interface UpstreamClientFactory {
   forKey(apiKey: string, scope?: OperationScope): PaymentsApi;
   /** Per-route circuit breaker states, reported by /readyz. */
   breakerStates?(): Record<string, BreakerState>;
+  /** Breaker states and bulkhead occupancy per route, read by the metrics scrape. */
+  routeStats?(): Record<string, RouteStats>;
+  /** Attaches the gateway's metrics and traces to every upstream call; returns the detach. */
+  observe?(observer: UpstreamObserver): () => void;
 }
 
 /** What lives as long as the gateway and every context points at. */
@@ -52,6 +60,7 @@ export interface ContextDeps {
   logger: Logger;
   currencyCatalog: CurrencyCatalog;
   idempotencyStore: IdempotencyStore;
+  observability: Observability;
 }
 
 export interface OperationInput {
@@ -63,13 +72,16 @@ export interface OperationInput {
   /** The `Idempotency-Key` HTTP header (HTTP only). */
   idempotencyKeyHeader?: string;
   realtime?: RealtimeSource;
+  /** Started by the transport, which also ends it. */
+  telemetry: OperationTelemetry;
 }
 
 export function createContext(deps: ContextDeps, input: OperationInput): Context {
-  const { caller, deadlineAt } = input;
+  const { caller, deadlineAt, telemetry } = input;
   const callerId = caller?.callerId ?? 'anonymous';
+  const { observability } = deps;
   const api = caller
-    ? guardUpstream(deps.upstream.forKey(caller.apiKey, { deadlineAt }), {
+    ? guardUpstream(deps.upstream.forKey(caller.apiKey, { deadlineAt, requestId: telemetry.requestId, observed: telemetry }), {
         maxCalls: deps.config.limits.maxUpstreamCalls,
         callerId,
         rejectedKeys: deps.rejectedKeys,
@@ -78,16 +90,18 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
   return {
     api,
     callerId,
-    loaders: createLoaders(api, callerId, deps.currencyCatalog),
+    loaders: createLoaders(api, callerId, deps.currencyCatalog, observability.loaders),
     pagination: deps.config.pagination,
     limits: deps.config.limits,
-    logger: deps.logger,
+    logger: telemetry.logger,
+    telemetry,
     currencyCatalog: deps.currencyCatalog,
     idempotency: {
       store: deps.idempotencyStore,
       settings: deps.config.idempotency,
       headerKey: input.idempotencyKeyHeader,
       deadlineAt,
+      observe: (outcome) => observability.idempotency(outcome),
     },
     ...(input.realtime ? { realtime: input.realtime } : {}),
   };

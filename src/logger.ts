@@ -17,11 +17,14 @@ const REDACT = [
 export interface LoggerOptions {
   /** Human-readable lines (pino-pretty) instead of JSON: for a developer's terminal, never for collectors. */
   pretty?: boolean;
+  /** Where JSON lines go (default stdout); tests read them back. */
+  destination?: DestinationStream;
 }
 
-export function createLogger(level: string, { pretty = false }: LoggerOptions = {}): Logger {
+export function createLogger(level: string, { pretty = false, destination }: LoggerOptions = {}): Logger {
   const options = { level, redact: { paths: REDACT, censor: '[redacted]' } };
-  return pretty ? pino(options, prettyStream()) : pino(options);
+  if (pretty) return pino(options, prettyStream());
+  return destination ? pino(options, destination) : pino(options);
 }
 
 function prettyStream(): DestinationStream {

@@ -10,6 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginInlineTrace } from '@apollo/server/plugin/inlineTrace';
+import { ApolloServerPluginUsageReporting } from '@apollo/server/plugin/usageReporting';
+import { ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
 import type { Config } from './config.js';
 import type { ContextDeps, UpstreamClientFactory } from './context.js';
 import { createErrorFormatter } from './errors.js';
@@ -31,6 +33,7 @@ import { capResponseSize } from './limits/response-size.js';
 import { createRateLimiter } from './limits/rate-limit.js';
 import { Redis } from 'ioredis';
 import { gatewayExplorer, type ExplorerOptions } from './explorer/gateway.js';
+import { Observability, operationTelemetryPlugin } from './observability/index.js';
 
 export type { UpstreamClientFactory } from './context.js';
 
@@ -42,12 +45,19 @@ export interface GatewayDeps {
   idempotencyStore?: IdempotencyStore;
   /** Prefills of the bundled explorer (GRAPHQL_EXPLORER=graphiql), e.g. the embedded emulator's key. */
   explorer?: Omit<ExplorerOptions, 'endpoint'>;
+  /** Metrics and traces; made from `config.observability` when absent. */
+  observability?: Observability;
+  /** Where usage reports go with APOLLO_USAGE_REPORTING=true: Apollo's ingress unless a test points it elsewhere. */
+  apolloReportingUrl?: string;
 }
 
 export interface RunningGateway {
   url: string;
   port: number;
   server: http.Server;
+  /** Where Prometheus scrapes; null when metrics are off. */
+  metricsUrl: string | null;
+  observability: Observability;
   /**
    * Graceful: /readyz turns 503 at once, new connections are refused after
    * `shutdown.readinessDelayMs`, subscriptions are closed (1001 Going Away),
@@ -58,7 +68,9 @@ export interface RunningGateway {
 
 type Route = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => void | Promise<void>;
 
-export async function startGateway({ config, upstream, logger, idempotencyStore, explorer: explorerOptions }: GatewayDeps): Promise<RunningGateway> {
+export async function startGateway({ config, upstream, logger, idempotencyStore, explorer: explorerOptions, observability: given, apolloReportingUrl }: GatewayDeps): Promise<RunningGateway> {
+  const observability = given ?? new Observability(config.observability, logger);
+  const detachUpstream = upstream.observe?.(observability.upstream);
   const httpServer = http.createServer({
     // A slow client cannot hold a connection open: whole request in 30 s, headers in 10 s.
     requestTimeout: 30_000,
@@ -75,6 +87,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     logger,
     currencyCatalog: createCurrencyCatalog(config.currencyCacheTtlMs),
     idempotencyStore: idempotencyStore ?? ownStore!,
+    observability,
   };
   // Per-key limits hold across instances when they share Redis.
   const limitsRedis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : null;
@@ -108,8 +121,14 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       operationLimits(documents.check),
       // Installed by hand: the federated tracing Apollo adds to a subgraph by itself, minus its info line at start.
       ApolloServerPluginInlineTrace(),
+      operationTelemetryPlugin<HttpContext>(),
+      ...usageReporting(config.observability.apollo, apolloReportingUrl),
       ...explorer.apolloPlugins,
     ],
+    // Given explicitly (not read from the environment by Apollo) so config.ts stays the one reader.
+    ...(config.observability.apollo
+      ? { apollo: { key: config.observability.apollo.key, ...(config.observability.apollo.graphRef ? { graphRef: config.observability.apollo.graphRef } : {}) } }
+      : {}),
   });
   await apollo.start();
 
@@ -130,6 +149,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     documents: { ...documents, rules: config.graphql.introspection ? documents.rules : [...documents.rules, NoSchemaIntrospectionCustomRule] },
     formatError,
   });
+  observability.readFrom({ routes: () => upstream.routeStats?.() ?? {}, websocket: () => subscriptions.stats() });
   const health = {
     subscriptions: () => subscriptions.stats(),
     breakers: () => upstream.breakerStates?.() ?? {},
@@ -138,10 +158,20 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
 
   const routes: Record<string, Route> = {
     '/graphql': createGraphQLRoute(apollo, contextDeps, documents.trusted, createRateLimiter({ perMinute: config.limits.operationsPerMinute, prefix: 'payments-gateway:ops', redis: limitsRedis })),
-    '/webhooks/payments': createWebhookReceiver({ secrets: config.webhookSecrets, ledger: realtime.ledger, bus: realtime.bus, logger }),
+    '/webhooks/payments': createWebhookReceiver({
+      secrets: config.webhookSecrets,
+      ledger: realtime.ledger,
+      bus: realtime.bus,
+      logger,
+      onResult: (result) => observability.webhook(result),
+    }),
     '/healthz': healthz(health),
     '/readyz': readyz(health),
   };
+  const metricsConfig = config.observability.metrics;
+  // On the main port unless METRICS_PORT gives it a listener of its own (kept off the public port).
+  if (metricsConfig.enabled && metricsConfig.port === null) routes['/metrics'] = observability.metricsRoute();
+  const metricsServer = metricsConfig.enabled && metricsConfig.port !== null ? await startMetricsServer(observability, metricsConfig.port, metricsConfig.host) : null;
 
   httpServer.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://gateway');
@@ -169,10 +199,17 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   });
   const { port } = httpServer.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  const metricsUrl = !metricsConfig.enabled
+    ? null
+    : metricsServer
+      ? `http://${reachable(metricsConfig.host)}:${(metricsServer.address() as AddressInfo).port}/metrics`
+      : `http://${host}:${port}/metrics`;
   return {
     url: `http://${host}:${port}/graphql`,
     port,
     server: httpServer,
+    metricsUrl,
+    observability,
     async stop() {
       draining = true;
       // Let load balancers see /readyz fail before the listener closes.
@@ -184,6 +221,49 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       await realtime.close();
       await ownStore?.close();
       limitsRedis?.disconnect();
+      detachUpstream?.();
+      if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+      // Spans still buffered are exported before the process goes.
+      if (!given) await observability.close();
     },
   };
+}
+
+function reachable(host: string): string {
+  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+}
+
+async function startMetricsServer(observability: Observability, port: number, host: string): Promise<http.Server> {
+  const route = observability.metricsRoute();
+  const server = http.createServer((req, res) => {
+    const { pathname } = new URL(req.url ?? '/', 'http://metrics');
+    if (pathname !== '/metrics') return sendJson(res, 404, { error: 'not found' });
+    route(req, res).catch(() => res.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return server;
+}
+
+/**
+ * Behind a router (the default) usage reaches Apollo from the router, and
+ * this subgraph adds inline traces for it (see the inline-trace plugin and
+ * ROUTER_SHARED_SECRET); with no router in front, APOLLO_USAGE_REPORTING=true
+ * makes this server report usage itself. Variables and headers are never sent.
+ */
+function usageReporting(apollo: Config['observability']['apollo'], endpointUrl: string | undefined) {
+  if (!apollo?.usageReporting) return [ApolloServerPluginUsageReportingDisabled()];
+  return [
+    ApolloServerPluginUsageReporting({
+      sendVariableValues: { none: true },
+      sendHeaders: { none: true },
+      sendErrors: { masked: true },
+      ...(endpointUrl ? { endpointUrl } : {}),
+    }),
+  ];
 }

@@ -14,6 +14,7 @@ import { ErrorCode, unauthenticated } from '../errors.js';
 import type { RateLimiter } from '../limits/rate-limit.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
+import type { OperationTelemetry } from '../observability/index.js';
 import { BodyTooLarge, closeAfterAnswer, readBody, sendJson } from './body.js';
 
 /** Largest request body accepted from a caller with a key; GraphQL documents and variables are small. */
@@ -66,10 +67,11 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
   };
   const tracesAllowed = (req: http.IncomingMessage): boolean => (routerSharedSecret === null ? !production : fromRouter(req));
 
-  const contextFor = (req: http.IncomingMessage, caller: Caller | null) => async (): Promise<HttpContext> => {
+  const contextFor = (req: http.IncomingMessage, caller: Caller | null, telemetry: OperationTelemetry) => async (): Promise<HttpContext> => {
     const headerKey = req.headers['idempotency-key'];
     const context = createContext(deps, {
       caller,
+      telemetry,
       // Every upstream call and retry of this operation stops at its deadline.
       deadlineAt: Date.now() + deps.config.operationDeadlineMs,
       transport: 'http',
@@ -85,6 +87,17 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
       res.writeHead(204).end();
       return;
     }
+    // Started before any refusal, so refused requests are counted and traced too; ended once answered.
+    const telemetry = deps.observability.startOperation({ transport: 'http', headers: req.headers });
+    res.setHeader('x-request-id', telemetry.requestId);
+    try {
+      await answer(req, res, url, telemetry);
+    } finally {
+      telemetry.end();
+    }
+  };
+
+  async function answer(req: http.IncomingMessage, res: http.ServerResponse, url: URL, telemetry: OperationTelemetry): Promise<void> {
     // The caller first: a credential that can never work costs no body read, parse or validation.
     const read = readCaller(req.headers.authorization, deps.config.paymentsEnv);
     if (read instanceof Error) return refuse(res, read);
@@ -96,6 +109,7 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     const byKey = await rateLimiter.take(read?.callerId ?? address);
     const rate = byKey.allowed && unproven ? await rateLimiter.take(address) : byKey;
     if (!rate.allowed) {
+      deps.observability.rateLimited('operations');
       res.setHeader('retry-after', String(rate.retryAfterSeconds));
       return sendJson(res, 429, {
         errors: [{ message: 'Too many operations for this API key; retry later.', extensions: { code: ErrorCode.RATE_LIMITED, retryAfterSeconds: rate.retryAfterSeconds } }],
@@ -138,7 +152,7 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     if (!tracesAllowed(req)) headers.delete(INCLUDE_TRACE_HEADER);
     const response = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method ?? 'GET', headers, search: url.search, body },
-      context: contextFor(req, read),
+      context: contextFor(req, read, telemetry),
     });
     for (const [name, value] of response.headers) res.setHeader(name, value);
     res.statusCode = response.status ?? 200;
@@ -148,7 +162,7 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     }
     for await (const chunk of response.body.asyncIterator) res.write(chunk);
     res.end();
-  };
+  }
 }
 
 /**
@@ -183,6 +197,8 @@ function setCorsHeaders(res: http.ServerResponse): void {
   // Bearer-token auth, no cookies: any origin (Apollo Sandbox, local frontends) may call.
   res.setHeader('access-control-allow-origin', '*');
   res.setHeader('access-control-allow-methods', 'GET, POST, OPTIONS');
-  res.setHeader('access-control-allow-headers', 'authorization, content-type, apollo-require-preflight, idempotency-key, x-apollo-operation-name');
+  res.setHeader('access-control-allow-headers', 'authorization, content-type, apollo-require-preflight, idempotency-key, x-apollo-operation-name, x-request-id, traceparent, tracestate');
   res.setHeader('access-control-max-age', '600');
+  // A browser caller may read the request id to quote it to support.
+  res.setHeader('access-control-expose-headers', 'x-request-id');
 }

@@ -1,12 +1,17 @@
 /** `POST /webhooks/payments`: the HTTP side of the webhook receiver (src/realtime/receiver.ts). */
 import type http from 'node:http';
-import { createWebhookIntake, SIGNATURE_HEADER, type ReceiverDeps } from '../realtime/receiver.js';
+import { createWebhookIntake, SIGNATURE_HEADER, type IntakeResult, type ReceiverDeps } from '../realtime/receiver.js';
 import { BodyTooLarge, closeAfterAnswer, readBody, sendJson } from './body.js';
 
 /** Events are small; the upstream's largest snapshot is a few kilobytes. */
 const MAX_WEBHOOK_BYTES = 256 * 1024;
 
-export function createWebhookReceiver(deps: ReceiverDeps) {
+export interface WebhookRouteDeps extends ReceiverDeps {
+  /** Told what became of each delivery (metrics). */
+  onResult?(result: IntakeResult): void;
+}
+
+export function createWebhookReceiver(deps: WebhookRouteDeps) {
   const intake = createWebhookIntake(deps);
   return async function receive(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (req.method !== 'POST') {
@@ -26,6 +31,7 @@ export function createWebhookReceiver(deps: ReceiverDeps) {
       signatureHeader: Array.isArray(header) ? header.join(',') : header,
       remoteAddress: req.socket.remoteAddress,
     });
+    deps.onResult?.(result.result);
     sendJson(res, result.status, result.body);
     result.afterReply?.();
   };

@@ -8,7 +8,7 @@
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { getOperationAST, GraphQLError, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { readCaller, type Caller } from '../auth.js';
@@ -23,6 +23,7 @@ import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js'
 import { createRateLimiter } from '../limits/rate-limit.js';
 import { overSize, tooLarge } from '../limits/response-size.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
+import { withRequestId, type OperationTelemetry } from '../observability/index.js';
 
 /** Close codes a client can act on (4xxx: application-defined, per RFC 6455). */
 export const CloseCodes = {
@@ -64,6 +65,8 @@ interface Session {
   accountId: number;
   /** Ids of this connection's live operations, counted against the key's cap. */
   operations: Set<string>;
+  /** Each running operation's request id, span and metrics line, ended on complete. */
+  telemetry: Map<string, OperationTelemetry>;
 }
 
 /** Counts per name, forgetting names that drop to zero (bounded by what is live). */
@@ -90,7 +93,7 @@ const CLOSE_GRACE_MS = 5_000;
 
 export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionServer {
   const { limits } = deps;
-  const { logger, config } = deps.context;
+  const { logger, config, observability } = deps.context;
   const caps = config.limits.ws;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const sessions = new WeakMap<WebSocket, Session>();
@@ -116,6 +119,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
     void connects.take(address).then((decision) => {
       if (!decision.allowed || socket.destroyed) {
         byAddress.remove(address);
+        if (!decision.allowed) observability.rateLimited('ws_connect');
         return refuseUpgrade(socket, '429 Too Many Requests');
       }
       wss.handleUpgrade(req, socket, head, (ws) => {
@@ -179,7 +183,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
             connectionsByKey.remove(caller.callerId);
             return false;
           }
-          sessions.set(socket, { caller, accountId, operations: new Set() });
+          sessions.set(socket, { caller, accountId, operations: new Set(), telemetry: new Map() });
           socket.once('close', () => {
             connectionsByKey.remove(caller.callerId);
             const session = sessions.get(socket);
@@ -223,6 +227,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         const rate = await subscribes.take(callerId);
         if (!rate.allowed) {
           release();
+          observability.rateLimited('ws_subscribe');
           return refuse('Too many subscribe messages for this API key; retry later.', { retryAfterSeconds: rate.retryAfterSeconds });
         }
         const source = deps.documents.trusted ? deps.documents.trusted.resolve(payload as unknown as Record<string, unknown>) : payload.query;
@@ -242,17 +247,26 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
       onComplete: (ctx, id) => {
         const session = sessions.get(ctx.extra.socket);
         if (session?.operations.delete(id)) operationsByKey.remove(session.caller.callerId);
+        session?.telemetry.get(id)?.end();
+        session?.telemetry.delete(id);
       },
-      context: (ctx): Context => {
+      context: (ctx, id, _payload, args): Context => {
         const socket = ctx.extra.socket;
         const session = sessions.get(socket);
         // onConnect admitted this socket, so there is a session.
         if (!session) throw new GraphQLError('Not connected.', { extensions: { code: ErrorCode.UNAUTHENTICATED } });
         const { caller, accountId } = session;
+        // One connection carries many operations: each gets an id of its own, in the connection's trace.
+        const telemetry = observability.startOperation({ transport: 'websocket', headers: ctx.extra.request.headers, freshId: true });
+        const operation = getOperationAST(args.document, args.operationName);
+        const type = operation?.operation ?? 'unknown';
+        telemetry.named(args.operationName ?? operation?.name?.value, type);
+        if (type === 'subscription') observability.subscriptionStarted();
+        session.telemetry.set(id, telemetry);
         // Each operation, and each event of a subscription, gets the deadline an
         // HTTP operation gets: an event's relations are a new read of the world.
         const forOperation = () =>
-          createContext(deps.context, { caller, deadlineAt: Date.now() + config.operationDeadlineMs, transport: 'websocket' });
+          createContext(deps.context, { caller, deadlineAt: Date.now() + config.operationDeadlineMs, transport: 'websocket', telemetry });
         const context: Context = {
           ...forOperation(),
           realtime: {
@@ -280,17 +294,29 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         };
         return context;
       },
-      onNext: (_ctx, _id, _payload, _args, result) => {
-        const formatted = result.errors ? { ...result, errors: format(result.errors) } : result;
+      onNext: (ctx, id, _payload, _args, result) => {
+        const telemetry = sessions.get(ctx.extra.socket)?.telemetry.get(id);
+        const errors = result.errors ? format(result.errors) : undefined;
         // The response size cap HTTP applies, per message.
-        if (overSize(formatted, deps.documents.maxResponseBytes)) return { errors: [tooLarge(deps.documents.maxResponseBytes)] };
-        return result.errors ? formatted : undefined;
+        if (overSize(errors ? { ...result, errors } : result, deps.documents.maxResponseBytes)) {
+          const tooBig = format([tooLarge(deps.documents.maxResponseBytes)]);
+          telemetry?.answered(null, tooBig);
+          return { errors: telemetry ? withRequestId(tooBig, telemetry.requestId) : tooBig };
+        }
+        telemetry?.answered(result.data, errors);
+        if (!errors) return undefined;
+        return { ...result, errors: telemetry ? withRequestId(errors, telemetry.requestId) : errors };
       },
       onError: (ctx, id, _payload, errors) => {
-        // An operation that fails to start (e.g. no operation of that name) never completes: free its slot here.
         const session = sessions.get(ctx.extra.socket);
+        // An operation that fails to start (refused, or no operation of that name) never completes: free its slot here.
         if (session?.operations.delete(id)) operationsByKey.remove(session.caller.callerId);
-        return format(errors);
+        // Refused before execution (validation, limits) has no telemetry yet: count it as one operation.
+        const telemetry = session?.telemetry.get(id) ?? observability.startOperation({ transport: 'websocket', headers: ctx.extra.request.headers, freshId: true });
+        const formatted = format(errors);
+        telemetry.answered(null, formatted);
+        if (!session?.telemetry.has(id)) telemetry.end();
+        return withRequestId(formatted, telemetry.requestId);
       },
     },
     wss,

@@ -40,6 +40,24 @@ export interface IdempotencyScope {
   headerKey: string | undefined;
   /** The operation's deadline (epoch ms): a duplicate never waits past it. */
   deadlineAt: number;
+  /** Told how each keyed mutation went (metrics). */
+  observe?: (outcome: IdempotencyOutcome) => void;
+}
+
+/**
+ * How a keyed mutation went: `executed` (first of its key, ran), `replayed`
+ * (the first's result again), `conflict` (same key, other input),
+ * `in_progress` (the first was still running), `unavailable` (no store).
+ */
+export type IdempotencyOutcome = 'executed' | 'replayed' | 'conflict' | 'in_progress' | 'unavailable';
+
+function outcomeOf(error: unknown): IdempotencyOutcome | null {
+  if (error instanceof Replay) return 'replayed';
+  const code = error instanceof GraphQLError ? error.extensions.code : undefined;
+  if (code === ErrorCode.IDEMPOTENCY_KEY_REUSED) return 'conflict';
+  if (code === ErrorCode.IDEMPOTENCY_IN_PROGRESS) return 'in_progress';
+  if (code === ErrorCode.IDEMPOTENCY_UNAVAILABLE) return 'unavailable';
+  return null;
 }
 
 interface GuardContext {
@@ -104,8 +122,12 @@ export function idempotent<TParent, TArgs extends { idempotencyKey?: string | nu
       // A key that already has a result answers at once: a replay reads and writes nothing.
       await run.replayIfDone();
       const result = await resolve(parent, args, context, run.call, info);
-      return (await run.succeeded(result)) as TResult;
+      const answer = (await run.succeeded(result)) as TResult;
+      scope.observe?.('executed');
+      return answer;
     } catch (error) {
+      const outcome = outcomeOf(error);
+      if (outcome) scope.observe?.(outcome);
       if (error instanceof Replay) return error.result as TResult;
       await run.failed(error);
       throw error;

@@ -1,6 +1,6 @@
 /** Idempotent mutations: the resolver guard and the record stores (memory, or Redis when REDIS_URL is set). */
 export { idempotent, fingerprint, canonicalJson, recordKeyFor, idempotencyKeyReused, idempotencyInProgress } from './guard.js';
-export type { IdempotencyScope, IdempotencySettings, IdempotentCall } from './guard.js';
+export type { IdempotencyOutcome, IdempotencyScope, IdempotencySettings, IdempotentCall } from './guard.js';
 export { MemoryIdempotencyStore } from './store.js';
 export type { Claim, IdempotencyStore } from './store.js';
 export { RedisIdempotencyStore } from './redis-store.js';

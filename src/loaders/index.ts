@@ -33,6 +33,44 @@ export interface Loaders {
   payoutEvents: DataLoader<Id, EventModel[]>;
 }
 
+/** Told each loader's batch sizes and cache hits (metrics); names are the `Loaders` keys. */
+export interface LoaderStats {
+  batch(loader: string, size: number): void;
+  hit(loader: string): void;
+}
+
+/**
+ * DataLoader's options for one loader, watched: a cache map that counts the
+ * keys found in it (a load answered without a batch) and a batch function
+ * that reports its size.
+ */
+function watched<K, V>(name: string, stats: LoaderStats | undefined, batch: DataLoader.BatchLoadFn<K, V>): [DataLoader.BatchLoadFn<K, V>, DataLoader.Options<K, V>] {
+  if (!stats) return [batch, {}];
+  const cache = new Map<K, Promise<V>>();
+  const cacheMap: DataLoader.CacheMap<K, Promise<V>> = {
+    get(key) {
+      const found = cache.get(key);
+      if (found !== undefined) stats.hit(name);
+      return found;
+    },
+    set: (key, value) => cache.set(key, value),
+    delete: (key) => cache.delete(key),
+    clear: () => cache.clear(),
+  };
+  return [
+    (keys) => {
+      stats.batch(name, keys.length);
+      return batch(keys);
+    },
+    { cacheMap },
+  ];
+}
+
+function loader<K, V>(name: keyof Loaders, stats: LoaderStats | undefined, batch: DataLoader.BatchLoadFn<K, V>): DataLoader<K, V> {
+  const [fn, options] = watched(name, stats, batch);
+  return new DataLoader<K, V>(fn, options);
+}
+
 /** Events read per object for a status history: the upstream's largest page. */
 export const OBJECT_EVENTS_PAGE = 100;
 
@@ -41,8 +79,8 @@ export const OBJECT_EVENTS_PAGE = 100;
  * per distinct id (the upstream filters by a single object id and has no
  * object-kind filter, so other kinds' events with the same id are dropped here).
  */
-function eventsOf(api: PaymentsApi, kind: 'transaction' | 'payout'): DataLoader<Id, EventModel[]> {
-  return new DataLoader<Id, EventModel[]>((ids) =>
+function eventsOf(api: PaymentsApi, kind: 'transaction' | 'payout', stats: LoaderStats | undefined): DataLoader<Id, EventModel[]> {
+  return loader<Id, EventModel[]>(`${kind}Events`, stats, (ids) =>
     Promise.all(
       ids.map((id) =>
         api.events.list({ objectId: id, perPage: OBJECT_EVENTS_PAGE }).then(
@@ -55,8 +93,8 @@ function eventsOf(api: PaymentsApi, kind: 'transaction' | 'payout'): DataLoader<
 }
 
 /** A batch of reads by id, one upstream call per distinct id; unknown ids are `null`. */
-function byId<T>(retrieve: (id: Id) => Promise<T>): DataLoader<Id, T | null> {
-  return new DataLoader<Id, T | null>((ids) =>
+function byId<T>(name: keyof Loaders, stats: LoaderStats | undefined, retrieve: (id: Id) => Promise<T>): DataLoader<Id, T | null> {
+  return loader<Id, T | null>(name, stats, (ids) =>
     Promise.all(
       ids.map((id) =>
         retrieve(id).catch((error: unknown) => {
@@ -68,24 +106,24 @@ function byId<T>(retrieve: (id: Id) => Promise<T>): DataLoader<Id, T | null> {
   );
 }
 
-export function createLoaders(api: PaymentsApi, callerId: string, currencies: CurrencyCatalog): Loaders {
+export function createLoaders(api: PaymentsApi, callerId: string, currencies: CurrencyCatalog, stats?: LoaderStats): Loaders {
   const catalog = () => currencies.list(callerId, api);
   return {
-    transaction: byId((id) => api.transactions.retrieve(id)),
-    payout: byId((id) => api.payouts.retrieve(id)),
-    customer: byId((id) => api.customers.retrieve(id)),
-    webhook: byId((id) => api.webhooks.retrieve(id)),
-    event: byId((id) => api.events.retrieve(id)),
-    log: byId((id) => api.logs.retrieve(id)),
-    currencyById: new DataLoader(async (ids) => {
+    transaction: byId('transaction', stats, (id) => api.transactions.retrieve(id)),
+    payout: byId('payout', stats, (id) => api.payouts.retrieve(id)),
+    customer: byId('customer', stats, (id) => api.customers.retrieve(id)),
+    webhook: byId('webhook', stats, (id) => api.webhooks.retrieve(id)),
+    event: byId('event', stats, (id) => api.events.retrieve(id)),
+    log: byId('log', stats, (id) => api.logs.retrieve(id)),
+    currencyById: loader<Id, CurrencyModel | null>('currencyById', stats, async (ids) => {
       const list = await catalog();
       return ids.map((id) => list.find((c) => c.id === id) ?? null);
     }),
-    currencyByIso: new DataLoader(async (isos) => {
+    currencyByIso: loader<string, CurrencyModel | null>('currencyByIso', stats, async (isos) => {
       const list = await catalog();
       return isos.map((iso) => list.find((c) => c.iso.toUpperCase() === iso.toUpperCase()) ?? null);
     }),
-    transactionEvents: eventsOf(api, 'transaction'),
-    payoutEvents: eventsOf(api, 'payout'),
+    transactionEvents: eventsOf(api, 'transaction', stats),
+    payoutEvents: eventsOf(api, 'payout', stats),
   };
 }

@@ -27,8 +27,16 @@ export interface Delivery {
   remoteAddress: string | undefined;
 }
 
+/**
+ * What became of a delivery, for metrics: `stale` is a signature too old (a
+ * replay or a clock problem), `out_of_order` an older state than the one
+ * already seen (published as an event, not a state change).
+ */
+export type IntakeResult = 'accepted' | 'out_of_order' | 'duplicate' | 'bad_signature' | 'stale' | 'invalid' | 'unavailable';
+
 /** The answer for the upstream, and what to do once it is sent. */
 export interface Intake {
+  result: IntakeResult;
   status: number;
   body: Record<string, unknown>;
   afterReply?: () => void;
@@ -39,7 +47,7 @@ export { SIGNATURE_HEADER };
 export function createWebhookIntake(deps: ReceiverDeps): (delivery: Delivery) => Promise<Intake> {
   const { secrets, ledger, bus, logger } = deps;
   if (secrets.length === 0) logger.warn('WEBHOOK_SECRETS is empty: every webhook will be refused');
-  const reply = (status: number, body: Record<string, unknown>, afterReply?: () => void): Intake => ({ status, body, ...(afterReply ? { afterReply } : {}) });
+  const reply = (result: IntakeResult, status: number, body: Record<string, unknown>, afterReply?: () => void): Intake => ({ result, status, body, ...(afterReply ? { afterReply } : {}) });
 
   return async function intake({ raw, signatureHeader, remoteAddress }: Delivery): Promise<Intake> {
     const check = verifySignature(signatureHeader, raw, {
@@ -50,7 +58,7 @@ export function createWebhookIntake(deps: ReceiverDeps): (delivery: Delivery) =>
     if (!check.ok) {
       // The reason only: never the header, the body or a secret.
       logger.warn({ reason: check.reason, remote: remoteAddress }, 'webhook refused: bad signature');
-      return reply(check.reason === 'missing' || check.reason === 'malformed' ? 400 : 401, { error: 'invalid signature' });
+      return reply(check.reason === 'stale' ? 'stale' : 'bad_signature', check.reason === 'missing' || check.reason === 'malformed' ? 400 : 401, { error: 'invalid signature' });
     }
 
     let json: unknown;
@@ -58,12 +66,12 @@ export function createWebhookIntake(deps: ReceiverDeps): (delivery: Delivery) =>
       json = JSON.parse(raw.toString('utf8'));
     } catch {
       logger.warn('webhook refused: body is not JSON');
-      return reply(400, { error: 'invalid JSON' });
+      return reply('invalid', 400, { error: 'invalid JSON' });
     }
     const parsed = webhookPayloadSchema.safeParse(json);
     if (!parsed.success) {
       logger.warn({ issues: parsed.error.issues.map((i) => i.path.join('.')) }, 'webhook refused: not an event');
-      return reply(400, { error: 'not an event' });
+      return reply('invalid', 400, { error: 'not an event' });
     }
     const event = toPaymentEvent(parsed.data);
 
@@ -71,17 +79,17 @@ export function createWebhookIntake(deps: ReceiverDeps): (delivery: Delivery) =>
     try {
       if (!(await ledger.claim(event.accountId, event.id))) {
         logger.debug({ eventId: event.id }, 'duplicate webhook delivery acknowledged');
-        return reply(200, { received: true, duplicate: true });
+        return reply('duplicate', 200, { received: true, duplicate: true });
       }
       current = event.objectId === null ? true : await ledger.advance(`${event.accountId}:${event.object}:${event.objectId}`, versionOf(event));
     } catch (error) {
       // The store is unreachable: let the upstream retry later rather than lose the event.
       logger.error({ err: error, eventId: event.id }, 'webhook not recorded: delivery store failed');
-      return reply(503, { error: 'try again later' });
+      return reply('unavailable', 503, { error: 'try again later' });
     }
 
     if (!current) logger.info({ eventId: event.id, type: event.type }, 'out-of-order webhook: published as an event, not as a state change');
-    return reply(200, { received: true, duplicate: false }, () => {
+    return reply(current ? 'accepted' : 'out_of_order', 200, { received: true, duplicate: false }, () => {
       setImmediate(() => {
         bus.publish({ ...event, current }).catch(async (error: unknown) => {
           logger.error({ err: error, eventId: event.id }, 'webhook event could not be published');

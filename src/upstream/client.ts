@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type { PaymentsApi } from './api.js';
 import { createTransport, DEFAULT_TIMEOUT_MS, parseBaseUrl, request, type OperationScope } from './http.js';
 import { DEFAULT_RESILIENCE, Resilience, type BreakerState, type ResilienceOptions } from './resilience.js';
+import type { RouteStats, UpstreamObserver } from './observer.js';
 import { accounts } from './resources/accounts.js';
 import { currencies } from './resources/currencies.js';
 import { customers } from './resources/customers.js';
@@ -34,6 +35,13 @@ export interface UpstreamClient {
   forKey(apiKey: string, scope?: OperationScope): PaymentsApi;
   /** Circuit breaker state per route called so far (for /readyz). */
   breakerStates(): Record<string, BreakerState>;
+  /** Breaker state and bulkhead occupancy per route called so far (for metrics). */
+  routeStats(): Record<string, RouteStats>;
+  /**
+   * Attaches the one observer of every call (the gateway's metrics and
+   * traces); a later one replaces it. Returns a function that detaches it.
+   */
+  observe(observer: UpstreamObserver): () => void;
   /** Closes the pooled keep-alive sockets and stops the breakers' timers. */
   close(): void;
 }
@@ -43,11 +51,12 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const transport = createTransport({ timeoutMs, ...(options.userAgent ? { userAgent: options.userAgent } : {}) });
   const resilience = new Resilience(options.resilience ?? DEFAULT_RESILIENCE, timeoutMs);
+  let observer: UpstreamObserver | undefined;
 
   return {
     forKey(apiKey, scope = {}) {
       const caller = createHash('sha256').update(apiKey).digest('base64url').slice(0, 22);
-      const fetch = createFetch((call, opts) => request(transport.got, resilience, { baseUrl, apiKey, caller, scope }, call, opts));
+      const fetch = createFetch((call, opts) => request(transport.got, resilience, { baseUrl, apiKey, caller, scope, observer }, call, opts));
       return {
         transactions: transactions(fetch),
         payouts: payouts(fetch),
@@ -60,6 +69,16 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       };
     },
     breakerStates: () => resilience.breakerStates(),
+    routeStats: () => resilience.routeStats(),
+    observe(next) {
+      observer = next;
+      resilience.observer = next;
+      return () => {
+        if (observer !== next) return;
+        observer = undefined;
+        resilience.observer = undefined;
+      };
+    },
     close: () => {
       resilience.close();
       transport.close();

@@ -19,6 +19,7 @@ import {
   type UpstreamErrorInit,
 } from './errors.js';
 import type { Resilience } from './resilience.js';
+import type { AttemptResult, UpstreamObserver } from './observer.js';
 
 /** What one GraphQL operation imposes on every upstream call it makes. */
 export interface OperationScope {
@@ -26,6 +27,10 @@ export interface OperationScope {
   deadlineAt?: number;
   /** Aborts every call of the operation (client gone, shutdown). */
   signal?: AbortSignal;
+  /** Sent as `x-request-id` on every call, so the upstream's logs join ours. */
+  requestId?: string;
+  /** The operation as its observer knows it (its span); opaque to the client, handed back to the observer. */
+  observed?: unknown;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -107,6 +112,7 @@ export interface RequestContext {
   /** A hash of the key: who the call is for, for per-caller fairness; the key itself stays in the header. */
   caller: string;
   scope: OperationScope;
+  observer?: UpstreamObserver | undefined;
 }
 
 export async function request(transport: Got, resilience: Resilience, rc: RequestContext, call: Call, opts: CallOptions = {}): Promise<Received> {
@@ -130,27 +136,53 @@ export async function request(transport: Got, resilience: Resilience, rc: Reques
       ...(rc.scope.deadlineAt === undefined ? {} : { deadlineAt: rc.scope.deadlineAt }),
       ...(signal === undefined ? {} : { signal }),
     },
-    (timeoutMs) => attempt(transport, rc.apiKey, url, route, call, opts, signal, timeoutMs),
+    (timeoutMs, n) => {
+      const watch = rc.observer?.attempt({ method: call.method, pattern: call.pattern, attempt: n, operation: rc.scope.observed });
+      return attempt(transport, rc, url, route, call, opts, signal, timeoutMs, watch?.headers).then(
+        (received) => {
+          watch?.end({ status: received.status });
+          return received.received;
+        },
+        (error: unknown) => {
+          watch?.end(attemptFailure(error, signal));
+          throw error;
+        },
+      );
+    },
   );
+}
+
+/** An upstream answer turned error keeps its status for the observer; anything else is named by its cause. */
+function attemptFailure(error: unknown, signal: AbortSignal | undefined): AttemptResult {
+  const status = (error as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof status === 'number') return { status };
+  if (signal?.aborted) return { failure: 'aborted' };
+  if (error instanceof UpstreamTimeoutError) return { failure: 'timeout' };
+  if (error instanceof UpstreamConnectionError) return { failure: 'connection' };
+  return { failure: 'other' };
 }
 
 async function attempt(
   transport: Got,
-  apiKey: string,
+  rc: RequestContext,
   url: URL,
   route: string,
   call: Call,
   opts: CallOptions,
   signal: AbortSignal | undefined,
   timeoutMs: number,
-): Promise<Received> {
+  traceHeaders: Record<string, string> | undefined,
+): Promise<{ received: Received; status: number }> {
+  const { apiKey } = rc;
   let response;
   try {
     response = await transport(url, {
       method: call.method,
       headers: {
+        ...traceHeaders,
         authorization: `Bearer ${apiKey}`,
         ...(opts.idempotencyKey === undefined ? {} : { 'idempotency-key': opts.idempotencyKey }),
+        ...(rc.scope.requestId === undefined ? {} : { 'x-request-id': rc.scope.requestId }),
       },
       timeout: { request: timeoutMs },
       ...(call.body === undefined ? {} : { json: call.body }),
@@ -166,7 +198,7 @@ async function attempt(
   const requestId = typeof requestIdHeader === 'string' ? requestIdHeader : undefined;
   const ctx: UpstreamErrorInit = requestId === undefined ? { route } : { route, requestId };
   const status = response.statusCode;
-  if (status >= 200 && status < 300) return { text: response.body, ctx };
+  if (status >= 200 && status < 300) return { received: { text: response.body, ctx }, status };
   throw errorFromResponse(status, response.body, response.headers['retry-after'], { ...ctx, statusCode: status }, apiKey);
 }
 

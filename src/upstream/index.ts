@@ -8,3 +8,4 @@ export type { HttpMethod, OperationScope } from './http.js';
 export { Bulkhead, DEFAULT_RESILIENCE, RetryBudget } from './resilience.js';
 export type { BreakerOptions, BreakerState, ResilienceOptions, RetryOptions } from './resilience.js';
 export * from './models.js';
+export type { AttemptResult, AttemptStart, AttemptWatch, RouteStats, UpstreamObserver } from './observer.js';

@@ -17,6 +17,7 @@ import {
   UpstreamUnavailableError,
 } from './errors.js';
 import { Bulkhead } from './bulkhead.js';
+import type { RouteStats, UpstreamObserver } from './observer.js';
 
 export { Bulkhead };
 
@@ -90,8 +91,11 @@ export interface CallScope {
   signal?: AbortSignal;
 }
 
-/** One attempt, given its own time-out (the smaller of the per-call one and what is left of the deadline). */
-export type Attempt<T> = (timeoutMs: number) => Promise<T>;
+/**
+ * One attempt, given its own time-out (the smaller of the per-call one and
+ * what is left of the deadline) and its number (1 for the first).
+ */
+export type Attempt<T> = (timeoutMs: number, attempt: number) => Promise<T>;
 
 /**
  * Token bucket (Finagle's RetryBudget idea): first attempts deposit
@@ -144,6 +148,8 @@ export class Resilience {
   private readonly routes = new Map<string, RouteGuard>();
   private readonly random: () => number;
   private readonly now: () => number;
+  /** Told about retries and budget refusals (metrics); attached by the client's `observe`. */
+  observer: UpstreamObserver | undefined;
 
   constructor(
     readonly options: ResilienceOptions,
@@ -164,7 +170,7 @@ export class Resilience {
       try {
         // The breaker answers first (an open route fails fast, without queueing);
         // then the call waits for a slot of its route, within its own time-out.
-        return (await guard.breaker.fire(() => this.throughBulkhead(guard.bulkhead, scope, timeoutMs, attempt))) as T;
+        return (await guard.breaker.fire(() => this.throughBulkhead(guard.bulkhead, scope, timeoutMs, (ms) => attempt(ms, n)))) as T;
       } catch (e) {
         error = this.translate(e, scope.route);
       }
@@ -173,7 +179,11 @@ export class Resilience {
       const delay = this.delayBefore(n, error);
       if (delay === null) throw error;
       if (scope.deadlineAt !== undefined && this.now() + delay >= scope.deadlineAt) throw error;
-      if (!guard.budget.tryWithdraw()) throw error;
+      if (!guard.budget.tryWithdraw()) {
+        this.observer?.retryBudgetExhausted(scope.route);
+        throw error;
+      }
+      this.observer?.retry(scope.route);
       await sleep(delay, scope.signal);
     }
   }
@@ -186,12 +196,22 @@ export class Resilience {
     return states;
   }
 
+  /** Breaker state and bulkhead occupancy per route called so far. */
+  routeStats(): Record<string, RouteStats> {
+    const stats: Record<string, RouteStats> = {};
+    const states = this.breakerStates();
+    for (const [route, { bulkhead }] of this.routes) {
+      stats[route] = { state: states[route] ?? 'closed', inFlight: bulkhead.inFlight, queued: bulkhead.queued };
+    }
+    return stats;
+  }
+
   close(): void {
     for (const { breaker } of this.routes.values()) breaker.shutdown();
     this.routes.clear();
   }
 
-  private async throughBulkhead<T>(bulkhead: Bulkhead, scope: CallScope, timeoutMs: number, attempt: Attempt<T>): Promise<T> {
+  private async throughBulkhead<T>(bulkhead: Bulkhead, scope: CallScope, timeoutMs: number, attempt: (timeoutMs: number) => Promise<T>): Promise<T> {
     const queuedAt = this.now();
     const release = await bulkhead.acquire(timeoutMs, scope.signal, scope.caller);
     if (!release) throw new UpstreamUnavailableError({ route: scope.route, reason: 'route_saturated' });

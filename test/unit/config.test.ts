@@ -74,3 +74,52 @@ describe('production mode', () => {
     expect(loadConfig({ NODE_ENV: 'production', PAYMENTS_API_URL: url, GRAPHQL_INTROSPECTION: 'true' }).graphql.introspection).toBe(true);
   });
 });
+
+describe('observability settings', () => {
+  it('serves metrics on the main port by default, on METRICS_PORT alone when set, or not at all', () => {
+    expect(loadConfig({}).observability.metrics).toEqual({ enabled: true, port: null, host: '0.0.0.0' });
+    expect(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '10.0.0.5' }).observability.metrics).toEqual({ enabled: true, port: 9464, host: '10.0.0.5' });
+    expect(loadConfig({ METRICS_ENABLED: 'false' }).observability.metrics.enabled).toBe(false);
+    expect(() => loadConfig({ METRICS_PORT: 'ninety' })).toThrow(/METRICS_PORT/);
+  });
+
+  it('traces only when the OTEL_* variables ask for it, with the specification’s endpoint rules', () => {
+    expect(loadConfig({}).observability.tracing).toBeNull();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).observability.tracing).toEqual({
+      url: 'http://collector:4318/v1/traces',
+      serviceName: 'payments-graphql-gateway',
+    });
+    // The signal-specific URL is used as it is, and wins.
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/custom', OTEL_SERVICE_NAME: 'gw-eu' }).observability.tracing,
+    ).toEqual({ url: 'http://b:4318/custom', serviceName: 'gw-eu' });
+    expect(loadConfig({ OTEL_TRACES_EXPORTER: 'otlp' }).observability.tracing?.url).toBe('http://localhost:4318/v1/traces');
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_SDK_DISABLED: 'true' }).observability.tracing).toBeNull();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_TRACES_EXPORTER: 'none' }).observability.tracing).toBeNull();
+  });
+
+  it('refuses an OTLP protocol other than http/json, and an exporter it does not have', () => {
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL: only http\/json/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' })).toThrow(/OTEL_EXPORTER_OTLP_TRACES_PROTOCOL/);
+    expect(() => loadConfig({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/OTEL_TRACES_EXPORTER/);
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).observability.tracing).toBeNull();
+  });
+
+  it('reports usage to Apollo itself only when asked, and then needs the key and the graph', () => {
+    expect(loadConfig({}).observability.apollo).toBeNull();
+    expect(loadConfig({ APOLLO_KEY: 'service:g:abc', APOLLO_GRAPH_REF: 'payments@prod' }).observability.apollo).toEqual({
+      key: 'service:g:abc',
+      graphRef: 'payments@prod',
+      usageReporting: false,
+    });
+    expect(loadConfig({ APOLLO_KEY: 'service:g:abc', APOLLO_GRAPH_REF: 'payments@prod', APOLLO_USAGE_REPORTING: 'true' }).observability.apollo?.usageReporting).toBe(true);
+    let error: unknown;
+    try {
+      loadConfig({ APOLLO_KEY: 'service:g:secret-value', APOLLO_USAGE_REPORTING: 'true' });
+    } catch (e) {
+      error = e;
+    }
+    expect((error as ConfigError).problems).toEqual(['APOLLO_USAGE_REPORTING: needs APOLLO_KEY and APOLLO_GRAPH_REF']);
+    expect((error as ConfigError).message).not.toContain('secret-value');
+  });
+});

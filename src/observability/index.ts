@@ -1,0 +1,117 @@
+/**
+ * Metrics, traces and request ids for one gateway (README, Operations). The
+ * rooms that do the work stay unaware of it: they expose small hooks (the
+ * upstream client's observer, the loaders' stats, the idempotency scope's
+ * `observe`, the webhook intake's result) and this module fills them in.
+ */
+import type http from 'node:http';
+import type { ObservabilityConfig } from '../config.js';
+import type { IdempotencyOutcome } from '../idempotency/index.js';
+import type { LoaderStats } from '../loaders/index.js';
+import type { Logger } from '../logger.js';
+import type { AttemptStart, AttemptWatch, UpstreamObserver } from '../upstream/observer.js';
+import { GatewayMetrics, routeLabels, statusClass, type LiveSources } from './metrics.js';
+import { OperationTelemetry, type OperationStart } from './operation.js';
+import { createTracing, endSpan, SpanKind, startSpan, traceHeaders, type Tracing } from './tracing.js';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+
+export { OperationTelemetry, operationTelemetryPlugin, withRequestId } from './operation.js';
+export type { OperationStart } from './operation.js';
+export type { LiveSources } from './metrics.js';
+
+export type RateLimit = 'operations' | 'ws_connect' | 'ws_subscribe';
+
+export class Observability {
+  /** Null when METRICS_ENABLED=false: nothing is counted. */
+  readonly metrics: GatewayMetrics | null;
+  private readonly tracing: Tracing;
+  /** For the per-operation DataLoaders; undefined when nothing is counted. */
+  readonly loaders: LoaderStats | undefined;
+
+  constructor(
+    config: ObservabilityConfig,
+    private readonly logger: Logger,
+  ) {
+    this.metrics = config.metrics.enabled ? new GatewayMetrics({ defaultMetrics: true }) : null;
+    this.tracing = createTracing(config.tracing);
+    this.loaders = loaderStats(this.metrics);
+  }
+
+  startOperation(start: OperationStart): OperationTelemetry {
+    return new OperationTelemetry(this.metrics, this.tracing, this.logger, start);
+  }
+
+  readonly upstream: UpstreamObserver = {
+    attempt: (start) => this.attempt(start),
+    retry: (route) => this.metrics?.upstreamRetries.inc(routeLabels(route)),
+    retryBudgetExhausted: (route) => this.metrics?.retryBudgetExhausted.inc(routeLabels(route)),
+  };
+
+
+  idempotency(outcome: IdempotencyOutcome): void {
+    this.metrics?.idempotency.inc({ outcome });
+  }
+
+  webhook(result: string): void {
+    this.metrics?.webhooks.inc({ result });
+  }
+
+  rateLimited(limit: RateLimit): void {
+    this.metrics?.rateLimited.inc({ limit });
+  }
+
+  subscriptionStarted(): void {
+    this.metrics?.subscriptionsStarted.inc();
+  }
+
+  readFrom(sources: LiveSources): void {
+    this.metrics?.readFrom(sources);
+  }
+
+  /** `GET /metrics`: the Prometheus text format. */
+  metricsRoute() {
+    return async (_req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+      if (!this.metrics) {
+        res.writeHead(404).end();
+        return;
+      }
+      const text = await this.metrics.text();
+      res.writeHead(200, { 'content-type': this.metrics.registry.contentType, 'cache-control': 'no-store' });
+      res.end(text);
+    };
+  }
+
+  /** Exports the spans still buffered. */
+  close(): Promise<void> {
+    return this.tracing.shutdown();
+  }
+
+  private attempt({ method, pattern, attempt, operation: observed }: AttemptStart): AttemptWatch {
+    const operation = observed instanceof OperationTelemetry ? observed : null;
+    const parent = operation?.traceContext ?? ROOT_CONTEXT;
+    const attributes = { 'http.request.method': method, 'url.template': pattern, ...(attempt > 1 ? { 'http.request.resend_count': attempt - 1 } : {}) };
+    const { span, context } = startSpan(this.tracing.tracer, `${method} ${pattern}`, SpanKind.CLIENT, attributes, parent);
+    const started = performance.now();
+    return {
+      headers: traceHeaders(context),
+      end: (result) => {
+        const seconds = (performance.now() - started) / 1000;
+        const statusLabel = statusClass(result);
+        this.metrics?.upstreamRequests.inc({ route: pattern, method, status_class: statusLabel, attempt: String(attempt) });
+        this.metrics?.upstreamDuration.observe({ route: pattern, method, status_class: statusLabel }, seconds);
+        const failed = 'failure' in result || result.status >= 500;
+        endSpan(span, failed, 'status' in result ? { 'http.response.status_code': result.status } : { 'error.type': result.failure });
+        operation?.logger.debug({ upstream: `${method} ${pattern}`, attempt, status: statusLabel, ms: Math.round(seconds * 1000) }, 'upstream call');
+      },
+    };
+  }
+}
+
+/** DataLoader batch sizes and cache hits, counted in `metrics`. */
+function loaderStats(metrics: GatewayMetrics | null): LoaderStats | undefined {
+  if (!metrics) return undefined;
+  return {
+    batch: (loader, size) => metrics.loaderBatch.observe({ loader }, size),
+    hit: (loader) => metrics.loaderHits.inc({ loader }),
+  };
+}

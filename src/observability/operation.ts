@@ -1,0 +1,124 @@
+/**
+ * One GraphQL operation as the operator sees it: its request id (in every
+ * log line through its child logger, sent upstream, returned in errors), its
+ * span (the parent of its upstream calls), and its line in the operation
+ * metrics, written once when it ends. The transport that received the
+ * operation starts it and ends it; the Apollo plugin below names it and
+ * tells how it went.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ApolloServerPlugin } from '@apollo/server';
+import type { GraphQLFormattedError } from 'graphql';
+import type { Logger } from '../logger.js';
+import type { GatewayMetrics, OperationOutcome } from './metrics.js';
+import { callerContext, endSpan, SpanKind, startSpan, traceIdOf, type Span, type TraceContext, type Tracing } from './tracing.js';
+
+/** What a caller may send as `x-request-id`: short, and safe in a log line and a header. */
+const REQUEST_ID = /^[A-Za-z0-9._:/+=-]{1,128}$/;
+const ERROR_CODE = /^[A-Z][A-Z_]{0,49}$/;
+
+export type Headers = Record<string, string | string[] | undefined>;
+
+export interface OperationStart {
+  transport: 'http' | 'websocket';
+  /** The caller's headers (HTTP request, or the WebSocket upgrade request). */
+  headers: Headers;
+  /** Ignore the caller's `x-request-id` (a WebSocket connection carries many operations). */
+  freshId?: boolean;
+}
+
+export class OperationTelemetry {
+  readonly requestId: string;
+  readonly logger: Logger;
+  /** The operation's span in its trace: upstream calls are its children. */
+  readonly traceContext: TraceContext;
+  private readonly span: Span | null;
+  private readonly started = performance.now();
+  private name: string | null = null;
+  private type = 'unknown';
+  private outcome: OperationOutcome = 'rejected';
+  private codes: string[] = [];
+  private ended = false;
+
+  constructor(
+    private readonly metrics: GatewayMetrics | null,
+    tracing: Tracing,
+    logger: Logger,
+    start: OperationStart,
+  ) {
+    const parent = callerContext(start.headers);
+    const { span, context } = startSpan(tracing.tracer, 'GraphQL operation', SpanKind.SERVER, { 'gateway.transport': start.transport }, parent);
+    this.span = span;
+    this.traceContext = context;
+    this.requestId = pickRequestId(start.freshId ? undefined : start.headers['x-request-id'], traceIdOf(context));
+    span?.setAttribute('gateway.request_id', this.requestId);
+    this.logger = logger.child({ requestId: this.requestId });
+  }
+
+  /** Known once the document is parsed and its operation chosen. */
+  named(name: string | null | undefined, type: string): void {
+    this.name = name ?? null;
+    this.type = type;
+    this.span?.updateName(name ? `${type} ${name}` : type);
+    this.span?.setAttributes({ 'graphql.operation.type': type, ...(name ? { 'graphql.operation.name': name } : {}) });
+  }
+
+  /** How the answer went; the error codes are counted when the operation ends. */
+  answered(data: unknown, errors: readonly GraphQLFormattedError[] | undefined): void {
+    this.codes = (errors ?? []).map((e) => {
+      const code = e.extensions?.code;
+      return typeof code === 'string' && ERROR_CODE.test(code) ? code : 'other';
+    });
+    this.outcome = this.codes.length === 0 ? 'ok' : data === null || data === undefined ? 'error' : 'partial';
+  }
+
+  get isSubscription(): boolean {
+    return this.type === 'subscription';
+  }
+
+  /** Idempotent: the first call counts. */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    const seconds = (performance.now() - this.started) / 1000;
+    if (this.metrics) {
+      const labels = { operation: this.metrics.operationLabel(this.name), type: this.type, outcome: this.outcome };
+      this.metrics.operations.inc(labels);
+      if (!this.isSubscription) this.metrics.operationDuration.observe(labels, seconds);
+      for (const code of this.codes) this.metrics.operationErrors.inc({ code });
+    }
+    endSpan(this.span, this.outcome === 'error', this.codes.length > 0 ? { 'graphql.error.codes': [...new Set(this.codes)] } : {});
+    this.logger.debug({ operation: this.name, type: this.type, outcome: this.outcome, ms: Math.round(seconds * 1000) }, 'operation finished');
+  }
+}
+
+/** The caller's id when it is a sane one, else the trace id (so logs and traces join), else a new one. */
+export function pickRequestId(given: string | string[] | undefined, traceId: string | undefined): string {
+  if (typeof given === 'string' && REQUEST_ID.test(given)) return given;
+  return traceId ?? randomUUID();
+}
+
+/** Errors carry the request id in `extensions`, so support can find the operation's logs. */
+export function withRequestId(errors: readonly GraphQLFormattedError[], requestId: string): GraphQLFormattedError[] {
+  return errors.map((e) => ({ ...e, extensions: { ...e.extensions, requestId } }));
+}
+
+/** Names each HTTP operation and tells how it went; the route ends it once the answer is written. */
+export function operationTelemetryPlugin<T extends { telemetry: OperationTelemetry }>(): ApolloServerPlugin<T> {
+  return {
+    async requestDidStart({ contextValue }) {
+      const telemetry = contextValue.telemetry;
+      return {
+        async didResolveOperation({ operation, operationName }) {
+          if (operation) telemetry.named(operationName, operation.operation);
+        },
+        async willSendResponse({ response }) {
+          if (response.body.kind !== 'single') return;
+          const result = response.body.singleResult;
+          telemetry.answered(result.data, result.errors);
+          if (result.errors) result.errors = withRequestId(result.errors, telemetry.requestId);
+        },
+      };
+    },
+  };
+}

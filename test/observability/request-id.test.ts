@@ -1,0 +1,93 @@
+/**
+ * One operation, one request id: in each of its log lines, on each of its
+ * upstream requests, in the `extensions` of its errors and in the answer's
+ * `x-request-id` header.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { createLogger } from '../../src/logger.js';
+import { startGateway, type RunningGateway } from '../../src/server.js';
+import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
+import { factories } from '../support/factories.js';
+import { emulatorAdmin, newKey } from '../support/harness.js';
+import { logSink, startRecordingProxy, type RecordingProxy } from './support.js';
+
+const QUERY = 'query TxWithCustomer($id: ID!) { transaction(id: $id) { id customer { email } } }';
+
+describe('request ids', () => {
+  let emulator: RunningEmulator;
+  let proxy: RecordingProxy;
+  let upstream: UpstreamClient;
+  let gateway: RunningGateway;
+  const logs = logSink();
+  const key = newKey('reqid');
+  let txId: number;
+
+  beforeAll(async () => {
+    emulator = await startEmulator({ port: 0, settleMs: 50 });
+    const make = factories(emulator, key);
+    txId = (await make.transaction({ customer: { id: (await make.customer()).id } })).id;
+    proxy = await startRecordingProxy(emulator.url);
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: proxy.url, LOG_LEVEL: 'debug', OPERATION_DEADLINE_MS: '2000' });
+    upstream = createUpstreamClient({ baseUrl: proxy.url, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
+    gateway = await startGateway({ config, upstream, logger: createLogger('debug', { destination: logs }) });
+  });
+
+  afterAll(async () => {
+    await gateway.stop();
+    upstream.close();
+    await proxy.close();
+    await emulator.stop();
+  });
+
+  beforeEach(() => {
+    proxy.requests.length = 0;
+  });
+
+  const post = async (headers: Record<string, string>) => {
+    const res = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
+      body: JSON.stringify({ query: QUERY, variables: { id: String(txId) } }),
+    });
+    return { header: res.headers.get('x-request-id'), body: (await res.json()) as { errors?: { extensions?: Record<string, unknown> }[] } };
+  };
+
+  it('puts the caller’s x-request-id in the operation’s log lines, its upstream requests and its errors', async () => {
+    // The customer read fails for good: the answer carries an error, and the log a line per attempt.
+    await emulatorAdmin(emulator.url)('POST', '/_emulator/faults', { route: 'GET /v1/customers/:id', status: 500, times: 3 });
+    const { header, body } = await post({ 'x-request-id': 'support-ticket-4711' });
+    await emulatorAdmin(emulator.url)('DELETE', '/_emulator/faults');
+
+    expect(header).toBe('support-ticket-4711');
+    expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_ERROR', requestId: 'support-ticket-4711' });
+
+    const upstreamIds = proxy.requests.map((r) => r.headers['x-request-id']);
+    expect(upstreamIds.length).toBe(4);
+    expect(new Set(upstreamIds)).toEqual(new Set(['support-ticket-4711']));
+
+    const mine = logs.lines().filter((line) => line.requestId === 'support-ticket-4711');
+    const messages = mine.map((line) => line.msg);
+    expect(messages.filter((m) => m === 'upstream call')).toHaveLength(4);
+    expect(messages).toContain('operation finished');
+    expect(mine.find((line) => line.msg === 'operation finished')).toMatchObject({ operation: 'TxWithCustomer', outcome: 'partial' });
+    // The key never reaches a log line.
+    expect(JSON.stringify(logs.lines())).not.toContain(key);
+  });
+
+  it('makes one up when none (or an unusable one) is given, and still sends it upstream', async () => {
+    const { header, body } = await post({ 'x-request-id': 'has spaces\tand "quotes"' });
+    expect(body.errors).toBeUndefined();
+    expect(header).toMatch(/^[0-9a-f-]{32,36}$/);
+    expect(proxy.requests.map((r) => r.headers['x-request-id'])).toEqual([header, header]);
+    expect(logs.lines().filter((line) => line.requestId === header && line.msg === 'upstream call')).toHaveLength(2);
+  });
+
+  it('takes the trace id of the caller’s traceparent, so logs and traces join', async () => {
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const { header } = await post({ traceparent: `00-${traceId}-b7ad6b7169203331-01` });
+    expect(header).toBe(traceId);
+    expect(proxy.requests.every((r) => r.headers['x-request-id'] === traceId)).toBe(true);
+  });
+});

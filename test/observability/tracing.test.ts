@@ -1,0 +1,127 @@
+/**
+ * Traces end to end: a caller (the router) sends `traceparent`, the gateway
+ * exports OTLP/HTTP JSON to an in-process receiver, and a recording proxy in
+ * front of the emulator shows what the upstream received.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { createLogger } from '../../src/logger.js';
+import { startGateway, type RunningGateway } from '../../src/server.js';
+import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
+import { factories } from '../support/factories.js';
+import { emulatorAdmin, newKey } from '../support/harness.js';
+import { startOtlpReceiver, startRecordingProxy, type OtlpReceiver, type RecordingProxy } from './support.js';
+
+const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN = '00f067aa0ba902b7';
+const TRACEPARENT = `00-${CALLER_TRACE}-${CALLER_SPAN}-01`;
+const SERVER = 2;
+const CLIENT = 3;
+
+interface Setup {
+  emulator: RunningEmulator;
+  proxy: RecordingProxy;
+  upstream: UpstreamClient;
+  gateway: RunningGateway;
+  key: string;
+  txId: number;
+}
+
+let setup: Setup | null = null;
+let receiver: OtlpReceiver | null = null;
+
+async function start(env: Record<string, string>): Promise<Setup> {
+  const emulator = await startEmulator({ port: 0, settleMs: 50 });
+  const key = newKey('trace');
+  const make = factories(emulator, key);
+  const tx = await make.transaction({ customer: { id: (await make.customer()).id } });
+  const proxy = await startRecordingProxy(emulator.url);
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: proxy.url, LOG_LEVEL: 'silent', ...env });
+  const upstream = createUpstreamClient({ baseUrl: proxy.url, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
+  const gateway = await startGateway({ config, upstream, logger: createLogger('silent') });
+  setup = { emulator, proxy, upstream, gateway, key, txId: tx.id };
+  return setup;
+}
+
+/** Stops the gateway, which exports the spans it still holds. */
+async function stop(): Promise<void> {
+  if (!setup) return;
+  await setup.gateway.stop();
+  setup.upstream.close();
+  await setup.proxy.close();
+  await setup.emulator.stop();
+  setup = null;
+}
+
+afterEach(async () => {
+  await stop();
+  await receiver?.close();
+  receiver = null;
+});
+
+async function query(s: Setup, headers: Record<string, string>) {
+  const res = await fetch(s.gateway.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${s.key}`, ...headers },
+    body: JSON.stringify({ query: 'query TxWithCustomer($id: ID!) { transaction(id: $id) { id customer { email } } }', variables: { id: String(s.txId) } }),
+  });
+  return (await res.json()) as { data?: unknown; errors?: unknown[] };
+}
+
+describe('OpenTelemetry traces', () => {
+  it('makes the operation span the parent of its upstream calls, under the caller’s traceparent, and propagates it upstream', async () => {
+    receiver = await startOtlpReceiver();
+    const s = await start({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'gateway-under-test' });
+    // The customer read fails once and is retried: two attempts, two spans.
+    await emulatorAdmin(s.emulator.url)('POST', '/_emulator/faults', { route: 'GET /v1/customers/:id', status: 500, times: 1 });
+
+    const answer = await query(s, { traceparent: TRACEPARENT });
+    expect(answer.errors).toBeUndefined();
+    const upstreamSeen = [...s.proxy.requests];
+    await stop();
+
+    const spans = receiver.spans.filter((span) => span.traceId === CALLER_TRACE);
+    const operation = spans.find((span) => span.kind === SERVER);
+    expect(operation).toMatchObject({
+      name: 'query TxWithCustomer',
+      parentSpanId: CALLER_SPAN,
+      attributes: { 'graphql.operation.name': 'TxWithCustomer', 'graphql.operation.type': 'query' },
+    });
+    const calls = spans.filter((span) => span.kind === CLIENT);
+    expect(calls.map((c) => c.name).sort()).toEqual(['GET /v1/customers/:id', 'GET /v1/customers/:id', 'GET /v1/transactions/:id']);
+    for (const call of calls) expect(call.parentSpanId).toBe(operation!.spanId);
+    const customerCalls = calls.filter((c) => c.name === 'GET /v1/customers/:id');
+    expect(customerCalls.map((c) => c.attributes['http.response.status_code']).sort()).toEqual([200, 500]);
+    expect(customerCalls.find((c) => c.attributes['http.response.status_code'] === 200)!.attributes['http.request.resend_count']).toBe(1);
+    expect(receiver.services).toContain('gateway-under-test');
+
+    // Each upstream request carried the trace, with its own call span as the parent.
+    expect(upstreamSeen).toHaveLength(3);
+    const callIds = new Set(calls.map((c) => c.spanId));
+    for (const request of upstreamSeen) {
+      const [, trace, parent] = String(request.headers.traceparent).split('-');
+      expect(trace).toBe(CALLER_TRACE);
+      expect(callIds.has(parent!)).toBe(true);
+    }
+    // No span says which key called.
+    expect(JSON.stringify(receiver.spans)).not.toContain(s.key);
+  });
+
+  it('starts a trace of its own when the caller sends none', async () => {
+    receiver = await startOtlpReceiver();
+    const s = await start({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces` });
+    expect((await query(s, {})).errors).toBeUndefined();
+    await stop();
+    const operation = receiver.spans.find((span) => span.kind === SERVER)!;
+    expect(operation.parentSpanId ?? '').toBe('');
+    expect(receiver.spans.filter((span) => span.kind === CLIENT && span.traceId === operation.traceId)).toHaveLength(2);
+  });
+
+  it('passes the caller’s traceparent upstream unchanged when tracing is off', async () => {
+    const s = await start({});
+    expect((await query(s, { traceparent: TRACEPARENT })).errors).toBeUndefined();
+    expect(s.proxy.requests).toHaveLength(2);
+    for (const request of s.proxy.requests) expect(request.headers.traceparent).toBe(TRACEPARENT);
+  });
+});
