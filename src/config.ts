@@ -77,6 +77,10 @@ const envSchema = z
     WS_SUBSCRIBE_PER_MINUTE: optional(z.coerce.number().int().min(1)).default(120),
     WS_CONNECTS_PER_MINUTE: optional(z.coerce.number().int().min(1)).default(60),
     GRAPHQL_EXPLORER: optional(z.enum(EXPLORERS)),
+    RECONCILE_INITIAL_MS: optional(z.coerce.number().int().min(10)).default(2_000),
+    RECONCILE_MAX_MS: optional(z.coerce.number().int().min(10)).default(30_000),
+    RECONCILE_JITTER: optional(z.coerce.number().min(0).max(0.9)).default(0.2),
+    RECONCILE_READS_PER_SECOND: optional(z.coerce.number().min(0)).default(20),
   })
   // Cross-field rules run even when a field above failed, so every problem is named at once;
   // hence the guards on values that may not have parsed.
@@ -90,6 +94,11 @@ const envSchema = z
     message: 'is required when NODE_ENV=production (or set EMBEDDED_EMULATOR=true to run the sandbox emulator on purpose)',
     when: () => true,
   })
+  .refine(
+    (env) =>
+      !(typeof env.RECONCILE_INITIAL_MS === 'number' && typeof env.RECONCILE_MAX_MS === 'number' && env.RECONCILE_INITIAL_MS > env.RECONCILE_MAX_MS),
+    { path: ['RECONCILE_INITIAL_MS'], message: 'must not exceed RECONCILE_MAX_MS', when: () => true },
+  )
   .refine(
     (env) =>
       !(typeof env.DEFAULT_PAGE_SIZE === 'number' && typeof env.MAX_PAGE_SIZE === 'number' && env.DEFAULT_PAGE_SIZE > env.MAX_PAGE_SIZE),
@@ -135,6 +144,19 @@ export interface Config {
   trustedDocumentsPath: string | null;
   /** Default graphiql, or off in production. */
   explorer: (typeof EXPLORERS)[number];
+  /** Re-reading objects that subscriptions wait on, for when webhooks do not come (README, Real-time). */
+  reconcile: ReconcileSettings;
+}
+
+export interface ReconcileSettings {
+  /** Wait before the first re-read, and again after any change of the object. */
+  initialMs: number;
+  /** The wait doubles after each quiet re-read up to this cap: the longest a missed change can go unseen. */
+  maxMs: number;
+  /** Each wait is shortened by up to this share at random, so objects watched together do not re-read together. */
+  jitter: number;
+  /** Upstream re-reads per second on one instance, across every object; 0 turns reconciliation off. */
+  readsPerSecond: number;
 }
 
 /** Abuse limits, each documented in README "Security" with its variable. */
@@ -253,5 +275,11 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     }),
     explorer: e.GRAPHQL_EXPLORER ?? (production ? 'off' : 'graphiql'),
     trustedDocumentsPath: e.TRUSTED_DOCUMENTS ?? null,
+    reconcile: Object.freeze({
+      initialMs: e.RECONCILE_INITIAL_MS,
+      maxMs: e.RECONCILE_MAX_MS,
+      jitter: e.RECONCILE_JITTER,
+      readsPerSecond: e.RECONCILE_READS_PER_SECOND,
+    }),
   });
 }

@@ -21,7 +21,8 @@ import { attachSubscriptions } from './http/websocket.js';
 import { createCurrencyCatalog } from './loaders/currency-catalog.js';
 import type { Logger } from './logger.js';
 import { buildSchema } from './schema.js';
-import { startRealtime } from './realtime/index.js';
+import { createReconciler, startRealtime } from './realtime/index.js';
+import { UpstreamNotFoundError } from './upstream/index.js';
 import { MemoryIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
 import { documentRules, operationLimits, withoutSuggestions } from './limits/graphql-limits.js';
 import { RejectedKeys } from './limits/upstream-budget.js';
@@ -105,11 +106,29 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
 
   // Webhooks in, subscriptions out (src/realtime): same schema, context and error mapping as HTTP.
   const realtime = await startRealtime({ redisUrl: config.redisUrl, logger });
+  const reconciler = createReconciler({
+    settings: config.reconcile,
+    bus: realtime.bus,
+    ledger: realtime.ledger,
+    lease: realtime.lease,
+    logger,
+    // With a subscriber's own key, and an operation's deadline: a re-read is the subscriber's read, made later.
+    read: async (apiKey, kind, id) => {
+      const api = upstream.forKey(apiKey, { deadlineAt: Date.now() + config.operationDeadlineMs });
+      try {
+        return kind === 'transaction' ? await api.transactions.retrieve(id) : await api.payouts.retrieve(id);
+      } catch (error) {
+        if (error instanceof UpstreamNotFoundError) return null;
+        throw error;
+      }
+    },
+  });
   const subscriptions = attachSubscriptions({
     httpServer,
     path: '/graphql',
     schema,
     bus: realtime.bus,
+    reconciler,
     context: contextDeps,
     limits: {
       queueLimit: config.subscriptionQueueLimit,
@@ -120,6 +139,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   });
   const health = {
     subscriptions: () => subscriptions.stats(),
+    reconcile: () => ({ ...reconciler.stats(), readsPerSecondCap: config.reconcile.readsPerSecond }),
     breakers: () => upstream.breakerStates?.() ?? {},
     draining: () => draining,
   };
@@ -169,6 +189,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       await subscriptions.close();
       // Apollo's drain plugin closes the HTTP server and waits for in-flight requests.
       await apollo.stop();
+      await reconciler.close();
       await realtime.close();
       await ownStore?.close();
       limitsRedis?.disconnect();

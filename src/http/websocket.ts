@@ -18,6 +18,7 @@ import type { PaymentsApi } from '../upstream/api.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
 import { LRUCache } from 'lru-cache';
 import type { EventBus } from '../realtime/bus.js';
+import type { Reconciler } from '../realtime/reconciler.js';
 import { boundedStream } from '../realtime/stream.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
 
@@ -43,6 +44,7 @@ export interface SubscriptionServerDeps {
   path: string;
   schema: GraphQLSchema;
   bus: EventBus;
+  reconciler: Reconciler;
   context: ContextDeps;
   limits: SubscriptionLimits;
   formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
@@ -242,6 +244,12 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
                   context.idempotency = fresh.idempotency;
                 },
               }),
+            reconcile: (kind, current, isFinal) => {
+              deps.reconciler.observe(accountId, kind, current).catch((error: unknown) => {
+                logger.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'current state not shared: ledger or bus failed');
+              });
+              return deps.reconciler.watch({ accountId, kind, id: current.id, apiKey: caller.apiKey, isFinal });
+            },
           },
         };
         return context;
