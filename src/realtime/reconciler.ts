@@ -105,16 +105,15 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   const nominal = (step: number) => Math.min(settings.maxMs, settings.initialMs * 2 ** step);
   const jittered = (ms: number) => ms * (1 - settings.jitter * random());
 
-  const takeToken = (): number => {
+  /** True when a read may start now (a token was taken). */
+  const takeToken = (): boolean => {
     const now = Date.now();
     const capacity = Math.max(1, settings.readsPerSecond);
     bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * settings.readsPerSecond);
     bucket.at = now;
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
-      return 0;
-    }
-    return ((1 - bucket.tokens) / settings.readsPerSecond) * 1000;
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
   };
 
   const schedule = (w: Watch, ms: number) => {
@@ -123,6 +122,26 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     if (closed || w.done || !enabled) return;
     w.timer = setTimeout(() => void tick(w), ms);
     w.timer.unref();
+  };
+
+  // Over the cap, objects wait their turn in order, and one timer hands out
+  // tokens as they refill, rather than every deferred object waking to retry.
+  const queue: Watch[] = [];
+  let pump: NodeJS.Timeout | null = null;
+  const startPump = () => {
+    if (pump || closed || queue.length === 0) return;
+    const wait = ((1 - bucket.tokens) / settings.readsPerSecond) * 1000;
+    pump = setTimeout(() => {
+      pump = null;
+      while (queue.length > 0) {
+        // Objects no one waits on any more give their turn away without spending a token.
+        if (queue[0]!.done) queue.shift();
+        else if (takeToken()) void read(queue.shift()!);
+        else break;
+      }
+      startPump();
+    }, Math.max(1, wait));
+    pump.unref();
   };
 
   async function publish(accountId: number, kind: WatchedKind, snapshot: Snapshot): Promise<boolean> {
@@ -143,30 +162,44 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     return true;
   }
 
+  const failed = (w: Watch, error: unknown) => {
+    counters.errors += 1;
+    logger.warn({ err: { message: error instanceof Error ? error.message : String(error) }, object: w.target.kind, id: w.target.id }, 're-read of a watched object failed');
+    w.busy = false;
+    schedule(w, jittered(nominal(w.step)));
+  };
+
+  /** Lease first: only its holder reads; the others check again after the same wait, to take over if it dies. */
   async function tick(w: Watch): Promise<void> {
     w.timer = null;
     if (w.busy || w.done || closed) return;
-    const apiKey = w.keys.values().next().value;
-    if (apiKey === undefined) return;
     w.busy = true;
-    const wait = nominal(w.step);
     try {
       // Held past the next wait and a slow read, so a live owner never loses it between two re-reads.
-      w.owned = await lease.acquire(w.key, 2 * wait + settings.initialMs);
-      if (!w.owned) {
-        // Another instance re-reads it; check again after the same wait, to take over if it dies.
-        schedule(w, jittered(wait));
-        return;
-      }
-      const later = takeToken();
-      if (later > 0) {
-        counters.deferred += 1;
-        schedule(w, later);
-        return;
-      }
+      w.owned = await lease.acquire(w.key, 2 * nominal(w.step) + settings.initialMs);
+    } catch (error) {
+      failed(w, error);
+      return;
+    }
+    if (!w.owned) {
+      w.busy = false;
+      schedule(w, jittered(nominal(w.step)));
+      return;
+    }
+    if (queue.length === 0 && takeToken()) return read(w);
+    counters.deferred += 1;
+    queue.push(w);
+    startPump();
+  }
+
+  async function read(w: Watch): Promise<void> {
+    const apiKey = w.keys.values().next().value;
+    if (w.done || closed || apiKey === undefined) return;
+    try {
       counters.reads += 1;
       const snapshot = await deps.read(apiKey, w.target.kind, w.target.id);
       if (snapshot && (await publish(w.target.accountId, w.target.kind, snapshot))) counters.changes += 1;
+      w.busy = false;
       if (snapshot && w.target.isFinal(snapshot.status)) {
         w.done = true;
         return;
@@ -174,11 +207,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       w.step += 1;
       schedule(w, jittered(nominal(w.step)));
     } catch (error) {
-      counters.errors += 1;
-      logger.warn({ err: { message: error instanceof Error ? error.message : String(error) }, object: w.target.kind, id: w.target.id }, 're-read of a watched object failed');
-      schedule(w, jittered(wait));
-    } finally {
-      w.busy = false;
+      failed(w, error);
     }
   }
 
@@ -232,6 +261,8 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     stats: () => ({ watched: watches.size, owned: [...watches.values()].filter((w) => w.owned && !w.done).length, ...counters }),
     async close() {
       closed = true;
+      if (pump) clearTimeout(pump);
+      queue.length = 0;
       const owned = [...watches.values()].filter((w) => w.owned);
       for (const w of watches.values()) if (w.timer) clearTimeout(w.timer);
       watches.clear();
