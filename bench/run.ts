@@ -5,10 +5,11 @@
 import { abuseBench } from './abuse.js';
 import { gatewayBench } from './gateway.js';
 import { realtimeBench } from './realtime.js';
+import { reconcileBench } from './reconcile.js';
 import { resilienceBench } from './resilience.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench, realtimeBench, resilienceBench, abuseBench];
+const BENCHES: readonly Bench[] = [gatewayBench, realtimeBench, reconcileBench, resilienceBench, abuseBench];
 const DEFAULT = 'gateway';
 
 function help(): string {
