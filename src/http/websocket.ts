@@ -14,12 +14,10 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { readCaller, type Caller } from '../auth.js';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
-import type { PaymentsApi } from '../upstream/api.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
-import { LRUCache } from 'lru-cache';
 import type { EventBus } from '../realtime/bus.js';
 import type { Reconciler } from '../realtime/reconciler.js';
-import { boundedStream } from '../realtime/stream.js';
+import { accountLookup, realtimeSource } from './realtime-session.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
 
 /** Close codes a client can act on (4xxx: application-defined, per RFC 6455). */
@@ -79,7 +77,6 @@ class Tally {
   }
 }
 
-const ACCOUNT_TTL_MS = 10 * 60_000;
 /** Incoming messages are subscribe requests: small. */
 const MAX_MESSAGE_BYTES = 64 * 1024;
 /** How long a closing socket may take to finish the handshake before it is cut. */
@@ -91,7 +88,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
   const caps = config.limits.ws;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const sessions = new WeakMap<WebSocket, Session>();
-  const accounts = new LRUCache<string, Promise<number>>({ max: 10_000, ttl: ACCOUNT_TTL_MS });
+  const accountOf = accountLookup(deps.context);
   // What one key, one client address and the whole instance may hold (README, Security).
   const byAddress = new Tally();
   const connectionsByKey = new Tally();
@@ -118,16 +115,6 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
     });
   };
   deps.httpServer.on('upgrade', onUpgrade);
-
-  const accountOf = (caller: Caller, api: PaymentsApi): Promise<number> => {
-    let pending = accounts.get(caller.callerId);
-    if (!pending) {
-      pending = api.accounts.current().then((a) => a.id);
-      pending.catch(() => accounts.delete(caller.callerId));
-      accounts.set(caller.callerId, pending);
-    }
-    return pending;
-  };
 
   const closeSoon = (socket: WebSocket, code: number, reason: string) => {
     socket.close(code, reason);
@@ -162,10 +149,8 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
           socket.close(CloseCodes.tooMany, `Too many connections for this API key (at most ${caps.maxConnectionsPerKey})`);
           return false;
         }
-        // The account look-up is the connection's own call, not an operation's: no deadline but the upstream time-out.
-        const api = deps.context.upstream.forKey(caller.apiKey);
         try {
-          const accountId = await accountOf(caller, api);
+          const accountId = await accountOf(caller);
           if (socket.readyState !== socket.OPEN) return false;
           sessions.set(socket, { caller, accountId, operations: new Set() });
           connectionsByKey.add(caller.callerId);
@@ -223,34 +208,26 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
           createContext(deps.context, { caller, deadlineAt: Date.now() + config.operationDeadlineMs, transport: 'websocket' });
         const context: Context = {
           ...forOperation(),
-          realtime: {
+          realtime: realtimeSource({
+            bus: deps.bus,
+            reconciler: deps.reconciler,
+            logger,
+            caller,
             accountId,
-            events: (select) =>
-              boundedStream({
-                bus: deps.bus,
-                accountId,
-                select,
-                limit: limits.queueLimit,
-                isCongested: () => socket.bufferedAmount > limits.maxBufferedBytes,
-                onOverflow: () => {
-                  closedTooSlow += 1;
-                  logger.warn({ callerId: caller.callerId, queueLimit: limits.queueLimit }, 'subscriber too slow: connection closed');
-                  closeSoon(socket, CloseCodes.tooSlow, `Subscriber too slow: more than ${limits.queueLimit} events queued`);
-                },
-                beforeEach: () => {
-                  const fresh = forOperation();
-                  context.api = fresh.api;
-                  context.loaders = fresh.loaders;
-                  context.idempotency = fresh.idempotency;
-                },
-              }),
-            reconcile: (kind, current, isFinal) => {
-              deps.reconciler.observe(accountId, kind, current).catch((error: unknown) => {
-                logger.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'current state not shared: ledger or bus failed');
-              });
-              return deps.reconciler.watch({ accountId, kind, id: current.id, apiKey: caller.apiKey, isFinal });
+            queueLimit: limits.queueLimit,
+            isCongested: () => socket.bufferedAmount > limits.maxBufferedBytes,
+            onOverflow: () => {
+              closedTooSlow += 1;
+              logger.warn({ callerId: caller.callerId, queueLimit: limits.queueLimit }, 'subscriber too slow: connection closed');
+              closeSoon(socket, CloseCodes.tooSlow, `Subscriber too slow: more than ${limits.queueLimit} events queued`);
             },
-          },
+            beforeEach: () => {
+              const fresh = forOperation();
+              context.api = fresh.api;
+              context.loaders = fresh.loaders;
+              context.idempotency = fresh.idempotency;
+            },
+          }),
         };
         return context;
       },
