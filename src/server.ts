@@ -18,6 +18,7 @@ import { isClientAbort, sendJson } from './http/body.js';
 import { healthz, readyz } from './http/health.js';
 import { createWebhookReceiver } from './http/webhook-route.js';
 import { attachSubscriptions } from './http/websocket.js';
+import { createSseRoute } from './http/sse.js';
 import { createCurrencyCatalog } from './loaders/currency-catalog.js';
 import type { Logger } from './logger.js';
 import { buildSchema } from './schema.js';
@@ -137,8 +138,17 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     },
     formatError,
   });
+  // The same subscriptions as Server-Sent Events, for clients without WebSockets (src/http/sse.ts).
+  const sse = createSseRoute({
+    schema,
+    bus: realtime.bus,
+    reconciler,
+    context: contextDeps,
+    limits: { queueLimit: config.subscriptionQueueLimit, maxBufferedBytes: config.subscriptionMaxBufferedBytes },
+    formatError,
+  });
   const health = {
-    subscriptions: () => subscriptions.stats(),
+    subscriptions: () => ({ ...subscriptions.stats(), ...sse.stats() }),
     reconcile: () => ({ ...reconciler.stats(), readsPerSecondCap: config.reconcile.readsPerSecond }),
     breakers: () => upstream.breakerStates?.() ?? {},
     draining: () => draining,
@@ -155,8 +165,11 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     const url = new URL(req.url ?? '/', 'http://gateway');
     if (draining) res.setHeader('connection', 'close');
     // The explorer answers a browser's GET /graphql and its own assets; everything else goes on.
-    if (explorer.handle(req, res)) return;
-    const route = routes[url.pathname] ?? ((_req, response) => sendJson(response, 404, { error: 'not found' }));
+    if (!sse.wants(req) && explorer.handle(req, res)) return;
+    const route =
+      url.pathname === '/graphql' && sse.wants(req)
+        ? (request: http.IncomingMessage, response: http.ServerResponse) => sse.handle(request, response)
+        : (routes[url.pathname] ?? ((_req, response) => sendJson(response, 404, { error: 'not found' })));
     Promise.resolve(route(req, res, url)).catch((error: unknown) => {
       if (isClientAbort(error)) {
         logger.debug({ path: url.pathname }, 'client went away mid-request');
@@ -187,6 +200,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       if (config.shutdown.readinessDelayMs > 0) await new Promise((r) => setTimeout(r, config.shutdown.readinessDelayMs));
       // WebSockets first: the HTTP server cannot close while upgraded sockets remain.
       await subscriptions.close();
+      sse.close();
       // Apollo's drain plugin closes the HTTP server and waits for in-flight requests.
       await apollo.stop();
       await reconciler.close();

@@ -26,7 +26,7 @@ export interface RealtimeStack {
 
 export interface Health {
   status: string;
-  subscriptions: { connections: number; subscriptions: number; closedTooSlow: number };
+  subscriptions: { connections: number; subscriptions: number; closedTooSlow: number; sseStreams: number };
   reconcile: { watched: number; owned: number; reads: number; changes: number; deferred: number; errors: number; readsPerSecondCap: number };
 }
 
