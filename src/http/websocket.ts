@@ -2,9 +2,11 @@
  * GraphQL over WebSocket (graphql-ws protocol) on the HTTP server's /graphql
  * path, with the same schema, context (src/context.ts) and error mapping as HTTP.
  *
- * A connection authenticates once, in `connectionParams.authorization`, with
- * the same bearer key as HTTP; the account behind the key (asked upstream,
- * cached per caller) scopes every event the connection can see.
+ * A connection authenticates once, in `connectionParams.authorization` (or
+ * as Apollo Router passes it through: `connectionParams.token`, or the
+ * upgrade request's Authorization header), with the same bearer key as
+ * HTTP; the account behind the key (asked upstream, cached per caller)
+ * scopes every event the connection can see.
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -130,7 +132,11 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
       onConnect: async (ctx) => {
         const socket = ctx.extra.socket;
         const params = ctx.connectionParams ?? {};
-        const header = [params.authorization, params.Authorization].find((v): v is string => typeof v === 'string');
+        // Browsers cannot set headers on a WebSocket, so clients put the key in connectionParams. Apollo
+        // Router in passthrough mode sends the Authorization it propagates as `{ token: <header value> }`,
+        // and on the upgrade request itself (supergraph/router.yaml, docs/federation.md).
+        const upgradeHeader = ctx.extra.request.headers.authorization;
+        const header = [params.authorization, params.Authorization, params.token, upgradeHeader].find((v): v is string => typeof v === 'string');
         const caller = readCaller(header, config.paymentsEnv);
         if (caller === null) {
           socket.close(CloseCodes.unauthorized, 'Unauthorized: connectionParams.authorization must be "Bearer <key>"');
