@@ -1177,7 +1177,10 @@ export type StartPayoutsPayload = {
  */
 export type Subscription = {
   __typename?: 'Subscription';
-  /** Each event of the account as the upstream delivers it by webhook, deduplicated by event id. */
+  /**
+   * Each event of the account as the upstream delivers it by webhook, deduplicated by event id.
+   * Without `after`, only events delivered while subscribed (README, Real-time: what can be missed).
+   */
   paymentEvent: Event;
   /**
    * The payout each time it changes (started, scheduled, sent, failed, updated).
@@ -1201,6 +1204,7 @@ export type Subscription = {
  * the gateway deduplicates events by id and never publishes an older status over a newer one.
  */
 export type SubscriptionPaymentEventArgs = {
+  after?: InputMaybe<Scalars['ID']['input']>;
   types?: InputMaybe<Array<Scalars['String']['input']>>;
 };
 

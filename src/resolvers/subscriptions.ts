@@ -10,11 +10,12 @@
  */
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import type { Context } from '../context.js';
-import { forbidden } from '../errors.js';
+import { badUserInput, forbidden } from '../errors.js';
 import { followObject } from '../realtime/follow.js';
+import { RESUME_MAX_EVENTS, resumeAfter } from '../realtime/resume.js';
 import type { RealtimeSource } from '../realtime/source.js';
 import { isFinalPayout, isFinalTransaction } from '../payments/rules.js';
-import { eventModel, payoutModel, transactionModel, type PayoutModel, type TransactionModel } from '../upstream/models.js';
+import { eventModel, payoutModel, transactionModel, type EventModel, type PayoutModel, type TransactionModel } from '../upstream/models.js';
 import { toOptionalUpstreamId } from './support.js';
 
 function realtime(ctx: Context): RealtimeSource {
@@ -84,11 +85,13 @@ export const subscriptionResolvers: Resolvers = {
     },
 
     paymentEvent: {
-      subscribe: (_, { types }, ctx) => {
+      subscribe: async (_, { types, after }, ctx) => {
+        const source = realtime(ctx);
         const wanted = types ? new Set(types) : null;
-        return realtime(ctx).events((event) => {
+        const toValue = (event: EventModel) => (wanted && !wanted.has(event.type) ? null : { paymentEvent: event });
+        const live = source.events((event) => {
           // A re-read snapshot is no upstream event: it has no id to report or resume from.
-          if (event.origin === 'snapshot' || (wanted && !wanted.has(event.type))) return null;
+          if (event.origin === 'snapshot') return null;
           const parsed = eventModel.safeParse({
             id: event.id,
             type: event.type,
@@ -97,7 +100,17 @@ export const subscriptionResolvers: Resolvers = {
             account_id: event.accountId,
             created_at: event.createdAt,
           });
-          return parsed.success ? { paymentEvent: parsed.data } : null;
+          return parsed.success ? toValue(parsed.data) : null;
+        });
+        const afterId = toOptionalUpstreamId(after, 'after');
+        if (afterId === undefined) return live;
+        return resumeAfter(live, {
+          afterId,
+          listPage: (page, perPage) => ctx.api.events.list({ page, perPage }),
+          toValue,
+          idOf: (value) => value.paymentEvent.id,
+          tooFarBack: () =>
+            badUserInput(`More than ${RESUME_MAX_EVENTS} events happened after event ${afterId}; read them with the events query, then resume after the newest.`, 'after'),
         });
       },
     },
