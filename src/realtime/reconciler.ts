@@ -16,6 +16,7 @@
 import type { ReconcileSettings } from '../config.js';
 import type { Logger } from '../logger.js';
 import { Decimal } from '../upstream/decimal.js';
+import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
 import type { EventBus } from './bus.js';
 import type { PaymentEvent } from './events.js';
 import type { DeliveryLedger } from './ledger.js';
@@ -165,6 +166,14 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   const failed = (w: Watch, error: unknown) => {
     counters.errors += 1;
     logger.warn({ err: { message: error instanceof Error ? error.message : String(error) }, object: w.target.kind, id: w.target.id }, 're-read of a watched object failed');
+    // A key revoked or narrowed since its holder subscribed: the next re-read uses another subscriber's key.
+    if (error instanceof UpstreamAuthenticationError || error instanceof UpstreamPermissionError) {
+      const [token, apiKey] = w.keys.entries().next().value ?? [];
+      if (token !== undefined && apiKey !== undefined) {
+        w.keys.delete(token);
+        w.keys.set(token, apiKey);
+      }
+    }
     w.busy = false;
     schedule(w, jittered(nominal(w.step)));
   };

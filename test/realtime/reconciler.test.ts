@@ -11,24 +11,28 @@ import type { PaymentEvent } from '../../src/realtime/events.js';
 import { memoryLedger } from '../../src/realtime/ledger.js';
 import { soleLease } from '../../src/realtime/poll-lease.js';
 import { createReconciler, objectKey, type Snapshot } from '../../src/realtime/reconciler.js';
+import { UpstreamAuthenticationError } from '../../src/upstream/errors.js';
 import { eventually } from './support.js';
 
 const ACCOUNT = 7;
 const logger = createLogger('silent');
 const isFinal = (status: string) => status === 'declined';
 
-function setup(settings: Partial<ReconcileSettings> = {}) {
+function setup(settings: Partial<ReconcileSettings> = {}, revoked: ReadonlySet<string> = new Set()) {
   const bus = memoryBus(logger);
   const ledger = memoryLedger();
   const state = new Map<number, Snapshot>();
   const reads: number[] = [];
+  const readers: string[] = [];
   const reconciler = createReconciler({
     settings: { initialMs: 20, maxMs: 20, jitter: 0, readsPerSecond: 1000, ...settings },
     bus,
     ledger,
     lease: soleLease,
     logger,
-    read: async (_key, _kind, id) => {
+    read: async (key, _kind, id) => {
+      readers.push(key);
+      if (revoked.has(key)) throw new UpstreamAuthenticationError({ route: 'GET /v1/transactions/:id', statusCode: 401 });
       reads.push(id);
       return state.get(id) ?? null;
     },
@@ -37,7 +41,7 @@ function setup(settings: Partial<ReconcileSettings> = {}) {
   bus.subscribe(ACCOUNT, (e) => published.push(e));
   const set = (id: number, status: string, at: number) => state.set(id, { id, status, updated_at: new Date(at).toISOString() });
   const watch = (id: number, apiKey = 'sk_sandbox_a') => reconciler.watch({ accountId: ACCOUNT, kind: 'transaction', id, apiKey, isFinal });
-  return { bus, ledger, reconciler, reads, published, set, watch };
+  return { bus, ledger, reconciler, reads, readers, published, set, watch };
 }
 
 describe('the reconciler', () => {
@@ -100,6 +104,17 @@ describe('the reconciler', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(t.reads.length).toBe(reads);
     expect(t.reconciler.stats().owned).toBe(0);
+    await t.reconciler.close();
+  });
+
+  it("moves on to another subscriber's key when the reading key is refused upstream", async () => {
+    const t = setup({}, new Set(['sk_sandbox_revoked']));
+    t.set(1, 'pending', 1000);
+    t.watch(1, 'sk_sandbox_revoked');
+    t.watch(1, 'sk_sandbox_valid');
+    await eventually(async () => t.reads.length, (n) => n >= 2);
+    expect(t.readers.slice(0, 2)).toEqual(['sk_sandbox_revoked', 'sk_sandbox_valid']);
+    expect(t.reconciler.stats().errors).toBe(1);
     await t.reconciler.close();
   });
 });
