@@ -92,6 +92,10 @@ const envSchema = z
     APOLLO_KEY: optional(z.string()),
     APOLLO_GRAPH_REF: optional(z.string().regex(/^[^@\s]+@[^@\s]+$|^[^@\s]+$/, 'must be <graph id>@<variant>')),
     APOLLO_USAGE_REPORTING: optional(boolean),
+    RECONCILE_INITIAL_MS: optional(z.coerce.number().int().min(10)).default(2_000),
+    RECONCILE_MAX_MS: optional(z.coerce.number().int().min(10)).default(30_000),
+    RECONCILE_JITTER: optional(z.coerce.number().min(0).max(0.9)).default(0.2),
+    RECONCILE_READS_PER_SECOND: optional(z.coerce.number().min(0)).default(20),
   })
   // Cross-field rules run even when a field above failed, so every problem is named at once;
   // hence the guards on values that may not have parsed.
@@ -110,6 +114,11 @@ const envSchema = z
     message: 'needs APOLLO_KEY and APOLLO_GRAPH_REF',
     when: () => true,
   })
+  .refine(
+    (env) =>
+      !(typeof env.RECONCILE_INITIAL_MS === 'number' && typeof env.RECONCILE_MAX_MS === 'number' && env.RECONCILE_INITIAL_MS > env.RECONCILE_MAX_MS),
+    { path: ['RECONCILE_INITIAL_MS'], message: 'must not exceed RECONCILE_MAX_MS', when: () => true },
+  )
   .refine(
     (env) =>
       !(typeof env.DEFAULT_PAGE_SIZE === 'number' && typeof env.MAX_PAGE_SIZE === 'number' && env.DEFAULT_PAGE_SIZE > env.MAX_PAGE_SIZE),
@@ -156,6 +165,19 @@ export interface Config {
   /** Default graphiql, or off in production. */
   explorer: (typeof EXPLORERS)[number];
   observability: ObservabilityConfig;
+  /** Re-reading objects that subscriptions wait on, for when webhooks do not come (README, Real-time). */
+  reconcile: ReconcileSettings;
+}
+
+export interface ReconcileSettings {
+  /** Wait before the first re-read, and again after any change of the object. */
+  initialMs: number;
+  /** The wait doubles after each quiet re-read up to this cap: the longest a missed change can go unseen. */
+  maxMs: number;
+  /** Each wait is shortened by up to this share at random, so objects watched together do not re-read together. */
+  jitter: number;
+  /** Upstream re-reads per second on one instance, across every object; 0 turns reconciliation off. */
+  readsPerSecond: number;
 }
 
 /** Metrics, traces and Apollo reporting (README, Operations). */
@@ -303,6 +325,12 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       apollo: e.APOLLO_KEY
         ? Object.freeze({ key: e.APOLLO_KEY, graphRef: e.APOLLO_GRAPH_REF ?? null, usageReporting: e.APOLLO_USAGE_REPORTING ?? false })
         : null,
+    }),
+    reconcile: Object.freeze({
+      initialMs: e.RECONCILE_INITIAL_MS,
+      maxMs: e.RECONCILE_MAX_MS,
+      jitter: e.RECONCILE_JITTER,
+      readsPerSecond: e.RECONCILE_READS_PER_SECOND,
     }),
   });
 }

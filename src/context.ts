@@ -68,7 +68,7 @@ export interface OperationInput {
   caller: Caller | null;
   /** Epoch ms: no upstream call of this operation starts, and no retry waits, past it. */
   deadlineAt: number;
-  transport: 'http' | 'websocket';
+  transport: 'http' | 'websocket' | 'sse';
   /** The `Idempotency-Key` HTTP header (HTTP only). */
   idempotencyKeyHeader?: string;
   realtime?: RealtimeSource;

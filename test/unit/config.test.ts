@@ -57,6 +57,30 @@ describe('loadConfig', () => {
   });
 });
 
+describe('reconciliation settings', () => {
+  it('re-reads after 2 s, backs off to 30 s with 20 % jitter, at most 20 reads per second, by default', () => {
+    expect(loadConfig({}).reconcile).toEqual({ initialMs: 2_000, maxMs: 30_000, jitter: 0.2, readsPerSecond: 20 });
+  });
+
+  it('takes each setting from the environment, 0 reads per second turning it off', () => {
+    const env = { RECONCILE_INITIAL_MS: '100', RECONCILE_MAX_MS: '400', RECONCILE_JITTER: '0', RECONCILE_READS_PER_SECOND: '0' };
+    expect(loadConfig(env).reconcile).toEqual({ initialMs: 100, maxMs: 400, jitter: 0, readsPerSecond: 0 });
+  });
+
+  it('refuses a first wait longer than the cap, a jitter that could cancel the wait, and negative rates, naming each', () => {
+    const env = { RECONCILE_INITIAL_MS: '5000', RECONCILE_MAX_MS: '1000', RECONCILE_JITTER: '1', RECONCILE_READS_PER_SECOND: '-1' };
+    expect(() => loadConfig(env)).toThrow(
+      expect.objectContaining({
+        problems: [
+          expect.stringMatching(/^RECONCILE_JITTER:/),
+          expect.stringMatching(/^RECONCILE_READS_PER_SECOND:/),
+          expect.stringMatching(/^RECONCILE_INITIAL_MS: must not exceed RECONCILE_MAX_MS/),
+        ],
+      }),
+    );
+  });
+});
+
 describe('production mode', () => {
   it('NODE_ENV=production without PAYMENTS_API_URL refuses to start, naming the variable', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/PAYMENTS_API_URL: is required when NODE_ENV=production/);
