@@ -9,7 +9,8 @@ import type { Caller } from './auth.js';
 import { createLoaders, type Loaders } from './loaders/index.js';
 import type { PaginationLimits } from './pagination.js';
 import type { Logger } from './logger.js';
-import type { CurrencyCatalog } from './loaders/currency-catalog.js';
+import type { EntityCache, EntityCacheScope } from './cache/index.js';
+import { uncached } from './cache/index.js';
 import type { RealtimeSource } from './realtime/source.js';
 import type { IdempotencyScope, IdempotencyStore } from './idempotency/index.js';
 import type { PaymentsApi } from './upstream/api.js';
@@ -26,8 +27,8 @@ export interface Context {
   pagination: PaginationLimits;
   limits: Readonly<Limits>;
   logger: Logger;
-  /** Currencies shared across requests for a short time (per caller). */
-  currencyCatalog: CurrencyCatalog;
+  /** The caller's view of the entity cache; mutations evict what they changed through it. */
+  entityCache: EntityCacheScope;
   /** Only on GraphQL-over-WebSocket operations: the caller's live events. */
   realtime?: RealtimeSource;
   /** Idempotency records for keyed mutations; see src/idempotency. */
@@ -50,7 +51,8 @@ export interface ContextDeps {
   rejectedKeys: RejectedKeys;
   upstream: UpstreamClientFactory;
   logger: Logger;
-  currencyCatalog: CurrencyCatalog;
+  /** Upstream objects kept across requests (src/cache). */
+  entityCache: EntityCache;
   idempotencyStore: IdempotencyStore;
 }
 
@@ -62,6 +64,8 @@ export interface OperationInput {
   transport: 'http' | 'websocket';
   /** The `Idempotency-Key` HTTP header (HTTP only). */
   idempotencyKeyHeader?: string;
+  /** The caller sent `Cache-Control: no-cache`: read the upstream, not the entity cache. */
+  bypassCache?: boolean;
   realtime?: RealtimeSource;
 }
 
@@ -75,14 +79,15 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
         rejectedKeys: deps.rejectedKeys,
       })
     : anonymousApi();
+  const entityCache = caller ? deps.entityCache.scope(callerId, { bypass: input.bypassCache ?? false }) : uncached;
   return {
     api,
     callerId,
-    loaders: createLoaders(api, callerId, deps.currencyCatalog),
+    loaders: createLoaders(api, entityCache),
     pagination: deps.config.pagination,
     limits: deps.config.limits,
     logger: deps.logger,
-    currencyCatalog: deps.currencyCatalog,
+    entityCache,
     idempotency: {
       store: deps.idempotencyStore,
       settings: deps.config.idempotency,

@@ -18,7 +18,7 @@ import { isClientAbort, sendJson } from './http/body.js';
 import { healthz, readyz } from './http/health.js';
 import { createWebhookReceiver } from './http/webhook-route.js';
 import { attachSubscriptions } from './http/websocket.js';
-import { createCurrencyCatalog } from './loaders/currency-catalog.js';
+import { createEntityCache, memoryStore, redisStore, type EntityCache } from './cache/index.js';
 import type { Logger } from './logger.js';
 import { buildSchema } from './schema.js';
 import { startRealtime } from './realtime/index.js';
@@ -71,7 +71,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     rejectedKeys: new RejectedKeys(config.limits.rejectedKeyTtlMs),
     upstream,
     logger,
-    currencyCatalog: createCurrencyCatalog(config.currencyCacheTtlMs),
+    entityCache: await startEntityCache(config, logger),
     idempotencyStore: idempotencyStore ?? ownStore!,
   };
   // Per-key limits hold across instances when they share Redis.
@@ -126,7 +126,14 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
 
   const routes: Record<string, Route> = {
     '/graphql': createGraphQLRoute(apollo, contextDeps, createRateLimiter({ perMinute: config.limits.operationsPerMinute, prefix: 'payments-gateway:ops', redis: limitsRedis })),
-    '/webhooks/payments': createWebhookReceiver({ secrets: config.webhookSecrets, ledger: realtime.ledger, bus: realtime.bus, logger }),
+    '/webhooks/payments': createWebhookReceiver({
+      secrets: config.webhookSecrets,
+      ledger: realtime.ledger,
+      bus: realtime.bus,
+      logger,
+      // In the store every instance reads (Redis when shared), before the upstream hears "received".
+      evict: (event) => contextDeps.entityCache.evictObject(event.object, event.objectId),
+    }),
     '/healthz': healthz(health),
     '/readyz': readyz(health),
   };
@@ -171,7 +178,23 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       await apollo.stop();
       await realtime.close();
       await ownStore?.close();
+      await contextDeps.entityCache.close();
       limitsRedis?.disconnect();
     },
   };
+}
+
+const CACHE_PREFIX = 'payments-gateway:cache:';
+
+/** The entity cache over Redis when instances share one (REDIS_URL), else over a bounded memory store. */
+async function startEntityCache(config: Readonly<Config>, logger: Logger): Promise<EntityCache> {
+  const settings = { customerTtlMs: config.entityCache.customerTtlMs, currencyTtlMs: config.currencyCacheTtlMs, finalTtlMs: config.entityCache.finalTtlMs };
+  if (!config.entityCache.enabled) return createEntityCache(null, settings, logger);
+  if (!config.redisUrl) return createEntityCache(memoryStore(config.entityCache.maxObjects), settings, logger);
+  // A slow cache must cost less than the upstream call it saves: fail fast, read the upstream.
+  const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, commandTimeout: 500 });
+  redis.on('error', (error: Error) => logger.warn({ err: { message: error.message } }, 'entity cache store unreachable'));
+  await redis.connect();
+  const longest = Math.max(settings.customerTtlMs, settings.currencyTtlMs, settings.finalTtlMs);
+  return createEntityCache(redisStore({ redis, prefix: CACHE_PREFIX, generationTtlMs: longest + 60_000 }), settings, logger);
 }

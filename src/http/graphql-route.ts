@@ -50,6 +50,11 @@ function recentlyRejected(): GraphQLError {
   return unauthenticated('The payments API rejected this API key moments ago; check the key before retrying.');
 }
 
+/** `Cache-Control: no-cache` (or `no-store`) from the caller: this operation reads the upstream, not the entity cache. */
+function asksForFreshData(header: string | undefined): boolean {
+  return header !== undefined && /(?:^|,)\s*no-(?:cache|store)\s*(?:,|=|$)/i.test(header);
+}
+
 export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, rateLimiter: RateLimiter) {
   const contextFor = (req: http.IncomingMessage, caller: Caller | null) => async (): Promise<HttpContext> => {
     const headerKey = req.headers['idempotency-key'];
@@ -59,6 +64,7 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
       deadlineAt: Date.now() + deps.config.operationDeadlineMs,
       transport: 'http',
       ...(typeof headerKey === 'string' ? { idempotencyKeyHeader: headerKey } : {}),
+      bypassCache: asksForFreshData(req.headers['cache-control']),
     });
     return { ...context, authenticated: caller !== null };
   };

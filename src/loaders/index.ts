@@ -3,7 +3,9 @@
  * one set per request, values in key order, `null` for a miss, an Error for a
  * failure). The REST API has no batch read, so a batch becomes parallel reads
  * of its distinct ids; what the loaders buy is that every id is read at most
- * once per request, whoever asks for it, and that lists prime them.
+ * once per request, whoever asks for it, and that lists prime them. Under the
+ * loaders of customers, transactions, payouts and currencies sits the entity
+ * cache (src/cache): a batch asks it first and the upstream for the rest.
  */
 import DataLoader from 'dataloader';
 import type { Id, PaymentsApi } from '../upstream/api.js';
@@ -17,7 +19,7 @@ import type {
   TransactionModel,
   WebhookModel,
 } from '../upstream/models.js';
-import type { CurrencyCatalog } from './currency-catalog.js';
+import type { EntityCacheScope, EntityKind, EntityModels } from '../cache/index.js';
 
 export interface Loaders {
   transaction: DataLoader<Id, TransactionModel | null>;
@@ -28,6 +30,8 @@ export interface Loaders {
   log: DataLoader<Id, LogModel | null>;
   currencyById: DataLoader<Id, CurrencyModel | null>;
   currencyByIso: DataLoader<string, CurrencyModel | null>;
+  /** The caller's currency list (one key, `all`): read once per request, cached across requests for a TTL. */
+  currencies: DataLoader<'all', CurrencyModel[]>;
   /** Events of a transaction or payout (`transaction.*` or `payout.*`), by object id. */
   transactionEvents: DataLoader<Id, EventModel[]>;
   payoutEvents: DataLoader<Id, EventModel[]>;
@@ -68,12 +72,30 @@ function byId<T>(retrieve: (id: Id) => Promise<T>): DataLoader<Id, T | null> {
   );
 }
 
-export function createLoaders(api: PaymentsApi, callerId: string, currencies: CurrencyCatalog): Loaders {
-  const catalog = () => currencies.list(callerId, api);
+/** Like byId, with the entity cache consulted before the upstream. */
+function cachedById<K extends Exclude<EntityKind, 'currencies'>>(
+  cache: EntityCacheScope,
+  kind: K,
+  retrieve: (id: Id) => Promise<EntityModels[K]>,
+): DataLoader<Id, EntityModels[K] | null> {
+  const orNull = (id: Id) =>
+    retrieve(id).catch((error: unknown) => {
+      if (error instanceof UpstreamNotFoundError) return null;
+      throw error;
+    });
+  return new DataLoader<Id, EntityModels[K] | null>((ids) => cache.load(kind, ids, (id) => orNull(id as Id)));
+}
+
+export function createLoaders(api: PaymentsApi, cache: EntityCacheScope): Loaders {
+  const currencies = new DataLoader<'all', CurrencyModel[]>(async (keys) => {
+    const [list] = await cache.load('currencies', ['all'], () => api.currencies.list());
+    return keys.map(() => list ?? []);
+  });
+  const catalog = () => currencies.load('all');
   return {
-    transaction: byId((id) => api.transactions.retrieve(id)),
-    payout: byId((id) => api.payouts.retrieve(id)),
-    customer: byId((id) => api.customers.retrieve(id)),
+    transaction: cachedById(cache, 'transaction', (id) => api.transactions.retrieve(id)),
+    payout: cachedById(cache, 'payout', (id) => api.payouts.retrieve(id)),
+    customer: cachedById(cache, 'customer', (id) => api.customers.retrieve(id)),
     webhook: byId((id) => api.webhooks.retrieve(id)),
     event: byId((id) => api.events.retrieve(id)),
     log: byId((id) => api.logs.retrieve(id)),
@@ -85,6 +107,7 @@ export function createLoaders(api: PaymentsApi, callerId: string, currencies: Cu
       const list = await catalog();
       return isos.map((iso) => list.find((c) => c.iso.toUpperCase() === iso.toUpperCase()) ?? null);
     }),
+    currencies,
     transactionEvents: eventsOf(api, 'transaction'),
     payoutEvents: eventsOf(api, 'payout'),
   };
