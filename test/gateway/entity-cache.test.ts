@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { factories, type RestObject } from '../support/factories.js';
 import { newKey, startStack, type Stack } from '../support/harness.js';
 import { postWebhook } from '../realtime/support.js';
+import { accountIdOf, objectEvent } from './cache-support.js';
 
 const SECRET = 'whsec_entity_cache_tests';
 const PAGE = '{ transactions(first: 50) { nodes { id customer { email } currency { iso } } } }';
@@ -15,26 +16,6 @@ const ONE = 'query ($id: ID!) { transaction(id: $id) { id status description amo
 
 interface One {
   transaction: { id: string; status: string; description: string | null; amountMoney: { amount: string }; customer: { email: string } | null; currency: { iso: string } } | null;
-}
-
-/** A signed webhook event about one object, as the upstream sends it. */
-export function objectEvent(object: string, accountId: number, entity: RestObject, type = `${object}.updated`): string {
-  return JSON.stringify({
-    id: Math.floor(Math.random() * 1e9),
-    name: type,
-    type,
-    object,
-    entity,
-    object_id: entity.id,
-    account_id: accountId,
-    created_at: new Date().toISOString(),
-  });
-}
-
-export async function accountIdOf(make: ReturnType<typeof factories>): Promise<number> {
-  const body = (await make.rest('GET', '/v1/accounts')) as Record<string, unknown>;
-  const accounts = (body['v1/accounts'] ?? body['v1/account'] ?? body) as { id: number } | { id: number }[];
-  return Array.isArray(accounts) ? accounts[0]!.id : accounts.id;
 }
 
 describe('entity cache in memory, across requests', () => {
