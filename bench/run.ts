@@ -4,11 +4,12 @@
  */
 import { abuseBench } from './abuse.js';
 import { gatewayBench } from './gateway.js';
+import { peerBench } from './peer.js';
 import { realtimeBench } from './realtime.js';
 import { resilienceBench } from './resilience.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench, realtimeBench, resilienceBench, abuseBench];
+const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, resilienceBench, abuseBench];
 const DEFAULT = 'gateway';
 
 function help(): string {
