@@ -155,8 +155,13 @@ function plain(value: unknown): unknown {
   return out ?? record;
 }
 
-/** A number token where JSON allows a value: after `:`, `,` or `[` (also matches inside strings, which only costs the fast path). */
-const NUMBER_TOKEN = /[:,[]\s*(-?\d[\d.eE+-]*)/g;
+/**
+ * A number token where JSON allows one: after `:`, `,` or `[`, before `,`,
+ * `}`, `]` or the end. Every real number token matches; so may some text
+ * inside strings, which only costs the fast path. Times inside strings
+ * (`10:42:35.450Z`) do not, being followed by more text.
+ */
+const NUMBER_TOKEN = /[:,[]\s*(-?\d[\d.eE+-]*)(?=\s*(?:[,}\]]|$))/g;
 
 /**
  * Whether `JSON.parse` keeps every number of this text exactly: each token
