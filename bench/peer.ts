@@ -30,6 +30,7 @@ const OPTIONS = {
   warmup: { type: 'string', default: process.env.BENCH_WARMUP ?? '50' },
   concurrency: { type: 'string', default: process.env.BENCH_CONCURRENCY ?? '10' },
   'concurrent-ops': { type: 'string', default: process.env.BENCH_CONCURRENT_OPS ?? '600' },
+  'cpu-prof': { type: 'string' },
 } as const;
 
 interface Settings {
@@ -38,16 +39,18 @@ interface Settings {
   warmup: number;
   concurrency: number;
   concurrentOps: number;
+  /** Directory for the servers' V8 CPU profiles (node --cpu-prof), written when they stop. */
+  cpuProfDir: string | null;
 }
 
 function readSettings(argv: string[]): Settings {
   const { values } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false });
-  const num = (name: keyof typeof OPTIONS, min: number) => {
+  const num = (name: Exclude<keyof typeof OPTIONS, 'cpu-prof'>, min: number) => {
     const value = Number(values[name]);
     if (!Number.isFinite(value) || value < min) throw new Error(`--${name} must be a number >= ${min}`);
     return Math.floor(value);
   };
-  return { latencyMs: num('latency', 0), iterations: num('iterations', 1), warmup: num('warmup', 0), concurrency: num('concurrency', 1), concurrentOps: num('concurrent-ops', 1) };
+  return { latencyMs: num('latency', 0), iterations: num('iterations', 1), warmup: num('warmup', 0), concurrency: num('concurrency', 1), concurrentOps: num('concurrent-ops', 1), cpuProfDir: values['cpu-prof'] ?? null };
 }
 
 export const peerBench: Bench = {
@@ -59,6 +62,7 @@ export const peerBench: Bench = {
     '--warmup <n>           unmeasured iterations first, at least one per transaction: they fill the warm cache (env BENCH_WARMUP, default 50)',
     '--concurrency <c>      workers of the throughput run (env BENCH_CONCURRENCY, default 10)',
     '--concurrent-ops <n>   operations of the throughput run (env BENCH_CONCURRENT_OPS, default 600)',
+    '--cpu-prof <dir>       write each server\'s V8 CPU profiles under <dir>/<server>/ (summarise the largest: npx tsx bench/profile-summary.ts <file>)',
   ],
   run: async (argv) => runPeerBench(readSettings(argv)),
 };
@@ -90,10 +94,13 @@ function freePort(): Promise<number> {
   });
 }
 
-async function startServer(name: string, script: string, env: Record<string, string>, port: number): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+async function startServer(name: string, script: string, env: Record<string, string>, port: number, profDir: string | null): Promise<Server> {
+  // One directory per server: tsx's loader thread writes a profile of its own beside the main thread's (the larger one).
+  const profile = profDir ? ['--cpu-prof', '--cpu-prof-dir', `${profDir}/${name.replace(/\W+/g, '-').replace(/-$/, '')}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', script], {
     cwd: ROOT,
-    env: { ...process.env, ...env, NODE_ENV: 'development', LOG_LEVEL: 'silent' },
+    // As deployed: graphql-js, for one, skips its development-only checks in production.
+    env: { ...process.env, ...env, NODE_ENV: 'production', LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}/${script.includes('peer') ? '' : 'graphql'}`;
@@ -225,9 +232,9 @@ async function runPeerBench(s: Settings): Promise<void> {
       RATE_LIMIT_PER_MINUTE: '0',
     });
     const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
-    servers.push(await startServer('peer (datasource-rest)', 'bench/peer/server.ts', { PEER_PORT: String(p1), PAYMENTS_API_URL: emulator.url }, p1));
-    servers.push(await startServer('gateway, cold (no cache)', 'src/main.ts', gateway(p2, { ENTITY_CACHE: 'false', CURRENCY_CACHE_TTL_MS: '0' }), p2));
-    servers.push(await startServer('gateway, warm (entity cache)', 'src/main.ts', gateway(p3, {}), p3));
+    servers.push(await startServer('peer (datasource-rest)', 'bench/peer/server.ts', { PEER_PORT: String(p1), PAYMENTS_API_URL: emulator.url }, p1, s.cpuProfDir));
+    servers.push(await startServer('gateway, cold (no cache)', 'src/main.ts', gateway(p2, { ENTITY_CACHE: 'false', CURRENCY_CACHE_TTL_MS: '0' }), p2, s.cpuProfDir));
+    servers.push(await startServer('gateway, warm (entity cache)', 'src/main.ts', gateway(p3, {}), p3, s.cpuProfDir));
 
     console.log('# peer bench: the gateway beside the hand-written alternative');
     console.log(machineLine());
@@ -258,7 +265,12 @@ async function runPeerBench(s: Settings): Promise<void> {
     console.log(`\nafter: ${loadLine()}`);
   } finally {
     client.close();
-    for (const server of servers) server.child.kill('SIGTERM');
+    // Wait for the exits: a CPU profile is written as its process ends.
+    await Promise.all(servers.map((server) => new Promise((resolve) => {
+      if (server.child.exitCode !== null) return resolve(undefined);
+      server.child.once('exit', resolve);
+      server.child.kill('SIGTERM');
+    })));
     await emulator.stop();
   }
 }
