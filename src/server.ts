@@ -192,7 +192,8 @@ async function startEntityCache(config: Readonly<Config>, logger: Logger): Promi
   if (!config.entityCache.enabled) return createEntityCache(null, settings, logger);
   if (!config.redisUrl) return createEntityCache(memoryStore(config.entityCache.maxObjects), settings, logger);
   // A slow cache must cost less than the upstream call it saves: fail fast, read the upstream.
-  const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, commandTimeout: 500 });
+  // No offline queue: while Redis reconnects, reads miss at once instead of waiting for it.
+  const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, commandTimeout: 500, enableOfflineQueue: false });
   redis.on('error', (error: Error) => logger.warn({ err: { message: error.message } }, 'entity cache store unreachable'));
   await redis.connect();
   const longest = Math.max(settings.customerTtlMs, settings.currencyTtlMs, settings.finalTtlMs);

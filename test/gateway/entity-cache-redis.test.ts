@@ -100,4 +100,17 @@ describeWith('redis-server', 'entity cache shared by two instances through redis
     expect(other.data!.transaction).toBeNull();
     expect(await calls('GET /v1/transactions/:id')).toBe(1);
   });
+
+  // Last: it stops the shared redis-server.
+  it('answers from the upstream when Redis is gone, and refuses a webhook it cannot apply so it comes again', async () => {
+    await read(a, final.id);
+    await redis.stop();
+    await emulatorAdmin(emulator.url)('DELETE', '/_emulator/stats');
+    const answer = await read(a, final.id);
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data!.transaction).toMatchObject({ status: 'CANCELED', amountMoney: { amount: '2500' } });
+    expect(await calls('GET /v1/transactions/:id')).toBe(1);
+    const webhook = await postWebhook(b.port, objectEvent('customer', await accountIdOf(make), customer), { secret: SECRET });
+    expect(webhook.status).toBe(503);
+  });
 });
