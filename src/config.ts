@@ -30,6 +30,10 @@ const envSchema = z
     LOG_LEVEL: optional(z.enum(LOG_LEVELS)).default('info'),
     UPSTREAM_TIMEOUT_MS: optional(positiveMs).default(10_000),
     CURRENCY_CACHE_TTL_MS: optional(z.coerce.number().int().min(0)).default(60_000),
+    ENTITY_CACHE: optional(boolean).default(true),
+    ENTITY_CACHE_MAX_OBJECTS: optional(z.coerce.number().int().min(1)).default(50_000),
+    CUSTOMER_CACHE_TTL_MS: optional(z.coerce.number().int().min(0)).default(60_000),
+    FINAL_OBJECT_CACHE_TTL_MS: optional(z.coerce.number().int().min(0)).default(60 * 60 * 1000),
     MAX_PAGE_SIZE: optional(z.coerce.number().int().min(1).max(100)).default(100),
     DEFAULT_PAGE_SIZE: optional(z.coerce.number().int().min(1).max(100)).default(20),
     SUBSCRIPTION_QUEUE_LIMIT: optional(z.coerce.number().int().min(1).max(100_000)).default(256),
@@ -136,6 +140,12 @@ export interface Config {
   logLevel: (typeof LOG_LEVELS)[number];
   upstreamTimeoutMs: number;
   currencyCacheTtlMs: number;
+  /**
+   * Upstream objects kept across requests (src/cache): in Redis when
+   * REDIS_URL is set, else in memory (at most maxObjects). A TTL of 0 keeps
+   * that kind out of the cache.
+   */
+  entityCache: { enabled: boolean; maxObjects: number; customerTtlMs: number; finalTtlMs: number };
   pagination: { defaultFirst: number; maxFirst: number };
   /** Per subscription: events queued for a client that does not keep up, before it is disconnected. */
   subscriptionQueueLimit: number;
@@ -257,6 +267,12 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     logLevel: e.LOG_LEVEL,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     currencyCacheTtlMs: e.CURRENCY_CACHE_TTL_MS,
+    entityCache: Object.freeze({
+      enabled: e.ENTITY_CACHE,
+      maxObjects: e.ENTITY_CACHE_MAX_OBJECTS,
+      customerTtlMs: e.CUSTOMER_CACHE_TTL_MS,
+      finalTtlMs: e.FINAL_OBJECT_CACHE_TTL_MS,
+    }),
     pagination: Object.freeze({ defaultFirst: e.DEFAULT_PAGE_SIZE, maxFirst: e.MAX_PAGE_SIZE }),
     subscriptionQueueLimit: e.SUBSCRIPTION_QUEUE_LIMIT,
     subscriptionMaxBufferedBytes: e.SUBSCRIPTION_MAX_BUFFERED_BYTES,

@@ -21,7 +21,7 @@ import { healthz, readyz } from './http/health.js';
 import { createWebhookReceiver } from './http/webhook-route.js';
 import { attachSubscriptions } from './http/websocket.js';
 import { createSseRoute } from './http/sse.js';
-import { createCurrencyCatalog } from './loaders/currency-catalog.js';
+import { createEntityCache, memoryStore, redisStore, type EntityCache } from './cache/index.js';
 import type { Logger } from './logger.js';
 import { buildSchema } from './schema.js';
 import { createReconciler, startRealtime } from './realtime/index.js';
@@ -87,7 +87,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     rejectedKeys: new RejectedKeys(config.limits.rejectedKeyTtlMs),
     upstream,
     logger,
-    currencyCatalog: createCurrencyCatalog(config.currencyCacheTtlMs),
+    entityCache: await startEntityCache(config, logger),
     idempotencyStore: idempotencyStore ?? ownStore!,
     observability,
   };
@@ -196,6 +196,8 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       bus: realtime.bus,
       logger,
       onResult: (result) => observability.webhook(result),
+      // In the store every instance reads (Redis when shared), before the upstream hears "received".
+      evict: (event) => contextDeps.entityCache.evictObject(event.object, event.objectId),
     }),
     '/healthz': healthz(health),
     '/readyz': readyz(health),
@@ -257,6 +259,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       await reconciler.close();
       await realtime.close();
       await ownStore?.close();
+      await contextDeps.entityCache.close();
       limitsRedis?.disconnect();
       detachUpstream?.();
       if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
@@ -303,4 +306,20 @@ function usageReporting(apollo: Config['observability']['apollo'], endpointUrl: 
       ...(endpointUrl ? { endpointUrl } : {}),
     }),
   ];
+}
+
+const CACHE_PREFIX = 'payments-gateway:cache:';
+
+/** The entity cache over Redis when instances share one (REDIS_URL), else over a bounded memory store. */
+async function startEntityCache(config: Readonly<Config>, logger: Logger): Promise<EntityCache> {
+  const settings = { customerTtlMs: config.entityCache.customerTtlMs, currencyTtlMs: config.currencyCacheTtlMs, finalTtlMs: config.entityCache.finalTtlMs };
+  if (!config.entityCache.enabled) return createEntityCache(null, settings, logger);
+  if (!config.redisUrl) return createEntityCache(memoryStore(config.entityCache.maxObjects), settings, logger);
+  // A slow cache must cost less than the upstream call it saves: fail fast, read the upstream.
+  // No offline queue: while Redis reconnects, reads miss at once instead of waiting for it.
+  const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, commandTimeout: 500, enableOfflineQueue: false });
+  redis.on('error', (error: Error) => logger.warn({ err: { message: error.message } }, 'entity cache store unreachable'));
+  await redis.connect();
+  const longest = Math.max(settings.customerTtlMs, settings.currencyTtlMs, settings.finalTtlMs);
+  return createEntityCache(redisStore({ redis, prefix: CACHE_PREFIX, generationTtlMs: longest + 60_000 }), settings, logger);
 }

@@ -153,6 +153,7 @@ export function createSseRoute(deps: SseDeps): SseRoute {
             const fresh = forOperation();
             contextValue.api = fresh.api;
             contextValue.loaders = fresh.loaders;
+            contextValue.entityCache = fresh.entityCache;
             contextValue.idempotency = fresh.idempotency;
           },
         }),

@@ -279,6 +279,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
               const fresh = forOperation();
               context.api = fresh.api;
               context.loaders = fresh.loaders;
+              context.entityCache = fresh.entityCache;
               context.idempotency = fresh.idempotency;
             },
           }),
