@@ -4,15 +4,14 @@
  * import against the allowed directions below. Read each rule as
  * "<from> may not import <to>". An arrow means "may import":
  *
- *  main.ts ──> server.ts ──> http/ ──> context.ts ──> loaders/ ──> upstream/
- *    │           │             │          │                            ▲
- *    │           │             │          ├──> cache/ (entity cache, under the loaders) ──┤
- *    │           │             │          ├──> observability/ (fills the hooks of loaders, idempotency, upstream)
- *    │           │             │          └──> limits/ ────────────────┤
- *    │           │             └──> realtime/ (event side)             │
- *    │           ├──> explorer/                                        │
- *    │           └──> schema.ts ──> resolvers/ ──> payments/ ──────────┤
- *    │                                └──> idempotency/ ───────────────┘
+ *  main.ts ──> server.ts ──> http/ ──> context.ts ──> loaders/ ──> cache/ ──> upstream/
+ *    │           │             │          │                                        ▲
+ *    │           │             │          ├──> observability/ (fills the hooks) ───┤
+ *    │           │             │          └──> limits/ ────────────────────────────┤
+ *    │           │             └──> realtime/ (event side) ────────────────────────┤
+ *    │           ├──> explorer/                                                    │
+ *    │           └──> schema.ts ──> resolvers/ ──> payments/ ──────────────────────┤
+ *    │                                └──> idempotency/ ───────────────────────────┘
  *    └──> emulator/ (stands alone: imports nothing of the gateway)
  *
  *  graphql/ (the selection walker) imports nothing. config.ts, logger.ts, errors.ts,
