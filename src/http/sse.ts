@@ -19,6 +19,7 @@ import { ErrorCode } from '../errors.js';
 import type { EventBus } from '../realtime/bus.js';
 import type { Reconciler } from '../realtime/reconciler.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
+import { createRateLimiter } from '../limits/rate-limit.js';
 import { accountLookup, realtimeSource } from './realtime-session.js';
 
 export interface SseDeps {
@@ -62,6 +63,8 @@ export function createSseRoute(deps: SseDeps): SseRoute {
   const { config, logger } = deps.context;
   const accountOf = accountLookup(deps.context);
   const liveByKey = new Map<string, number>();
+  // Each stream costs an account look-up and a first read: the same per-key pace as graphql-ws subscribe messages.
+  const subscribes = createRateLimiter({ perMinute: config.limits.ws.subscribesPerMinute, prefix: 'sse-subscribe', redis: null });
   const open = new Set<http.ServerResponse>();
   let streams = 0;
 
@@ -98,6 +101,11 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       }
       if ((liveByKey.get(callerId) ?? 0) >= config.limits.ws.maxSubscriptionsPerKey) {
         return answer(429, `At most ${config.limits.ws.maxSubscriptionsPerKey} live event streams per API key.`, ErrorCode.RATE_LIMITED);
+      }
+      const rate = await subscribes.take(callerId);
+      if (!rate.allowed) {
+        const [body, init] = answer(429, 'Too many event streams opened with this API key; retry later.', ErrorCode.RATE_LIMITED);
+        return [body, { ...init, headers: { ...init.headers, 'retry-after': String(rate.retryAfterSeconds) } }] as Answer;
       }
       let accountId: number;
       try {
