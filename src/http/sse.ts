@@ -20,6 +20,7 @@ import type { EventBus } from '../realtime/bus.js';
 import type { Reconciler } from '../realtime/reconciler.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
+import { setCorsHeaders } from './graphql-route.js';
 import { accountLookup, realtimeSource } from './realtime-session.js';
 
 export interface SseDeps {
@@ -164,7 +165,11 @@ export function createSseRoute(deps: SseDeps): SseRoute {
 
   return {
     wants: (req) => req.headers.accept === 'text/event-stream',
-    handle: (req, res) => handler(req, res),
+    handle: (req, res) => {
+      // Browsers on any origin may open a stream, as they may POST to /graphql (same bearer-key rule).
+      setCorsHeaders(res);
+      return handler(req, res);
+    },
     stats: () => ({ sseStreams: streams }),
     close() {
       for (const res of open) res.end();

@@ -96,6 +96,9 @@ describe('event streams per key', () => {
       });
     const streams = [await open(), await open()];
     expect(streams.map((r) => r.status)).toEqual([200, 200]);
+    // A browser page on another origin may read the stream.
+    expect(streams[0]!.headers.get('access-control-allow-origin')).toBe('*');
+    expect(streams[0]!.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const third = await open();
     expect(third.status).toBe(429);
     expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
