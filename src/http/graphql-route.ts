@@ -199,7 +199,7 @@ export function authGate(): ApolloServerPlugin<HttpContext> {
   };
 }
 
-function setCorsHeaders(res: http.ServerResponse): void {
+export function setCorsHeaders(res: http.ServerResponse): void {
   // Bearer-token auth, no cookies: any origin (Apollo Sandbox, local frontends) may call.
   res.setHeader('access-control-allow-origin', '*');
   res.setHeader('access-control-allow-methods', 'GET, POST, OPTIONS');

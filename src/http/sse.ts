@@ -21,6 +21,8 @@ import type { Reconciler } from '../realtime/reconciler.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
 import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
+import { createRateLimiter } from '../limits/rate-limit.js';
+import { setCorsHeaders } from './graphql-route.js';
 import { accountLookup, realtimeSource } from './realtime-session.js';
 
 export interface SseDeps {
@@ -60,6 +62,8 @@ export function createSseRoute(deps: SseDeps): SseRoute {
   const { config, logger } = deps.context;
   const accountOf = accountLookup(deps.context);
   const liveByKey = new Map<string, number>();
+  // Each stream costs an account look-up and a first read: the same per-key pace as graphql-ws subscribe messages.
+  const subscribes = createRateLimiter({ perMinute: config.limits.ws.subscribesPerMinute, prefix: 'sse-subscribe', redis: null });
   const open = new Set<http.ServerResponse>();
   let streams = 0;
 
@@ -103,6 +107,11 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       }
       if ((liveByKey.get(callerId) ?? 0) >= config.limits.ws.maxSubscriptionsPerKey) {
         return answer(429, `At most ${config.limits.ws.maxSubscriptionsPerKey} live event streams per API key.`, ErrorCode.RATE_LIMITED);
+      }
+      const rate = await subscribes.take(callerId);
+      if (!rate.allowed) {
+        const [body, init] = answer(429, 'Too many event streams opened with this API key; retry later.', ErrorCode.RATE_LIMITED);
+        return [body, { ...init, headers: { ...init.headers, 'retry-after': String(rate.retryAfterSeconds) } }] as Answer;
       }
       let accountId: number;
       try {
@@ -166,7 +175,11 @@ export function createSseRoute(deps: SseDeps): SseRoute {
 
   return {
     wants: (req) => req.headers.accept === 'text/event-stream',
-    handle: (req, res) => handler(req, res),
+    handle: (req, res) => {
+      // Browsers on any origin may open a stream, as they may POST to /graphql (same bearer-key rule).
+      setCorsHeaders(res);
+      return handler(req, res);
+    },
     stats: () => ({ sseStreams: streams }),
     close() {
       for (const res of open) res.end();

@@ -191,7 +191,9 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       return;
     }
     if (!w.owned) {
+      // Lease checks back off like re-reads, so Redis sees no more of them than the upstream sees reads.
       w.busy = false;
+      w.step += 1;
       schedule(w, jittered(nominal(w.step)));
       return;
     }

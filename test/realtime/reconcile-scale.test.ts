@@ -4,6 +4,8 @@
  * of one pending transaction cost one upstream re-read per interval, made
  * by the instance holding the object's lease; when that instance is killed,
  * the other takes the lease over and its subscribers still see the approval.
+ * With webhooks working (to one instance), re-reads and webhooks together
+ * still give each subscriber on either instance each state once.
  */
 import type { Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -118,5 +120,63 @@ describe('reconciliation across two gateway processes sharing redis, webhooks lo
     expect(health.reconcile).toMatchObject({ owned: 1 });
     expect(health.reconcile.reads).toBeGreaterThan(readsBefore);
     for (const s of survivors) expect(s.values.map((v) => v.transactionUpdated.status)).toEqual(['PENDING', 'APPROVED']);
+  }, 60_000);
+});
+
+describe('reconciliation next to working webhooks, two processes sharing redis', () => {
+  let redis: RedisServer;
+  let emulator: RunningEmulator;
+  let instances: Instance[];
+  const clients: Client[] = [];
+  const SECRET = 'whsec_reconcile_and_webhooks';
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    emulator = await startEmulator({ port: 0, settleMs: 50, webhookRetryBaseMs: 20 });
+    const env = {
+      REDIS_URL: redis.url,
+      PAYMENTS_API_URL: emulator.url,
+      WEBHOOK_SECRETS: SECRET,
+      LOG_LEVEL: 'info',
+      RECONCILE_INITIAL_MS: '100',
+      RECONCILE_MAX_MS: '300',
+    };
+    instances = await Promise.all(
+      [0, 1].map(async () => {
+        const process = await spawnMain(env, gatewayReady);
+        const base = `http://127.0.0.1:${process.found.port}`;
+        return { process, wsUrl: `ws://127.0.0.1:${process.found.port}/graphql`, health: async () => (await (await fetch(`${base}/healthz`)).json()) as Health };
+      }),
+    );
+    // Webhooks reach the first instance only, as a load balancer would send them to one.
+    emulator.forwardEventsTo(instances[0]!.wsUrl.replace(/^ws/, 'http').replace(/\/graphql$/, '/webhooks/payments'), SECRET);
+  }, 30_000);
+
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.dispose()));
+    await Promise.all((instances ?? []).map((i) => i.process.stop()));
+    await emulator?.stop();
+    await redis?.stop();
+  });
+
+  it('gives every subscriber on either instance one APPROVED, whether the webhook or a re-read brings it first', async () => {
+    const key = newKey('both');
+    const transaction = await factories(emulator, key).transaction();
+    const subs: Subscription<TransactionUpdated>[] = [];
+    for (const instance of instances) {
+      const { client, connected } = wsClient(instance.wsUrl, key);
+      clients.push(client);
+      await connected;
+      for (let s = 0; s < 5; s += 1) subs.push(subscribe(client, TRANSACTION_UPDATED, { id: String(transaction.id) }));
+    }
+    await eventually(async () => subs.every((s) => s.values.length === 1), Boolean, 10_000);
+    await setUpstreamStatus(emulator.url, 'transactions', transaction.id, 'approved');
+    await eventually(async () => subs.every((s) => s.values.length === 2), Boolean, 5000);
+    // Let both sources have their say: the webhook delivered and several re-reads of the approved state.
+    await eventually(async () => emulator.deliveries().some((d) => d.event_type === 'transaction.approved' && d.ok), Boolean, 5000);
+    const reads = async () => (await Promise.all(instances.map((i) => i.health()))).reduce((n, h) => n + h.reconcile.reads, 0);
+    const before = await reads();
+    await eventually(reads, (n) => n >= before + 3, 10_000);
+    for (const s of subs) expect(s.values.map((v) => v.transactionUpdated.status)).toEqual(['PENDING', 'APPROVED']);
   }, 60_000);
 });

@@ -82,3 +82,32 @@ describe('subscriptions over SSE with the graphql-sse client', () => {
     expect((first.value as { errors?: { extensions?: { code?: string } }[] }).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
   });
 });
+
+describe('event streams per key', () => {
+  let stack: RealtimeStack;
+  beforeAll(async () => {
+    stack = await startRealtimeStack({ env: { WS_SUBSCRIBE_PER_MINUTE: '2' } });
+  });
+  afterAll(() => stack.stop());
+
+  it('refuses a third stream within the minute with 429 and Retry-After, as graphql-ws refuses a third subscribe', async () => {
+    const key = newKey('sse_rate');
+    const open = () =>
+      fetch(`http://127.0.0.1:${stack.gateway.port}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ query: 'subscription { paymentEvent { id } }' }),
+      });
+    const streams = [await open(), await open()];
+    expect(streams.map((r) => r.status)).toEqual([200, 200]);
+    // A browser page on another origin may read the stream.
+    expect(streams[0]!.headers.get('access-control-allow-origin')).toBe('*');
+    expect(streams[0]!.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const third = await open();
+    expect(third.status).toBe(429);
+    expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await third.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('RATE_LIMITED');
+    for (const s of streams) await s.body?.cancel();
+    await eventually(() => stack.health(), (h) => h.subscriptions.sseStreams === 0);
+  });
+});
