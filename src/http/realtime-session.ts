@@ -5,7 +5,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Caller } from '../auth.js';
-import type { ContextDeps } from '../context.js';
+import type { Context, ContextDeps } from '../context.js';
 import type { Logger } from '../logger.js';
 import type { EventBus } from '../realtime/bus.js';
 import type { Reconciler } from '../realtime/reconciler.js';
@@ -62,5 +62,20 @@ export function realtimeSource(o: SourceOptions): RealtimeSource {
       });
       return o.reconciler.watch({ accountId: o.accountId, kind, id: current.id, apiKey: o.caller.apiKey, isFinal });
     },
+  };
+}
+
+/**
+ * Before each event of a subscription: a fresh upstream client, loaders, cache
+ * scope and idempotency scope, with a new deadline, for the event's relations
+ * are a new read of the world.
+ */
+export function refreshEach(context: Context, forOperation: () => Context): () => void {
+  return () => {
+    const fresh = forOperation();
+    context.api = fresh.api;
+    context.loaders = fresh.loaders;
+    context.entityCache = fresh.entityCache;
+    context.idempotency = fresh.idempotency;
   };
 }

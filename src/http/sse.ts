@@ -23,7 +23,7 @@ import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js'
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
 import { setCorsHeaders } from './graphql-route.js';
-import { accountLookup, realtimeSource } from './realtime-session.js';
+import { accountLookup, realtimeSource, refreshEach } from './realtime-session.js';
 
 export interface SseDeps {
   schema: GraphQLSchema;
@@ -158,13 +158,7 @@ export function createSseRoute(deps: SseDeps): SseRoute {
             logger.warn({ callerId, queueLimit: deps.limits.queueLimit }, 'event stream subscriber too slow: stream closed');
             res.destroy();
           },
-          beforeEach: () => {
-            const fresh = forOperation();
-            contextValue.api = fresh.api;
-            contextValue.loaders = fresh.loaders;
-            contextValue.entityCache = fresh.entityCache;
-            contextValue.idempotency = fresh.idempotency;
-          },
+          beforeEach: () => refreshEach(contextValue, forOperation)(),
         }),
       };
       return { schema: deps.schema, document, operationName: params.operationName ?? null, variableValues: variables, contextValue };

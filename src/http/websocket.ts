@@ -20,7 +20,7 @@ import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstrea
 import type { EventBus } from '../realtime/bus.js';
 import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
 import type { Reconciler } from '../realtime/reconciler.js';
-import { accountLookup, realtimeSource } from './realtime-session.js';
+import { accountLookup, realtimeSource, refreshEach } from './realtime-session.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
 import { overSize, tooLarge } from '../limits/response-size.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
@@ -275,13 +275,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
               logger.warn({ callerId: caller.callerId, queueLimit: limits.queueLimit }, 'subscriber too slow: connection closed');
               closeSoon(socket, CloseCodes.tooSlow, `Subscriber too slow: more than ${limits.queueLimit} events queued`);
             },
-            beforeEach: () => {
-              const fresh = forOperation();
-              context.api = fresh.api;
-              context.loaders = fresh.loaders;
-              context.entityCache = fresh.entityCache;
-              context.idempotency = fresh.idempotency;
-            },
+            beforeEach: () => refreshEach(context, forOperation)(),
           }),
         };
         return context;
