@@ -3,6 +3,7 @@
  * main.ts; nothing below the HTTP layer reads process.env. Every problem is
  * collected and reported at once, so a bad deployment is fixed in one go.
  */
+import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import type { ResilienceOptions } from './upstream/resilience.js';
 
@@ -15,6 +16,17 @@ const port = z.coerce.number().int().min(0).max(65_535);
 /** `true`/`false`/`1`/`0`, as people write them in environment files. */
 const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const positiveMs = z.coerce.number().int().positive();
+
+const proxyList = (value: string | undefined): readonly string[] =>
+  Object.freeze((value ?? '').split(',').map((v) => v.trim()).filter((v) => v !== ''));
+function validProxyList(value: string): boolean {
+  try {
+    proxyaddr.compile([...proxyList(value)]);
+    return true;
+  } catch {
+    return false;
+  }
+}
 /** An empty string counts as unset: `PAYMENTS_API_URL= npm start` means "use the emulator". */
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
@@ -60,6 +72,8 @@ const envSchema = z
     GRAPHQL_SUGGESTIONS: optional(boolean),
     ROUTER_SHARED_SECRET: optional(z.string().min(16)),
     TRUSTED_DOCUMENTS: optional(z.string()),
+    // Proxies whose X-Forwarded-For names the client (proxy-addr syntax: IPs, CIDRs, loopback, uniquelocal...).
+    TRUSTED_PROXIES: optional(z.string().refine(validProxyList, 'must be comma-separated IP addresses, CIDR ranges or loopback/linklocal/uniquelocal')),
     MAX_OPERATION_COST: optional(z.coerce.number().int().min(1)).default(1_000),
     MAX_QUERY_DEPTH: optional(z.coerce.number().int().min(1)).default(12),
     MAX_ALIASES: optional(z.coerce.number().int().min(0)).default(30),
@@ -229,6 +243,8 @@ export interface Limits {
   rejectedKeyTtlMs: number;
   /** Operations per API key per minute; 0 turns the limit off. */
   operationsPerMinute: number;
+  /** Proxies trusted to say who the client is (X-Forwarded-For); none by default, so the socket's peer is the client. */
+  trustedProxies: readonly string[];
   ws: {
     maxConnectionsPerKey: number;
     maxConnectionsPerAddress: number;
@@ -324,6 +340,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       maxLogTextChars: e.MAX_LOG_TEXT_CHARS,
       rejectedKeyTtlMs: e.REJECTED_KEY_TTL_MS,
       operationsPerMinute: e.RATE_LIMIT_PER_MINUTE,
+      trustedProxies: proxyList(e.TRUSTED_PROXIES),
       ws: Object.freeze({
         maxConnectionsPerKey: e.WS_MAX_CONNECTIONS_PER_KEY,
         maxConnectionsPerAddress: e.WS_MAX_CONNECTIONS_PER_ADDRESS,

@@ -13,6 +13,7 @@ import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode, unauthenticated } from '../errors.js';
 import type { RateLimiter } from '../limits/rate-limit.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
+import { clientAddress } from './client-address.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
 import type { OperationTelemetry } from '../observability/index.js';
 import { BodyTooLarge, closeAfterAnswer, readBody, sendJson } from './body.js';
@@ -72,6 +73,7 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
   };
   const tracesAllowed = (req: http.IncomingMessage): boolean => (routerSharedSecret === null ? !production : fromRouter(req));
 
+  const addressOf = clientAddress(deps.config.limits.trustedProxies);
   const contextFor = (req: http.IncomingMessage, caller: Caller | null, telemetry: OperationTelemetry) => async (): Promise<HttpContext> => {
     const headerKey = req.headers['idempotency-key'];
     const context = createContext(deps, {
@@ -108,7 +110,7 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     const read = readCaller(req.headers.authorization, deps.config.paymentsEnv);
     if (read instanceof Error) return refuse(res, read);
     if (read && deps.rejectedKeys.has(read.callerId)) return refuse(res, recentlyRejected());
-    const address = `address:${req.socket.remoteAddress ?? 'unknown'}`;
+    const address = `address:${addressOf(req)}`;
     // A key the upstream has not accepted yet is anyone's to invent: it also spends its address's
     // budget, so minting fresh keys buys no fresh rate.
     const unproven = read !== null && !deps.rejectedKeys.isAccepted(read.callerId);

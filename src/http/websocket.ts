@@ -20,6 +20,7 @@ import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstrea
 import type { EventBus } from '../realtime/bus.js';
 import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
 import type { Reconciler } from '../realtime/reconciler.js';
+import { clientAddress } from './client-address.js';
 import { accountLookup, realtimeSource, refreshEach } from './realtime-session.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
 import { overSize, tooLarge } from '../limits/response-size.js';
@@ -109,11 +110,12 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
 
   const refuseUpgrade = (socket: Duplex, status: string) => socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\n\r\n`);
 
+  const addressOf = clientAddress(config.limits.trustedProxies);
   const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const pathname = new URL(req.url ?? '/', 'http://gateway').pathname;
     if (pathname !== deps.path) return refuseUpgrade(socket, '404 Not Found');
     if (wss.clients.size >= caps.maxConnections) return refuseUpgrade(socket, '503 Service Unavailable');
-    const address = req.socket.remoteAddress ?? 'unknown';
+    const address = addressOf(req);
     if (byAddress.get(address) >= caps.maxConnectionsPerAddress) return refuseUpgrade(socket, '429 Too Many Requests');
     // Reserved before the first await, so a burst of upgrades cannot all pass the check above.
     byAddress.add(address);

@@ -97,3 +97,31 @@ describe('operations of keys nobody has proven yet', () => {
     expect(answers).toEqual([200, 200, 200, 429]);
   });
 });
+
+describe('the client address behind a proxy', () => {
+  const ask = (stack: Stack, forwardedFor: string) =>
+    fetch(stack.gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    }).then((r) => r.status);
+
+  it('with TRUSTED_PROXIES, each forwarded client has its own budget', async () => {
+    const stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '2', TRUSTED_PROXIES: 'loopback' } });
+    try {
+      expect([await ask(stack, '203.0.113.1'), await ask(stack, '203.0.113.1'), await ask(stack, '203.0.113.1')]).toEqual([200, 200, 429]);
+      expect(await ask(stack, '203.0.113.2')).toBe(200);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it('without it, X-Forwarded-For is ignored: anyone could write it', async () => {
+    const stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
+    try {
+      expect([await ask(stack, '203.0.113.1'), await ask(stack, '203.0.113.2'), await ask(stack, '203.0.113.3')]).toEqual([200, 200, 429]);
+    } finally {
+      await stack.stop();
+    }
+  });
+});

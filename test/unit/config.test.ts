@@ -104,6 +104,14 @@ describe('entity cache settings', () => {
   });
 });
 
+describe('trusted proxies', () => {
+  it('trusts none by default, takes a list, and names a malformed entry', () => {
+    expect(loadConfig({}).limits.trustedProxies).toEqual([]);
+    expect(loadConfig({ TRUSTED_PROXIES: 'loopback, 10.0.0.0/8' }).limits.trustedProxies).toEqual(['loopback', '10.0.0.0/8']);
+    expect(() => loadConfig({ TRUSTED_PROXIES: 'the-proxy' })).toThrow(/TRUSTED_PROXIES/);
+  });
+});
+
 describe('production mode', () => {
   it('NODE_ENV=production without PAYMENTS_API_URL refuses to start, naming the variable', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/PAYMENTS_API_URL: is required when NODE_ENV=production/);
