@@ -16,7 +16,7 @@ describe('operation limits', () => {
 
   beforeAll(async () => {
     stack = await startStack({
-      env: { MAX_ALIASES: '5', MAX_OPERATION_COST: '60', MAX_QUERY_DEPTH: '4', MAX_QUERY_TOKENS: '400', MAX_MUTATION_FIELDS: '2', RATE_LIMIT_PER_MINUTE: '0' },
+      env: { MAX_ALIASES: '5', MAX_OPERATION_COST: '60', MAX_QUERY_DEPTH: '4', MAX_QUERY_TOKENS: '400', MAX_MUTATION_FIELDS: '2', MAX_DIRECTIVES: '3', RATE_LIMIT_PER_MINUTE: '0' },
     });
     transactionId = String((await factories(stack.emulator, key).transaction()).id);
   });
@@ -35,6 +35,13 @@ describe('operation limits', () => {
     const five = await stack.gql(aliases(5, (i) => `t${i}: transaction(id: "${transactionId}") { id }`), {}, key);
     expect(five.errors).toBeUndefined();
     await refusedWithoutUpstream(aliases(6, (i) => `t${i}: transaction(id: "${transactionId}") { id }`), 'GRAPHQL_VALIDATION_FAILED');
+  });
+
+  it('directives: 3 pass, 4 are refused', async () => {
+    const fields = ['id', 'status', 'description', 'createdAt'];
+    const directives = (n: number) => `{ transaction(id: "${transactionId}") { ${fields.slice(0, n).map((f) => `${f} @include(if: true)`).join(' ')} } }`;
+    expect((await stack.gql(directives(3), {}, key)).errors).toBeUndefined();
+    await refusedWithoutUpstream(directives(4), 'GRAPHQL_VALIDATION_FAILED');
   });
 
   it('cost: 60 passes, 61 is refused with the cost and the limit', async () => {
