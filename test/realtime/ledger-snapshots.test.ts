@@ -7,23 +7,28 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryLedger, redisLedger, type DeliveryLedger } from '../../src/realtime/ledger.js';
+import { describeWith } from '../support/tools.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
 
-let redis: RedisServer;
-let client: Redis;
-beforeAll(async () => {
-  redis = await startRedisServer();
-  client = new Redis(redis.url);
-});
-afterAll(async () => {
-  client?.disconnect();
-  await redis?.stop();
+describe('the memory ledger', () => {
+  orderingTests(() => memoryLedger());
 });
 
-describe.each([
-  { store: 'memory', ledger: (): DeliveryLedger => memoryLedger() },
-  { store: 'redis', ledger: (): DeliveryLedger => redisLedger(client, `test-${Date.now()}:`) },
-])('the $store ledger', ({ ledger }) => {
+describeWith('redis-server', 'the redis ledger', () => {
+  let redis: RedisServer;
+  let client: Redis;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    client = new Redis(redis.url);
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    await redis?.stop();
+  });
+  orderingTests(() => redisLedger(client, `test-${Date.now()}:`));
+});
+
+function orderingTests(ledger: () => DeliveryLedger): void {
   it('orders re-read snapshots and webhook events of one object together', async () => {
     const l = ledger();
     const key = '7:transaction:1';
@@ -50,4 +55,4 @@ describe.each([
       ['webhook at 4000', true],
     ]);
   });
-});
+}

@@ -8,10 +8,11 @@
  * still give each subscriber on either instance each state once.
  */
 import type { Client } from 'graphql-ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { factories } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
+import { describeWith } from '../support/tools.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
 import { gatewayReady, spawnMain, type GatewayProcess } from './processes.js';
 import { eventually, liveSubscriptions, setUpstreamStatus, subscribe, upstreamReads, wsClient, type Health, type Subscription } from './support.js';
@@ -31,7 +32,7 @@ interface Instance {
   health(): Promise<Health>;
 }
 
-describe('reconciliation across two gateway processes sharing redis, webhooks lost', () => {
+describeWith('redis-server', 'reconciliation across two gateway processes sharing redis, webhooks lost', () => {
   let redis: RedisServer;
   let emulator: RunningEmulator;
   let instances: Instance[];
@@ -123,7 +124,7 @@ describe('reconciliation across two gateway processes sharing redis, webhooks lo
   }, 60_000);
 });
 
-describe('reconciliation next to working webhooks, two processes sharing redis', () => {
+describeWith('redis-server', 'reconciliation next to working webhooks, two processes sharing redis', () => {
   let redis: RedisServer;
   let emulator: RunningEmulator;
   let instances: Instance[];

@@ -6,7 +6,7 @@
 import { inCi, toolAvailable, type Tool } from './tools.js';
 
 const SUITES: Record<Tool, string> = {
-  'redis-server': 'the scale-out and shared-idempotency tests (two gateways over one Redis)',
+  'redis-server': 'the tests over a real Redis (scale-out, shared idempotency, entity cache, reconciliation leases)',
   chromium: 'the browser tests (bundled explorer, emulator console, example checkout)',
 };
 
