@@ -14,7 +14,7 @@ import { ErrorCode, unauthenticated } from '../errors.js';
 import type { RateLimiter } from '../limits/rate-limit.js';
 import { loadTrustedDocuments } from '../limits/trusted-documents.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
-import type { OperationTelemetry } from '../observability/index.js';
+import { within, type OperationTelemetry } from '../observability/index.js';
 import { BodyTooLarge, closeAfterAnswer, readBody, sendJson } from './body.js';
 
 /** Largest request body accepted from a caller with a key; GraphQL documents and variables are small. */
@@ -85,7 +85,7 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     const telemetry = deps.observability.startOperation({ transport: 'http', headers: req.headers });
     res.setHeader('x-request-id', telemetry.requestId);
     try {
-      await answer(req, res, url, telemetry);
+      await within(telemetry, () => answer(req, res, url, telemetry));
     } finally {
       telemetry.end();
     }

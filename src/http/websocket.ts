@@ -20,7 +20,7 @@ import { LRUCache } from 'lru-cache';
 import type { EventBus } from '../realtime/bus.js';
 import { boundedStream } from '../realtime/stream.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
-import { withRequestId, type OperationTelemetry } from '../observability/index.js';
+import { within, withRequestId, type OperationTelemetry } from '../observability/index.js';
 
 /** Close codes a client can act on (4xxx: application-defined, per RFC 6455). */
 export const CloseCodes = {
@@ -266,7 +266,8 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
       },
       onNext: (ctx, id, _payload, _args, result) => {
         const telemetry = sessions.get(ctx.extra.socket)?.telemetry.get(id);
-        const errors = result.errors ? format(result.errors) : undefined;
+        const raw = result.errors;
+        const errors = raw ? (telemetry ? within(telemetry, () => format(raw)) : format(raw)) : undefined;
         telemetry?.answered(result.data, errors);
         if (!errors) return undefined;
         return { ...result, errors: telemetry ? withRequestId(errors, telemetry.requestId) : errors };
@@ -275,7 +276,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         // Refused before execution (validation, limits) has no telemetry yet: count it as one operation.
         const session = sessions.get(ctx.extra.socket);
         const telemetry = session?.telemetry.get(id) ?? observability.startOperation({ transport: 'websocket', headers: ctx.extra.request.headers, freshId: true });
-        const formatted = format(errors);
+        const formatted = within(telemetry, () => format(errors));
         telemetry.answered(null, formatted);
         if (!session?.telemetry.has(id)) telemetry.end();
         return withRequestId(formatted, telemetry.requestId);

@@ -6,9 +6,13 @@
  */
 import type { FormattedExecutionResult } from 'graphql';
 import { ErrorCode } from '../errors.js';
-import type { Logger } from '../logger.js';
 
-export function capResponseSize(maxBytes: number, logger: Pick<Logger, 'warn'>) {
+export function capResponseSize(
+  maxBytes: number,
+  logger: { warn(fields: object, message: string): void },
+  /** More `extensions` for the error (the operation's request id). */
+  extensions: () => Record<string, unknown> = () => ({}),
+) {
   return (result: FormattedExecutionResult): string => {
     const text = JSON.stringify(result);
     // Characters bound bytes from below; count bytes only near the limit.
@@ -18,7 +22,7 @@ export function capResponseSize(maxBytes: number, logger: Pick<Logger, 'warn'>) 
       errors: [
         {
           message: `The answer would be larger than ${maxBytes} bytes: ask for fewer items or fields.`,
-          extensions: { code: ErrorCode.RESPONSE_TOO_LARGE, limit: maxBytes },
+          extensions: { code: ErrorCode.RESPONSE_TOO_LARGE, limit: maxBytes, ...extensions() },
         },
       ],
     });

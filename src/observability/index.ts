@@ -15,7 +15,7 @@ import { OperationTelemetry, type OperationStart } from './operation.js';
 import { createTracing, endSpan, SpanKind, startSpan, traceHeaders, type Tracing } from './tracing.js';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 
-export { OperationTelemetry, operationTelemetryPlugin, withRequestId } from './operation.js';
+export { OperationTelemetry, operationLogger, operationTelemetryPlugin, requestIdExtension, withRequestId, within } from './operation.js';
 export type { OperationStart } from './operation.js';
 export type { LiveSources } from './metrics.js';
 

@@ -29,7 +29,7 @@ describe('request ids', () => {
     const make = factories(emulator, key);
     txId = (await make.transaction({ customer: { id: (await make.customer()).id } })).id;
     proxy = await startRecordingProxy(emulator.url);
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: proxy.url, LOG_LEVEL: 'debug', OPERATION_DEADLINE_MS: '2000' });
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: proxy.url, LOG_LEVEL: 'debug', OPERATION_DEADLINE_MS: '2000', MAX_RESPONSE_BYTES: '1024' });
     upstream = createUpstreamClient({ baseUrl: proxy.url, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
     gateway = await startGateway({ config, upstream, logger: createLogger('debug', { destination: logs }) });
   });
@@ -74,6 +74,18 @@ describe('request ids', () => {
     expect(mine.find((line) => line.msg === 'operation finished')).toMatchObject({ operation: 'TxWithCustomer', outcome: 'partial' });
     // The key never reaches a log line.
     expect(JSON.stringify(logs.lines())).not.toContain(key);
+  });
+
+  it('gives the lines logged where no context is at hand (the response-size cap) the request id too', async () => {
+    const aliases = Array.from({ length: 25 }, (_, i) => `c${i}: currencies { id iso }`).join(' ');
+    const res = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-request-id': 'too-large-1' },
+      body: JSON.stringify({ query: `{ ${aliases} }` }),
+    });
+    expect(((await res.json()) as { errors: { extensions: unknown }[] }).errors[0]!.extensions).toMatchObject({ code: 'RESPONSE_TOO_LARGE', requestId: 'too-large-1' });
+    const line = logs.lines().find((l) => String(l.msg).startsWith('answer over the response size limit'));
+    expect(line).toMatchObject({ requestId: 'too-large-1' });
   });
 
   it('makes one up when none (or an unusable one) is given, and still sends it upstream', async () => {
