@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   if (emulator && demoKey) {
     printWelcome(gateway.url, emulator.url, demoKey, adminToken, config.explorer);
   } else {
-    logger.info({ url: gateway.url, upstream: upstreamUrl, env: config.paymentsEnv }, 'gateway ready');
+    logger.info({ url: gateway.url, metrics: gateway.metricsUrl, upstream: upstreamUrl, env: config.paymentsEnv }, 'gateway ready');
   }
 
   let stopping = false;

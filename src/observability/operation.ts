@@ -83,7 +83,9 @@ export class OperationTelemetry {
     this.ended = true;
     const seconds = (performance.now() - this.started) / 1000;
     if (this.metrics) {
-      const labels = { operation: this.metrics.operationLabel(this.name), type: this.type, outcome: this.outcome };
+      // Never parsed (refused before, or unparseable): no name to tell, rather than `anonymous`.
+      const operation = this.type === 'unknown' ? 'unknown' : this.metrics.operationLabel(this.name);
+      const labels = { operation, type: this.type, outcome: this.outcome };
       this.metrics.operations.inc(labels);
       if (!this.isSubscription) this.metrics.operationDuration.observe(labels, seconds);
       for (const code of this.codes) this.metrics.operationErrors.inc({ code });
