@@ -1,14 +1,22 @@
 /**
  * The architecture as import rules (docs/architecture.md draws the same
- * rooms). `npm run depcheck` fails on a cycle or on an import against the
- * allowed directions below. Read each rule as "<from> may not import <to>".
+ * rooms and lists these rules). `npm run depcheck` fails on a cycle or on an
+ * import against the allowed directions below. Read each rule as
+ * "<from> may not import <to>". An arrow means "may import":
  *
- *   main.ts ──> server.ts ──> http/ ──> context.ts ──> loaders/ ──> upstream/
- *                    │          │            ├──> idempotency/     ▲
- *                    │          │            └──> observability/ (fills the hooks of loaders, idempotency, upstream)
- *                    │          └──> realtime/ (events side)       │
- *                    └──> schema.ts ──> resolvers/ ──> payments/ ──┘
- *   emulator/: a product of its own; only main.ts starts it.
+ *  main.ts ──> server.ts ──> http/ ──> context.ts ──> loaders/ ──> upstream/
+ *    │           │             │          │                            ▲
+ *    │           │             │          ├──> observability/ (fills the hooks of loaders, idempotency, upstream)
+ *    │           │             │          └──> limits/ ────────────────┤
+ *    │           │             └──> realtime/ (event side)             │
+ *    │           ├──> explorer/                                        │
+ *    │           └──> schema.ts ──> resolvers/ ──> payments/ ──────────┤
+ *    │                                └──> idempotency/ ───────────────┘
+ *    └──> emulator/ (stands alone: imports nothing of the gateway)
+ *
+ *  graphql/ (the selection walker) imports nothing. config.ts, logger.ts, errors.ts,
+ *  naming.ts, auth.ts, pagination.ts and __generated__/ are shared modules: every
+ *  room may use them except upstream/, loaders/, graphql/ and emulator/.
  */
 const GATEWAY_SHARED = '^src/(config|logger|errors|naming|auth|pagination)\\.ts$|^src/__generated__/';
 

@@ -11,6 +11,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // Says after the summary which suites a missing redis-server or Chromium skipped.
+    globalSetup: ['test/support/global-setup.ts'],
     // Integration suites start real servers on 127.0.0.1; give slow shared machines room.
     testTimeout: 20_000,
     hookTimeout: 30_000,

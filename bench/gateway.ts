@@ -223,15 +223,20 @@ async function seed(emulator: BenchEmulator): Promise<Fixtures> {
   return { customerIds, transactionIds };
 }
 
+/** The operations the bench measures; test/security/documented-operations.test.ts runs them under the default limits. */
+export const BENCH_OPERATIONS = {
+  byId: 'query ($id: ID!) { transaction(id: $id) { id amount status } }',
+  withRelations: 'query ($id: ID!) { transaction(id: $id) { amount customer { email } currency { iso } } }',
+  connection: '{ payouts(first: 50) { nodes { id amount customer { fullName } currency { iso } } } }',
+} as const;
+
 function operations(emulator: BenchEmulator, warm: RunningGateway, cold: RunningGateway, fx: Fixtures): Operation[] {
   const make = factories(emulator, KEY);
   const txId = (i: number) => String(fx.transactionIds[i % fx.transactionIds.length]);
   const gql = (gateway: 'warm' | 'cold', query: string, variables?: (i: number) => Record<string, unknown>) => async (count: number) =>
     Array.from({ length: count }, (_, i): Request => ({ kind: 'gql', gateway, query, ...(variables ? { variables: variables(i) } : {}) }));
 
-  const byId = 'query ($id: ID!) { transaction(id: $id) { id amount status } }';
-  const withRelations = 'query ($id: ID!) { transaction(id: $id) { amount customer { email } currency { iso } } }';
-  const connection = '{ payouts(first: 50) { nodes { id amount customer { fullName } currency { iso } } } }';
+  const { byId, withRelations, connection } = BENCH_OPERATIONS;
 
   const transactionWithRelations = (body: GqlBody | string) => {
     const t = data(body).transaction as { customer?: { email?: string } | null; currency?: { iso?: string } | null } | null;

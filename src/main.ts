@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     const options = loadEmulatorOptionsFromEnv(process.env);
     // A free port unless one is asked for, so a standalone emulator on 4010 can coexist.
     const port = process.env.EMULATOR_PORT ? options.port : 0;
-    emulator = await startEmulator({ ...options, host: '127.0.0.1', port, seed: false, adminToken });
+    emulator = await startEmulator({ ...options, host: '127.0.0.1', port, seed: false, adminToken, console: true });
     emulatorForwards = Boolean(options.forwardTo);
   }
   const demoKey = emulator?.seedDemo() ?? null;
@@ -62,7 +62,8 @@ async function main(): Promise<void> {
   // The gateway's port is known only now (PORT may be 0).
   if (emulator && forwardSecret) emulator.forwardEventsTo(new URL('/webhooks/payments', gateway.url).href, forwardSecret);
 
-  if (emulator && demoKey) {
+  // The welcome holds the emulator's admin token: never print it into a production log stream.
+  if (emulator && demoKey && (!config.production || process.stdout.isTTY)) {
     printWelcome(gateway.url, emulator.url, demoKey, adminToken, config.explorer);
   } else {
     logger.info({ url: gateway.url, metrics: gateway.metricsUrl, upstream: upstreamUrl, env: config.paymentsEnv }, 'gateway ready');
@@ -103,6 +104,7 @@ Payments GraphQL gateway ready (embedded emulator, sandbox demo data)
 
   GraphQL     ${graphqlUrl}   ${EXPLORER_HINT[explorer]}
   Emulator    ${emulatorUrl}   (loopback only; admin API header x-emulator-admin-token: ${adminToken})
+  Console     ${emulatorUrl}/_emulator/console#token=${adminToken}   (settle payments, see webhooks, switch faults)
   Sandbox key ${key}
 
 Set this header in your client:

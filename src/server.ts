@@ -25,7 +25,9 @@ import type { Logger } from './logger.js';
 import { buildSchema } from './schema.js';
 import { startRealtime } from './realtime/index.js';
 import { MemoryIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
-import { documentRules, operationLimits, withoutSuggestions } from './limits/graphql-limits.js';
+import { NoSchemaIntrospectionCustomRule } from 'graphql';
+import { loadTrustedDocuments } from './limits/trusted-documents.js';
+import { documentRules, operationCheck, operationLimits, withoutSuggestions } from './limits/graphql-limits.js';
 import { RejectedKeys } from './limits/upstream-budget.js';
 import { capResponseSize } from './limits/response-size.js';
 import { createRateLimiter } from './limits/rate-limit.js';
@@ -96,6 +98,14 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     onInternalError: (error) => operationLogger(logger).error({ err: error }, 'internal error masked in a GraphQL response'),
     ...(config.graphql.suggestions ? {} : { requestMessage: withoutSuggestions }),
   });
+  // The same document limits for HTTP (Apollo Server) and WebSocket (graphql-ws).
+  const documents = {
+    maxTokens: config.limits.maxTokens,
+    rules: documentRules(config.limits),
+    check: operationCheck(schema, config.limits, config.pagination),
+    trusted: config.trustedDocumentsPath ? loadTrustedDocuments(config.trustedDocumentsPath) : null,
+    maxResponseBytes: config.limits.maxResponseBytes,
+  };
   const explorer = gatewayExplorer(config.explorer, { endpoint: '/graphql', ...explorerOptions });
   const apollo = new ApolloServer<HttpContext>({
     schema,
@@ -103,17 +113,17 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     includeStacktraceInErrorResponses: false,
     formatError,
     logger,
-    parseOptions: { maxTokens: config.limits.maxTokens },
+    parseOptions: { maxTokens: documents.maxTokens },
     stringifyResult: capResponseSize(
       config.limits.maxResponseBytes,
       { warn: (fields, message) => operationLogger(logger).warn(fields, message) },
       requestIdExtension,
     ),
-    validationRules: documentRules(config.limits),
+    validationRules: documents.rules,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: config.shutdown.graceMs }),
       authGate(),
-      operationLimits(schema, config.limits, config.pagination),
+      operationLimits(documents.check),
       // Installed by hand: the federated tracing Apollo adds to a subgraph by itself, minus its info line at start.
       ApolloServerPluginInlineTrace(),
       operationTelemetryPlugin<HttpContext>(),
@@ -140,6 +150,8 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       maxBufferedBytes: config.subscriptionMaxBufferedBytes,
       maxSubscriptionsPerConnection: 100,
     },
+    // Apollo Server adds the introspection rule itself for HTTP; graphql-ws needs it spelled out.
+    documents: { ...documents, rules: config.graphql.introspection ? documents.rules : [...documents.rules, NoSchemaIntrospectionCustomRule] },
     formatError,
   });
   observability.readFrom({ routes: () => upstream.routeStats?.() ?? {}, websocket: () => subscriptions.stats() });
@@ -150,7 +162,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   };
 
   const routes: Record<string, Route> = {
-    '/graphql': createGraphQLRoute(apollo, contextDeps, createRateLimiter({ perMinute: config.limits.operationsPerMinute, prefix: 'payments-gateway:ops', redis: limitsRedis })),
+    '/graphql': createGraphQLRoute(apollo, contextDeps, documents.trusted, createRateLimiter({ perMinute: config.limits.operationsPerMinute, prefix: 'payments-gateway:ops', redis: limitsRedis })),
     '/webhooks/payments': createWebhookReceiver({
       secrets: config.webhookSecrets,
       ledger: realtime.ledger,

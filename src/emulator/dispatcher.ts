@@ -33,6 +33,8 @@ export interface DeliveryRecord {
   webhook_id: number | null;
   url: string;
   attempt: number;
+  /** The X-FEDAPAY-SIGNATURE header sent (an HMAC, not the secret). */
+  signature: string;
   ok: boolean;
   status: number | null;
   error: string | null;
@@ -92,8 +94,9 @@ export class WebhookDispatcher {
     const t = Math.floor(Date.now() / 1000);
     let status: number | null = null;
     let error: string | null = null;
+    const signature = signWebhookBody(target.secret, body, t);
     try {
-      status = await this.post(target, body, signWebhookBody(target.secret, body, t), eventId, n);
+      status = await this.post(target, body, signature, eventId, n);
       if (status < 200 || status > 299) error = `HTTP ${status}`;
     } catch (e) {
       error = e instanceof Error ? e.message : String(e);
@@ -106,6 +109,7 @@ export class WebhookDispatcher {
       webhook_id: target.webhook?.id ?? null,
       url: target.url,
       attempt: n,
+      signature,
       ok,
       status,
       error,

@@ -1,6 +1,6 @@
 /**
  * The error body every failure uses: `{"message": "...", "errors": {"field": ["..."]}}`
- * (upstream.md, Errors). Status codes: 400 unreadable body, 401 bad key, 404 unknown
+ * (docs/upstream.md, Errors). Status codes: 400 unreadable body, 401 bad key, 404 unknown
  * id (also another account's id), 409 invalid state move, 422 field validation.
  */
 export type FieldErrorMap = Record<string, string[]>;

@@ -60,10 +60,16 @@ export interface EmulatorOptions {
    * `x-emulator-admin-token: <token>`; the gateway's embedded emulator always sets one.
    */
   adminToken: string | undefined;
+  /**
+   * Serve the console page at /_emulator/console (the embedded emulator does):
+   * pending objects with buttons that settle them, webhook deliveries, faults.
+   */
+  console: boolean;
 }
 
 export const defaultEmulatorOptions: Readonly<EmulatorOptions> = Object.freeze({
   adminToken: undefined,
+  console: false,
   port: 0,
   host: '127.0.0.1',
   responseStyle: 'enveloped',

@@ -1,11 +1,13 @@
 /**
  * The request pipeline over node:http:
  *   /v1/...       count in stats -> latency -> fault -> auth -> route -> handler -> log
- *   /_emulator/.. the admin API (no auth, not counted, never under /v1)
+ *   /_emulator/.. the admin API (admin.ts: token when set, not counted, never under /v1)
+ *   /_emulator/console  the console page (console.ts), when the console option is on
  *   /healthz      200
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { adminAllowed, handleAdmin, sendJson, type AdminHost } from './admin.js';
+import { CONSOLE_PATH, consolePage } from './console.js';
 import type { Engine } from './engine.js';
 import { ApiError } from './errors.js';
 import { Faults, malformedBody } from './faults.js';
@@ -18,12 +20,12 @@ import { registerCurrencies } from './resources/currencies.js';
 import { registerCustomers } from './resources/customers.js';
 import { registerEvents } from './resources/events.js';
 import { redact, registerLogs } from './resources/logs.js';
-import { registerPayouts, setPayoutStatus } from './resources/payouts.js';
-import { registerTransactions, setTransactionStatus } from './resources/transactions.js';
+import { registerPayouts } from './resources/payouts.js';
+import { registerTransactions } from './resources/transactions.js';
 import { registerWebhooks } from './resources/webhooks.js';
 import { Scheduler } from './scheduler.js';
 import { DEMO_API_KEY, seedDemo } from './seed.js';
-import type { AccountRow, PayoutRow, TransactionRow } from './store.js';
+import type { AccountRow } from './store.js';
 
 export interface StatsSnapshot {
   total: number;
@@ -50,16 +52,9 @@ export function buildApiRouter(): ApiRouter {
   return router;
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): string {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
-  return text;
-}
-
 type AuthResult = { account: AccountRow } | { error: ApiError };
 
-export class EmulatorApp {
+export class EmulatorApp implements AdminHost {
   readonly router = buildApiRouter();
   readonly faults = new Faults();
   private readonly counts = new Map<string, number>();
@@ -73,6 +68,10 @@ export class EmulatorApp {
   constructor(readonly engine: Engine) {
     this.knownRoutes = new Set(this.router.routeKeys());
     for (const spec of engine.options.faults) this.addFault(spec);
+  }
+
+  routeKeys(): readonly string[] {
+    return this.router.routeKeys();
   }
 
   stats(): StatsSnapshot {
@@ -123,8 +122,13 @@ export class EmulatorApp {
     const method = req.method ?? 'GET';
     let work: Promise<void>;
     if (path.startsWith('/v1/') || path === '/v1') work = this.api(req, res, method, path, search);
-    else if (path.startsWith('/_emulator/')) {
-      work = this.adminAllowed(req) ? this.admin(req, res, method, path) : Promise.resolve(void sendJson(res, 401, { message: 'Admin token required', errors: {} }));
+    else if (path === CONSOLE_PATH && method === 'GET' && this.engine.options.console) {
+      // The page holds no data and no token: it reads the token from the URL's fragment and calls the admin API.
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      res.end(consolePage());
+      work = Promise.resolve();
+    } else if (path.startsWith('/_emulator/')) {
+      work = adminAllowed(this.engine, req) ? handleAdmin(this, req, res, method, path) : Promise.resolve(void sendJson(res, 401, { message: 'Admin token required', errors: {} }));
     }
     else if (path === '/healthz') work = Promise.resolve(void sendJson(res, 200, { status: 'ok' }));
     else if (path.startsWith('/checkout/') || path.startsWith('/receipts/')) {
@@ -253,100 +257,5 @@ export class EmulatorApp {
       updated_at: now,
     });
     engine.logs.trim(account.id, engine.options.maxLogsPerAccount);
-  }
-
-  /**
-   * Sets an object's status as the payer's phone or the mode would, with the
-   * same timestamps, events and webhooks; any string is accepted, so tests can
-   * also show what the gateway does with a status it does not know.
-   */
-  private moveStatus(kind: 'transactions' | 'payouts', id: number, body: unknown): unknown {
-    const { status, errorCode } = (body ?? {}) as { status?: unknown; errorCode?: unknown };
-    if (typeof status !== 'string' || !/^[a-z_]{1,40}$/.test(status)) {
-      throw new ApiError(400, 'Invalid status', { status: ['must be a lowercase status name'] });
-    }
-    const code = typeof errorCode === 'string' ? errorCode : null;
-    const row = kind === 'transactions' ? this.engine.transactions.get(id) : this.engine.payouts.get(id);
-    if (!row) throw new ApiError(404, `No such ${kind.slice(0, -1)}`, {});
-    if (kind === 'transactions') setTransactionStatus(this.engine, row as TransactionRow, status, code);
-    else setPayoutStatus(this.engine, row as PayoutRow, status, code);
-    return row;
-  }
-
-  /** Constant-time check of the admin token, when the emulator has one. */
-  private adminAllowed(req: IncomingMessage): boolean {
-    const expected = this.engine.options.adminToken;
-    if (expected === undefined) return true;
-    const given = req.headers['x-emulator-admin-token'];
-    if (typeof given !== 'string') return false;
-    const a = Buffer.from(given);
-    const b = Buffer.from(expected);
-    return a.length === b.length && timingSafeEqual(a, b);
-  }
-
-  private async admin(req: IncomingMessage, res: ServerResponse, method: string, path: string): Promise<void> {
-    const raw = await readRawBody(req).catch(() => '');
-    const route = `${method} ${path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path}`;
-    try {
-      switch (route) {
-        case 'GET /_emulator/stats':
-          sendJson(res, 200, this.stats());
-          return;
-        case 'DELETE /_emulator/stats':
-          this.resetStats();
-          sendJson(res, 200, this.stats());
-          return;
-        case 'GET /_emulator/faults':
-          sendJson(res, 200, { faults: this.faults.all() });
-          return;
-        case 'POST /_emulator/faults': {
-          const fault = this.addFault(parseBody(raw, 'application/json'));
-          sendJson(res, 201, { id: fault.id, fault });
-          return;
-        }
-        case 'DELETE /_emulator/faults':
-          this.faults.clear();
-          sendJson(res, 200, { faults: [] });
-          return;
-        case 'POST /_emulator/reset':
-          this.reset();
-          sendJson(res, 200, { reset: true });
-          return;
-        case 'POST /_emulator/seed': {
-          const b = parseBody(raw, 'application/json') as { apiKey?: unknown; api_key?: unknown };
-          const key = typeof b.apiKey === 'string' ? b.apiKey : typeof b.api_key === 'string' ? b.api_key : DEMO_API_KEY;
-          if (!key.startsWith('sk_sandbox_') || key.length === 'sk_sandbox_'.length) {
-            throw new ApiError(400, 'Invalid key', { apiKey: ['must start with sk_sandbox_'] });
-          }
-          sendJson(res, 201, { apiKey: this.seedDemo(key) });
-          return;
-        }
-        case 'GET /_emulator/deliveries':
-          sendJson(res, 200, { deliveries: this.engine.dispatcher.deliveries() });
-          return;
-        case 'DELETE /_emulator/deliveries':
-          this.engine.dispatcher.clearRecords();
-          sendJson(res, 200, { deliveries: [] });
-          return;
-        case 'GET /_emulator/routes':
-          sendJson(res, 200, { routes: this.router.routeKeys() });
-          return;
-      }
-      const moved = /^POST \/_emulator\/(transactions|payouts)\/(\d+)\/status$/.exec(route);
-      if (moved) {
-        sendJson(res, 200, this.moveStatus(moved[1] as 'transactions' | 'payouts', Number(moved[2]), parseBody(raw, 'application/json')));
-        return;
-      }
-      const m = /^DELETE \/_emulator\/faults\/(\d+)$/.exec(route);
-      if (m) {
-        const removed = this.faults.remove(Number(m[1]));
-        sendJson(res, removed ? 200 : 404, removed ? { removed: Number(m[1]) } : { message: 'No such fault', errors: {} });
-        return;
-      }
-      sendJson(res, 404, { message: `No admin route ${route}`, errors: {} });
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      sendJson(res, e.status, e.toBody());
-    }
   }
 }

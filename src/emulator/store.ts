@@ -19,7 +19,18 @@ export interface AccountRow {
   updated_at: string;
 }
 
-export interface TransactionRow extends Row {
+/** What the operator charged and moved, and when the row was written: shared by transactions and payouts. */
+export interface ChargedRow extends Row {
+  commission: number;
+  fees: number;
+  fixed_commission: number;
+  amount_transferred: number;
+  amount_debited: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TransactionRow extends ChargedRow {
   reference: string;
   amount: number;
   description: string | null;
@@ -29,13 +40,6 @@ export interface TransactionRow extends Row {
   currency_id: number;
   mode: string | null;
   metadata: JsonObject;
-  commission: number;
-  fees: number;
-  fixed_commission: number;
-  amount_transferred: number;
-  amount_debited: number;
-  created_at: string;
-  updated_at: string;
   approved_at: string | null;
   canceled_at: string | null;
   declined_at: string | null;
@@ -52,7 +56,7 @@ export interface TransactionRow extends Row {
   balance_id: number;
 }
 
-export interface PayoutRow extends Row {
+export interface PayoutRow extends ChargedRow {
   reference: string;
   amount: number;
   status: string;
@@ -60,13 +64,6 @@ export interface PayoutRow extends Row {
   currency_id: number;
   mode: string | null;
   last_error_code: string | null;
-  commission: number;
-  fees: number;
-  fixed_commission: number;
-  amount_transferred: number;
-  amount_debited: number;
-  created_at: string;
-  updated_at: string;
   scheduled_at: string | null;
   started_at: string | null;
   sent_at: string | null;
@@ -169,6 +166,11 @@ export class Table<T extends Row> {
   find(accountId: number, id: number): T | undefined {
     const row = this.byId.get(id);
     return row !== undefined && row.account_id === accountId ? row : undefined;
+  }
+
+  /** Every account's rows (the admin API only). */
+  everyRow(): IterableIterator<T> {
+    return this.byId.values();
   }
 
   /** Oldest first. */

@@ -12,7 +12,7 @@ import { readCaller, type Caller } from '../auth.js';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode, unauthenticated } from '../errors.js';
 import type { RateLimiter } from '../limits/rate-limit.js';
-import { loadTrustedDocuments } from '../limits/trusted-documents.js';
+import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
 import { within, type OperationTelemetry } from '../observability/index.js';
 import { BodyTooLarge, closeAfterAnswer, readBody, sendJson } from './body.js';
@@ -32,9 +32,14 @@ function safeEqual(a: string, b: string): boolean {
 }
 
 /** Root fields that need no caller: schema introspection and the federation SDL. */
-const PUBLIC_ROOT_FIELDS = new Set(['__schema', '__type', '__typename', '_service']);
+/** What a caller without a key may ask (introspection itself is still subject to GRAPHQL_INTROSPECTION). */
+const PUBLIC_ROOT_FIELDS = new Set(['__schema', '__type', '__typename']);
 
-export type HttpContext = Context & { authenticated: boolean };
+/**
+ * `sdlAllowed`: `_service { sdl }` may be answered. Outside production, to anyone; in production, to the
+ * router by its secret when ROUTER_SHARED_SECRET is set, else to a caller with a key.
+ */
+export type HttpContext = Context & { authenticated: boolean; sdlAllowed: boolean };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -51,7 +56,17 @@ function recentlyRejected(): GraphQLError {
   return unauthenticated('The payments API rejected this API key moments ago; check the key before retrying.');
 }
 
-export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, rateLimiter: RateLimiter) {
+/** `trusted`: the manifest of TRUSTED_DOCUMENTS, loaded once in server.ts for HTTP and WebSocket alike. */
+export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, trusted: TrustedDocuments | null, rateLimiter: RateLimiter) {
+  const { production } = deps.config;
+  const { routerSharedSecret } = deps.config.graphql;
+  const fromRouter = (req: http.IncomingMessage): boolean => {
+    if (routerSharedSecret === null) return false;
+    const given = req.headers[ROUTER_SECRET_HEADER];
+    return typeof given === 'string' && safeEqual(given, routerSharedSecret);
+  };
+  const tracesAllowed = (req: http.IncomingMessage): boolean => (routerSharedSecret === null ? !production : fromRouter(req));
+
   const contextFor = (req: http.IncomingMessage, caller: Caller | null, telemetry: OperationTelemetry) => async (): Promise<HttpContext> => {
     const headerKey = req.headers['idempotency-key'];
     const context = createContext(deps, {
@@ -62,18 +77,9 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
       transport: 'http',
       ...(typeof headerKey === 'string' ? { idempotencyKeyHeader: headerKey } : {}),
     });
-    return { ...context, authenticated: caller !== null };
+    const sdlAllowed = !production || (routerSharedSecret === null ? caller !== null : fromRouter(req));
+    return { ...context, authenticated: caller !== null, sdlAllowed };
   };
-
-  const { production } = deps.config;
-  const { routerSharedSecret } = deps.config.graphql;
-  const tracesAllowed = (req: http.IncomingMessage): boolean => {
-    if (routerSharedSecret === null) return !production;
-    const given = req.headers[ROUTER_SECRET_HEADER];
-    return typeof given === 'string' && safeEqual(given, routerSharedSecret);
-  };
-
-  const trusted = deps.config.trustedDocumentsPath ? loadTrustedDocuments(deps.config.trustedDocumentsPath) : null;
 
   return async function handleGraphQL(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
     setCorsHeaders(res);
@@ -96,7 +102,12 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     const read = readCaller(req.headers.authorization, deps.config.paymentsEnv);
     if (read instanceof Error) return refuse(res, read);
     if (read && deps.rejectedKeys.has(read.callerId)) return refuse(res, recentlyRejected());
-    const rate = await rateLimiter.take(read?.callerId ?? `address:${req.socket.remoteAddress ?? 'unknown'}`);
+    const address = `address:${req.socket.remoteAddress ?? 'unknown'}`;
+    // A key the upstream has not accepted yet is anyone's to invent: it also spends its address's
+    // budget, so minting fresh keys buys no fresh rate.
+    const unproven = read !== null && !deps.rejectedKeys.isAccepted(read.callerId);
+    const byKey = await rateLimiter.take(read?.callerId ?? address);
+    const rate = byKey.allowed && unproven ? await rateLimiter.take(address) : byKey;
     if (!rate.allowed) {
       deps.observability.rateLimited('operations');
       res.setHeader('retry-after', String(rate.retryAfterSeconds));
@@ -169,9 +180,12 @@ export function authGate(): ApolloServerPlugin<HttpContext> {
               extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
             });
           }
-          if (contextValue.authenticated) return;
           const rootFields = selectedFieldNames(operation.selectionSet, fragmentsOf(document?.definitions ?? []), request.variables ?? {});
-          if (rootFields.every((name) => PUBLIC_ROOT_FIELDS.has(name))) return;
+          if (rootFields.includes('_service') && !contextValue.sdlAllowed) {
+            throw unauthenticated('The subgraph SDL is served to the router only: send its x-router-secret (ROUTER_SHARED_SECRET).');
+          }
+          if (contextValue.authenticated) return;
+          if (rootFields.every((name) => PUBLIC_ROOT_FIELDS.has(name) || name === '_service')) return;
           throw unauthenticated('Authentication required: send "Authorization: Bearer <secret API key>".');
         },
       };

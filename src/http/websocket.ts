@@ -8,7 +8,7 @@
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { getOperationAST, GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { getOperationAST, GraphQLError, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { readCaller, type Caller } from '../auth.js';
@@ -19,7 +19,10 @@ import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstrea
 import { LRUCache } from 'lru-cache';
 import type { EventBus } from '../realtime/bus.js';
 import { boundedStream } from '../realtime/stream.js';
+import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
+import { overSize, tooLarge } from '../limits/response-size.js';
+import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { within, withRequestId, type OperationTelemetry } from '../observability/index.js';
 
 /** Close codes a client can act on (4xxx: application-defined, per RFC 6455). */
@@ -46,6 +49,8 @@ export interface SubscriptionServerDeps {
   bus: EventBus;
   context: ContextDeps;
   limits: SubscriptionLimits;
+  /** The document limits HTTP applies (src/limits/): graphql-ws would otherwise parse, validate and answer without them. */
+  documents: { maxTokens: number; rules: readonly ValidationRule[]; check: OperationCheck; trusted: TrustedDocuments | null; maxResponseBytes: number };
   formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
 }
 
@@ -109,13 +114,15 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
     if (wss.clients.size >= caps.maxConnections) return refuseUpgrade(socket, '503 Service Unavailable');
     const address = req.socket.remoteAddress ?? 'unknown';
     if (byAddress.get(address) >= caps.maxConnectionsPerAddress) return refuseUpgrade(socket, '429 Too Many Requests');
+    // Reserved before the first await, so a burst of upgrades cannot all pass the check above.
+    byAddress.add(address);
     void connects.take(address).then((decision) => {
-      if (!decision.allowed) {
-        observability.rateLimited('ws_connect');
+      if (!decision.allowed || socket.destroyed) {
+        byAddress.remove(address);
+        if (!decision.allowed) observability.rateLimited('ws_connect');
         return refuseUpgrade(socket, '429 Too Many Requests');
       }
       wss.handleUpgrade(req, socket, head, (ws) => {
-        byAddress.add(address);
         ws.once('close', () => byAddress.remove(address));
         wss.emit('connection', ws, req);
       });
@@ -168,11 +175,15 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         }
         // The account look-up is the connection's own call, not an operation's: no deadline but the upstream time-out.
         const api = deps.context.upstream.forKey(caller.apiKey);
+        // Reserved before the await, so simultaneous connections of one key cannot all pass the cap.
+        connectionsByKey.add(caller.callerId);
         try {
           const accountId = await accountOf(caller, api);
-          if (socket.readyState !== socket.OPEN) return false;
+          if (socket.readyState !== socket.OPEN) {
+            connectionsByKey.remove(caller.callerId);
+            return false;
+          }
           sessions.set(socket, { caller, accountId, operations: new Set(), telemetry: new Map() });
-          connectionsByKey.add(caller.callerId);
           socket.once('close', () => {
             connectionsByKey.remove(caller.callerId);
             const session = sessions.get(socket);
@@ -180,6 +191,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
           });
           return true;
         } catch (error) {
+          connectionsByKey.remove(caller.callerId);
           if (error instanceof UpstreamAuthenticationError) {
             deps.context.rejectedKeys.remember(caller.callerId);
             socket.close(CloseCodes.unauthorized, 'Unauthorized: the API key was refused');
@@ -192,7 +204,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
           return false;
         }
       },
-      onSubscribe: async (ctx, id) => {
+      onSubscribe: async (ctx, id, payload) => {
         const session = sessions.get(ctx.extra.socket);
         const refuse = (message: string, extra: Record<string, unknown> = {}) => [
           new GraphQLError(message, { extensions: { code: ErrorCode.RATE_LIMITED, ...extra } }),
@@ -205,14 +217,32 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         if (operationsByKey.get(callerId) >= caps.maxSubscriptionsPerKey) {
           return refuse(`At most ${caps.maxSubscriptionsPerKey} live operations per API key.`);
         }
+        // Reserved before the first await (a burst of frames arrives at once); released on every refusal below,
+        // and by onComplete or onError once admitted.
+        session.operations.add(id);
+        operationsByKey.add(callerId);
+        const release = () => {
+          if (session.operations.delete(id)) operationsByKey.remove(callerId);
+        };
         const rate = await subscribes.take(callerId);
         if (!rate.allowed) {
+          release();
           observability.rateLimited('ws_subscribe');
           return refuse('Too many subscribe messages for this API key; retry later.', { retryAfterSeconds: rate.retryAfterSeconds });
         }
-        session.operations.add(id);
-        operationsByKey.add(callerId);
-        return undefined;
+        const source = deps.documents.trusted ? deps.documents.trusted.resolve(payload as unknown as Record<string, unknown>) : payload.query;
+        if (source === null) {
+          release();
+          return [new GraphQLError('Only trusted documents run here: send a documentId or persisted-query hash from the manifest.', { extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } })];
+        }
+        // Tokens, depth, aliases, directives, cost and mutation fields, as over HTTP, before anything runs.
+        const variables = payload.variables ?? {};
+        const admitted = admitDocument(deps.schema, source, payload.operationName ?? undefined, variables, deps.documents);
+        if ('errors' in admitted) {
+          release();
+          return admitted.errors;
+        }
+        return { schema: deps.schema, document: admitted.document, operationName: payload.operationName, variableValues: variables };
       },
       onComplete: (ctx, id) => {
         const session = sessions.get(ctx.extra.socket);
@@ -268,13 +298,21 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         const telemetry = sessions.get(ctx.extra.socket)?.telemetry.get(id);
         const raw = result.errors;
         const errors = raw ? (telemetry ? within(telemetry, () => format(raw)) : format(raw)) : undefined;
+        // The response size cap HTTP applies, per message.
+        if (overSize(errors ? { ...result, errors } : result, deps.documents.maxResponseBytes)) {
+          const tooBig = format([tooLarge(deps.documents.maxResponseBytes)]);
+          telemetry?.answered(null, tooBig);
+          return { errors: telemetry ? withRequestId(tooBig, telemetry.requestId) : tooBig };
+        }
         telemetry?.answered(result.data, errors);
         if (!errors) return undefined;
         return { ...result, errors: telemetry ? withRequestId(errors, telemetry.requestId) : errors };
       },
       onError: (ctx, id, _payload, errors) => {
-        // Refused before execution (validation, limits) has no telemetry yet: count it as one operation.
         const session = sessions.get(ctx.extra.socket);
+        // An operation that fails to start (refused, or no operation of that name) never completes: free its slot here.
+        if (session?.operations.delete(id)) operationsByKey.remove(session.caller.callerId);
+        // Refused before execution (validation, limits) has no telemetry yet: count it as one operation.
         const telemetry = session?.telemetry.get(id) ?? observability.startOperation({ transport: 'websocket', headers: ctx.extra.request.headers, freshId: true });
         const formatted = within(telemetry, () => format(errors));
         telemetry.answered(null, formatted);

@@ -20,6 +20,7 @@ import { selectedFieldNames } from '../graphql/selection.js';
 import { badUserInput, ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { CallOptions } from '../upstream/api.js';
+import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
 import type { IdempotencyStore } from './store.js';
 
 export interface IdempotencySettings {
@@ -128,7 +129,7 @@ export function idempotent<TParent, TArgs extends { idempotencyKey?: string | nu
       const outcome = outcomeOf(error);
       if (outcome) scope.observe?.(outcome);
       if (error instanceof Replay) return error.result as TResult;
-      await run.failed();
+      await run.failed(error);
       throw error;
     }
   };
@@ -197,9 +198,12 @@ function keyedRun(context: GuardContext, scope: IdempotencyScope, key: string, f
       });
       return result;
     },
-    async failed(): Promise<void> {
+    async failed(error: unknown): Promise<void> {
       if (owner === null) return;
-      await store.release(recordKey, owner, fp, settings.ttlMs, context.callerId).catch((e: unknown) => {
+      // An API key the upstream refused wrote nothing: its record expires at once (1 ms), so a flood
+      // of rejected keys cannot fill the store for a day.
+      const refused = error instanceof UpstreamAuthenticationError || error instanceof UpstreamPermissionError;
+      await store.release(recordKey, owner, fp, refused ? 1 : settings.ttlMs, context.callerId).catch((e: unknown) => {
         context.logger.error({ err: e }, 'idempotency record could not be released; it frees itself when its lock expires');
       });
     },

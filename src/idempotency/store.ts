@@ -63,22 +63,35 @@ export interface RecordBody {
 
 /** Records one caller may hold at once in either store (a flood of keys evicts only the flooder's own). */
 export const DEFAULT_RECORDS_PER_CALLER = 10_000;
+/** Bytes of stored results one caller may hold in memory: big results evict only the caller's own older records. */
+export const DEFAULT_BYTES_PER_CALLER = 8 * 1024 * 1024;
+/** Bytes of stored results the memory store holds in all; past it, new claims are refused (`full`). */
+export const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
+/** What a record costs besides its result: key, fingerprint, owner, map entries. */
+const RECORD_OVERHEAD_BYTES = 256;
+
+const sizeOf = (record: RecordBody): number => RECORD_OVERHEAD_BYTES + (record.v?.length ?? 0) * 2;
 
 /**
  * One process's records; fine for a single instance, REDIS_URL for several.
- * Bounded twice: each caller holds at most `perCaller` records (past that its
- * own least recently used one goes), and the store at most `maxRecords`; a
- * claim that would need to drop a young record of a caller within its quota
- * is refused (`full`) instead, so no one's retry can act twice upstream.
+ * Bounded by count and by bytes: each caller holds at most `perCaller` records
+ * and `bytesPerCaller` of them (past that its own least recently used ones
+ * go), and the store at most `maxRecords` and `maxBytes`; a claim that would
+ * need to drop a young record of a caller within its quota is refused (`full`)
+ * instead, so no one's retry can act twice upstream.
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
   private readonly byCaller = new Map<string, LRUCache<string, RecordBody>>();
   private readonly waiters = new Map<string, Set<() => void>>();
   private seq = 0;
+  /** Bytes held by every caller's records (kept by each cache's dispose). */
+  private bytes = 0;
 
   constructor(
     private readonly maxRecords = 100_000,
     private readonly perCaller = DEFAULT_RECORDS_PER_CALLER,
+    private readonly bytesPerCaller = DEFAULT_BYTES_PER_CALLER,
+    private readonly maxBytes = DEFAULT_MAX_BYTES,
   ) {}
 
   async peek(recordKey: string, fingerprint: string, caller: string): Promise<Peek> {
@@ -92,13 +105,13 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       if (current.fp !== fingerprint) return { kind: 'mismatch' };
       if (current.s === 'done') return { kind: 'completed', json: current.v ?? 'null' };
       if (current.s === 'running') return { kind: 'in_progress' };
-    } else if (records.size < this.perCaller && this.mayBeFull() && this.size >= this.maxRecords) {
+    } else if (records.size < this.perCaller && this.overCapacity()) {
       this.purgeExpired();
-      if (this.size >= this.maxRecords) return { kind: 'full' };
+      if (this.overCapacity()) return { kind: 'full' };
     }
     const owner = `${process.pid}-${++this.seq}`;
     // At its quota the caller's own least recently used record goes (LRU eviction within its map).
-    records.set(recordKey, { s: 'running', fp: fingerprint, owner }, { ttl: lockMs });
+    this.put(records, recordKey, { s: 'running', fp: fingerprint, owner }, lockMs);
     return { kind: 'acquired', owner };
   }
 
@@ -106,7 +119,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const records = this.byCaller.get(caller);
     const current = records?.get(recordKey);
     if (!records || (current && current.owner !== owner)) return false;
-    records.set(recordKey, { s: 'done', fp: fingerprint, v: json }, { ttl: ttlMs });
+    this.put(records, recordKey, { s: 'done', fp: fingerprint, v: json }, ttlMs);
     this.notify(recordKey);
     return true;
   }
@@ -115,7 +128,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const records = this.byCaller.get(caller);
     const current = records?.get(recordKey);
     if (!records || !current || current.owner !== owner) return;
-    records.set(recordKey, { s: 'open', fp: fingerprint }, { ttl: ttlMs });
+    this.put(records, recordKey, { s: 'open', fp: fingerprint }, ttlMs);
     this.notify(recordKey);
   }
 
@@ -148,15 +161,30 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     let records = this.byCaller.get(caller);
     if (!records) {
       // Every set passes its own ttl (lock time or retention); expired records read as absent.
-      records = new LRUCache<string, RecordBody>({ max: this.perCaller, ttl: 1 });
+      records = new LRUCache<string, RecordBody>({
+        max: this.perCaller,
+        ttl: 1,
+        maxSize: this.bytesPerCaller,
+        sizeCalculation: sizeOf,
+        // Called for every stored record that leaves: evicted, expired, deleted or overwritten (see put).
+        dispose: (record) => {
+          this.bytes -= sizeOf(record);
+        },
+      });
       this.byCaller.set(caller, records);
     }
     return records;
   }
 
-  /** Cheap upper bound first: with few callers the store cannot be full. */
-  private mayBeFull(): boolean {
-    return this.byCaller.size * this.perCaller >= this.maxRecords;
+  /** Bytes the store holds now (results and per-record overhead). */
+  get heldBytes(): number {
+    return this.bytes;
+  }
+
+  /** Cheap upper bound first: with few callers the store cannot be full by count. */
+  private overCapacity(): boolean {
+    if (this.bytes >= this.maxBytes) return true;
+    return this.byCaller.size * this.perCaller >= this.maxRecords && this.size >= this.maxRecords;
   }
 
   private purgeExpired(): void {
@@ -164,6 +192,12 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       records.purgeStale();
       if (records.size === 0) this.byCaller.delete(caller);
     }
+  }
+
+  /** Stores a record and counts its bytes once it is in (a record over the caller's byte quota is not kept). */
+  private put(records: LRUCache<string, RecordBody>, recordKey: string, record: RecordBody, ttl: number): void {
+    records.set(recordKey, record, { ttl });
+    if (records.peek(recordKey) === record) this.bytes += sizeOf(record);
   }
 
   private notify(recordKey: string): void {

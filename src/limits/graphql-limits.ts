@@ -2,13 +2,24 @@
  * Limits on the GraphQL document itself, all checked before any resolver
  * runs: tokens (graphql-js's parser, set in server.ts), depth, aliases and
  * directives (graphql-armor validation rules), then the operation's cost and
- * its number of mutation fields once variables are known.
+ * its number of mutation fields once variables are known. HTTP applies them
+ * through Apollo Server (server.ts); WebSocket through `admitDocument`.
  */
 import type { ApolloServerPlugin } from '@apollo/server';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
-import { GraphQLError, type GraphQLSchema, type ValidationContext, type ValidationRule } from 'graphql';
+import {
+  getOperationAST,
+  GraphQLError,
+  parse,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type GraphQLSchema,
+  type ValidationContext,
+  type ValidationRule,
+} from 'graphql';
 import type { Limits } from '../config.js';
 import { ErrorCode } from '../errors.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
@@ -29,35 +40,74 @@ export function operationTooCostly(message: string, extensions: Record<string, u
   return new GraphQLError(message, { extensions: { code: ErrorCode.OPERATION_TOO_COSTLY, ...extensions } });
 }
 
-/** Prices the operation and counts its mutation fields; over a limit, nothing runs. */
-export function operationLimits(schema: GraphQLSchema, limits: Limits, pagination: CostSettings): ApolloServerPlugin {
+/** Prices an operation and counts its mutation fields once its variables are known: the error to refuse it with, or null. */
+export type OperationCheck = (document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>) => GraphQLError | null;
+
+export function operationCheck(schema: GraphQLSchema, limits: Limits, pagination: CostSettings): OperationCheck {
   const estimator = createCostEstimator(schema, pagination);
+  return (document, operationName, variables) => {
+    const operation = getOperationAST(document, operationName);
+    if (!operation) return null;
+    if (operation.operation === 'mutation') {
+      const fields = selectedFieldNames(operation.selectionSet, fragmentsOf(document.definitions), variables).filter((n) => n !== '__typename');
+      if (fields.length > limits.maxMutationFields) {
+        return operationTooCostly(`At most ${limits.maxMutationFields} mutation fields per operation; this one has ${fields.length}.`, {
+          limit: limits.maxMutationFields,
+          mutationFields: fields.length,
+        });
+      }
+    }
+    const cost = priced(() => operationCost({ schema, document, operationName, variables, estimator }));
+    if (cost !== null && cost > limits.maxCost) {
+      return operationTooCostly(
+        `This operation costs ${cost}, over the limit of ${limits.maxCost}: ask for fewer items (first), aliases or relations, or split it.`,
+        { cost, limit: limits.maxCost },
+      );
+    }
+    return null;
+  };
+}
+
+/** The HTTP side of `operationCheck`: over a limit, nothing runs. */
+export function operationLimits(check: OperationCheck): ApolloServerPlugin {
   return {
     async requestDidStart() {
       return {
         async didResolveOperation({ document, operation, operationName, request }) {
           if (!operation) return;
-          const variables = request.variables ?? {};
-          if (operation.operation === 'mutation') {
-            const fields = selectedFieldNames(operation.selectionSet, fragmentsOf(document.definitions), variables).filter((n) => n !== '__typename');
-            if (fields.length > limits.maxMutationFields) {
-              throw operationTooCostly(`At most ${limits.maxMutationFields} mutation fields per operation; this one has ${fields.length}.`, {
-                limit: limits.maxMutationFields,
-                mutationFields: fields.length,
-              });
-            }
-          }
-          const cost = priced(() => operationCost({ schema, document, operationName: operationName ?? undefined, variables, estimator }));
-          if (cost !== null && cost > limits.maxCost) {
-            throw operationTooCostly(
-              `This operation costs ${cost}, over the limit of ${limits.maxCost}: ask for fewer items (first), aliases or relations, or split it.`,
-              { cost, limit: limits.maxCost },
-            );
-          }
+          const refused = check(document, operationName ?? undefined, request.variables ?? {});
+          if (refused) throw refused;
         },
       };
     },
   };
+}
+
+/**
+ * Every document limit for a transport that parses and validates itself
+ * (graphql-ws): tokens while parsing, graphql-js's rules plus `rules`, then
+ * `check`. Returns the parsed document, or the errors to refuse it with.
+ */
+export function admitDocument(
+  schema: GraphQLSchema,
+  source: string,
+  operationName: string | undefined,
+  variables: Record<string, unknown>,
+  guard: { maxTokens: number; rules: readonly ValidationRule[]; check: OperationCheck },
+): { document: DocumentNode } | { errors: GraphQLError[] } {
+  let document: DocumentNode;
+  try {
+    document = parse(source, { maxTokens: guard.maxTokens });
+  } catch (error) {
+    const message = error instanceof GraphQLError ? error.message : 'Syntax Error';
+    return { errors: [new GraphQLError(message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })] };
+  }
+  const invalid = validate(schema, document, [...specifiedRules, ...guard.rules]);
+  if (invalid.length > 0) {
+    return { errors: invalid.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })) };
+  }
+  const refused = guard.check(document, operationName, variables);
+  return refused ? { errors: [refused] } : { document };
 }
 
 /**

@@ -4,8 +4,19 @@
  * the caller gets one coded error instead of the data. The cost limit and the
  * bounded log bodies keep what can be built before this point small.
  */
-import type { FormattedExecutionResult } from 'graphql';
+import { GraphQLError, type FormattedExecutionResult } from 'graphql';
 import { ErrorCode } from '../errors.js';
+
+/** Characters bound bytes from below (a UTF-8 character is 1 to 4 bytes); count bytes only near the limit. */
+function fits(text: string, maxBytes: number): boolean {
+  return text.length <= maxBytes / 4 || Buffer.byteLength(text) <= maxBytes;
+}
+
+export function tooLarge(maxBytes: number, extensions: Record<string, unknown> = {}): GraphQLError {
+  return new GraphQLError(`The answer would be larger than ${maxBytes} bytes: ask for fewer items or fields.`, {
+    extensions: { code: ErrorCode.RESPONSE_TOO_LARGE, limit: maxBytes, ...extensions },
+  });
+}
 
 export function capResponseSize(
   maxBytes: number,
@@ -15,16 +26,13 @@ export function capResponseSize(
 ) {
   return (result: FormattedExecutionResult): string => {
     const text = JSON.stringify(result);
-    // Characters bound bytes from below; count bytes only near the limit.
-    if (text.length <= maxBytes / 4 || Buffer.byteLength(text) <= maxBytes) return text;
+    if (fits(text, maxBytes)) return text;
     logger.warn({ bytes: Buffer.byteLength(text), limit: maxBytes }, 'answer over the response size limit replaced by an error');
-    return JSON.stringify({
-      errors: [
-        {
-          message: `The answer would be larger than ${maxBytes} bytes: ask for fewer items or fields.`,
-          extensions: { code: ErrorCode.RESPONSE_TOO_LARGE, limit: maxBytes, ...extensions() },
-        },
-      ],
-    });
+    return JSON.stringify({ errors: [tooLarge(maxBytes, extensions()).toJSON()] });
   };
+}
+
+/** For a transport that serialises itself (graphql-ws): whether this result would pass the cap. */
+export function overSize(result: unknown, maxBytes: number): boolean {
+  return !fits(JSON.stringify(result), maxBytes);
 }

@@ -1,5 +1,5 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
-import type { CurrencyModel } from '../upstream/models.js';
+import type { CurrencyParent } from './parents.js';
 import { renamed, toUpstreamId } from './support.js';
 
 export const currencyResolvers = {
@@ -12,7 +12,7 @@ export const currencyResolvers = {
   },
 
   Currency: {
-    // Two keys (api.md): by id, or by ISO code from another subgraph.
+    // Two keys (docs/graphql-contract.md, Federation): by id, or by ISO code from another subgraph.
     __resolveReference: (ref, { loaders }) =>
       'iso' in ref && typeof ref.iso === 'string'
         ? loaders.currencyByIso.load(ref.iso)
@@ -24,6 +24,6 @@ export const currencyResolvers = {
     },
     modes: (c) => c.modes ?? [],
     default: (c) => c.default ?? false,
-    ...renamed<CurrencyModel>()('account_id', 'created_at', 'updated_at'),
+    ...renamed<CurrencyParent>()('account_id', 'created_at', 'updated_at'),
   },
 } satisfies Resolvers;

@@ -9,7 +9,7 @@ import { payload, renamed, toUpstreamId } from './support.js';
 export const customerResolvers = {
   Query: {
     customer: (_, { id }, { loaders }) => loaders.customer.load(toUpstreamId(id)),
-    // Always the search endpoint (api.md): it filters and pages alike.
+    // Always the search endpoint (docs/graphql-contract.md, Connections): it filters and pages alike.
     customers: (_, { first, after, filter }, { api, loaders, pagination }) => {
       const window = toWindow({ first, after }, pagination);
       const filters = {

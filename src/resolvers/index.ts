@@ -1,14 +1,9 @@
 /**
  * All resolvers, one file per domain (mirroring schema/), merged here with the
- * graphql-scalars implementations of the custom scalars and our own `Decimal`.
+ * custom scalars (graphql-scalars' parsers, serialisers that keep upstream
+ * values as sent: scalars.ts) and our own `Decimal`.
  */
-import {
-  CountryCodeResolver,
-  DateTimeResolver,
-  EmailAddressResolver,
-  JSONObjectResolver,
-  URLResolver,
-} from 'graphql-scalars';
+import { JSONObjectResolver } from 'graphql-scalars';
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { currencyResolvers } from './currency.js';
 import { customerResolvers } from './customer.js';
@@ -16,6 +11,7 @@ import { eventResolvers } from './event.js';
 import { logResolvers } from './log.js';
 import { DecimalScalar } from './money.js';
 import { payoutResolvers } from './payout.js';
+import { CountryCodeScalar, DateTimeScalar, EmailAddressScalar, URLScalar } from './scalars.js';
 import { subscriptionResolvers } from './subscriptions.js';
 import { transactionResolvers } from './transaction.js';
 import { webhookResolvers } from './webhook.js';
@@ -44,10 +40,10 @@ function merge(maps: Resolvers[]): Resolvers {
 
 export const resolvers: Resolvers = {
   ...merge(domains),
-  DateTime: DateTimeResolver,
+  DateTime: DateTimeScalar,
   JSONObject: JSONObjectResolver,
-  EmailAddress: EmailAddressResolver,
-  URL: URLResolver,
-  CountryCode: CountryCodeResolver,
+  EmailAddress: EmailAddressScalar,
+  URL: URLScalar,
+  CountryCode: CountryCodeScalar,
   Decimal: DecimalScalar,
 };

@@ -107,8 +107,12 @@ export async function amountFromInput(
   }
   if (amount !== null && amount !== undefined) {
     if (!InputRule.amount.test(amount)) fail('amount', InputRule.amount.message);
-    // The caller sent a JSON number: its shortest text is all it holds.
-    return Decimal.fromParsedNumber(amount);
+    // The caller sent a JSON number: its shortest text is all it holds, and it meets the same
+    // currency rule as `amountDecimal` (100.5 XOF is refused either way).
+    const decimal = Decimal.fromParsedNumber(amount);
+    const problem = amountProblem(decimal, await currencyIso());
+    if (problem) fail('amount', problem);
+    return decimal;
   }
   if (required) fail('amountDecimal', 'Give the amount as `amountDecimal`.', UserErrorCode.Required);
   return undefined;

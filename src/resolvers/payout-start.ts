@@ -20,6 +20,8 @@ export function startPayouts(payouts: StartPayoutInput[], { api, loaders }: Cont
     async () => {
       checkInput([[payouts.length > 0, ['payouts'], 'Give at least one payout to start.']]);
       const ids = payouts.map((p, i) => toUpstreamId(p.id, `payouts.${i}.id`));
+      // One payout twice in a batch is a mistake the upstream answers unpredictably: refuse it here.
+      checkInput(ids.map((id, i): [boolean, string[], string] => [ids.indexOf(id) === i, ['payouts', String(i), 'id'], `Payout ${id} is already in this batch (item ${ids.indexOf(id)}).`]));
       const current = await loaders.payout.loadMany(ids);
       const userErrors: UserError[] = [];
       const pending: number[] = [];

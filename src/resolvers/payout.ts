@@ -31,7 +31,7 @@ async function payoutParams(input: PayoutInput): Promise<PayoutCreateParams> {
 export const payoutResolvers = {
   Query: {
     payout: (_, { id }, { loaders }) => loaders.payout.load(toUpstreamId(id)),
-    // Always the search endpoint (api.md): it filters and pages alike.
+    // Always the search endpoint (docs/graphql-contract.md, Connections): it filters and pages alike.
     payouts: (_, { first, after, filter }, { api, loaders, pagination }) => {
       const window = toWindow({ first, after }, pagination);
       const filters = searchFilter(filter);

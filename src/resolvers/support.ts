@@ -7,7 +7,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { selectedFieldNames } from '../graphql/selection.js';
 import { badUserInput, toUserErrors, UserErrorCode, UserInputError, type UserError } from '../errors.js';
 import type { Loaders } from '../loaders/index.js';
-import type { CurrencyModel, CustomerModel } from '../upstream/models.js';
+import type { CurrencyParent, CustomerParent } from './parents.js';
 import type { Id } from '../upstream/api.js';
 import { snakeToCamel } from '../naming.js';
 
@@ -53,13 +53,12 @@ async function relation<T>(
 
 /** `customer` of a transaction or payout: a loader read, or just the id. */
 export function customerRelation(customerId: number | null | undefined, info: GraphQLResolveInfo, loaders: Loaders) {
-  return relation<CustomerModel>(customerId, info, (id) => loaders.customer.load(id), (id) => ({ id }));
+  return relation<CustomerParent>(customerId, info, (id) => loaders.customer.load(id), (id) => ({ id }));
 }
 
 /** `currency` of a transaction, payout or payment intent: from the cached list, or just the id. */
 export function currencyRelation(currencyId: number | null | undefined, info: GraphQLResolveInfo, loaders: Loaders) {
-  // `iso` is required by the model but not selected when the stub is returned.
-  return relation<CurrencyModel>(currencyId, info, (id) => loaders.currencyById.load(id), (id) => ({ id, iso: '' }));
+  return relation<CurrencyParent>(currencyId, info, (id) => loaders.currencyById.load(id), (id) => ({ id }));
 }
 
 /**

@@ -3,9 +3,10 @@
  * verbs per resource and parameter types named `<Resource><Verb>Params`.
  *
  * Everything the gateway knows about the REST API goes through this interface;
- * the implementation (client.ts) is the only place that builds URLs, unwraps
- * envelopes and decodes errors. Parameters are camelCase domain values; the
- * client turns them into the wire's snake_case.
+ * its implementation in this folder (http.ts, decode.ts, errors.ts,
+ * resources/, assembled by client.ts) is the only place that builds URLs,
+ * unwraps envelopes and decodes errors. Parameters are camelCase domain
+ * values; the client turns them into the wire's snake_case.
  *
  * Failures are thrown as `UpstreamError` subclasses (errors.ts). A read of an
  * unknown id throws `UpstreamNotFoundError`; loaders turn that into `null`.
@@ -46,7 +47,7 @@ export interface ListParams {
   perPage?: number;
 }
 
-/** Filters sent as `filters[<field>]=value` (upstream.md, Operations). */
+/** Filters sent as `filters[<field>]=value` (docs/upstream.md, Operations). */
 export interface SearchParams extends ListParams {
   status?: string;
   customerId?: Id;

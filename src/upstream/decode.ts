@@ -1,12 +1,12 @@
 /**
  * Envelope unwrapping and validation of upstream bodies.
  *
- * The API family answers in several shapes (upstream.md, "Response shapes seen
- * in the wild"): `{"v1/<name>": {...}}`, a bare object, an array of one where
- * one object is expected, and lists as `{"v1/<names>": [...], "meta": {...}}`,
- * with or without `meta`, or as a bare array. Every shape is accepted; every
- * item is validated, and one bad item fails the whole call rather than
- * producing a wrong value.
+ * The API family answers in several shapes
+ * (docs/upstream.md, Response shapes): `{"v1/<name>": {...}}`, a bare
+ * object, an array of one where one object is expected, and lists as
+ * `{"v1/<names>": [...], "meta": {...}}`, with or without `meta`, or as a
+ * bare array. Every shape is accepted; every item is validated, and one bad
+ * item fails the whole call rather than producing a wrong value.
  *
  * Numbers: bodies are parsed with lossless-json, which keeps each number's
  * source text (Node 20's `JSON.parse` has no access to it and would round

@@ -10,9 +10,11 @@
  */
 import { z } from 'zod';
 import { Decimal } from './decimal.js';
+import { normaliseTimestamp } from './timestamps.js';
 
 const id = z.number().int();
-const timestamp = z.string().nullish();
+/** Any timestamp form the API family sends, normalised to RFC 3339 (timestamps.ts). */
+const timestamp = z.union([z.string(), z.number()]).transform(normaliseTimestamp).nullish();
 /**
  * An amount: a `Decimal` made by decode.ts from the JSON number's source text.
  * A plain JS number is accepted only from JSON parsed elsewhere (webhook
@@ -26,70 +28,55 @@ const amount = money.nullish();
 const str = z.string().nullish();
 const jsonObject = z.record(z.string(), z.unknown()).nullish();
 
-export const transactionModel = z.looseObject({
-  id,
+/** Fields every account-owned object carries. */
+const owned = { account_id: id.nullish(), created_at: timestamp, updated_at: timestamp };
+/** ...and those the API deletes softly (`deleted_at` set, the object still readable). */
+const softDeleted = { ...owned, deleted_at: timestamp };
+/** What a transaction or payout cost and moved, as the upstream reports it. */
+const charges = { commission: amount, fees: amount, fixed_commission: amount, amount_transferred: amount, amount_debited: amount };
+/** Fields of a transaction or payout besides its amount, status and dates. */
+const payment = {
+  ...softDeleted,
+  ...charges,
   reference: str,
-  amount: money,
-  description: str,
-  callback_url: str,
-  status: z.string(),
   customer_id: id.nullish(),
   currency_id: id.nullish(),
-  /** Absent from the update response (spec, Transaction table). */
   mode: str,
+  last_error_code: str,
   metadata: jsonObject,
-  commission: amount,
-  fees: amount,
-  fixed_commission: amount,
-  amount_transferred: amount,
-  amount_debited: amount,
-  created_at: timestamp,
-  updated_at: timestamp,
+  custom_metadata: jsonObject,
+  payment_method_id: id.nullish(),
+  transaction_key: str,
+  merchant_reference: str,
+  balance_id: id.nullish(),
+};
+
+/** `mode` is absent from the update response (spec, Transaction table): it is optional like every field of `payment`. */
+export const transactionModel = z.looseObject({
+  ...payment,
+  id,
+  amount: money,
+  status: z.string(),
+  description: str,
+  callback_url: str,
   approved_at: timestamp,
   canceled_at: timestamp,
   declined_at: timestamp,
   refunded_at: timestamp,
   transferred_at: timestamp,
-  deleted_at: timestamp,
-  last_error_code: str,
-  custom_metadata: jsonObject,
   receipt_url: str,
-  payment_method_id: id.nullish(),
   sub_accounts_commissions: z.array(z.unknown()).nullish(),
-  transaction_key: str,
-  merchant_reference: str,
-  account_id: id.nullish(),
-  balance_id: id.nullish(),
 });
 export type TransactionModel = z.infer<typeof transactionModel>;
 
 export const payoutModel = z.looseObject({
+  ...payment,
   id,
-  reference: str,
   amount: money,
   status: z.string(),
-  customer_id: id.nullish(),
-  currency_id: id.nullish(),
-  mode: str,
-  last_error_code: str,
-  commission: amount,
-  fees: amount,
-  fixed_commission: amount,
-  amount_transferred: amount,
-  amount_debited: amount,
-  created_at: timestamp,
-  updated_at: timestamp,
   scheduled_at: timestamp,
   sent_at: timestamp,
   failed_at: timestamp,
-  deleted_at: timestamp,
-  metadata: jsonObject,
-  custom_metadata: jsonObject,
-  payment_method_id: id.nullish(),
-  transaction_key: str,
-  merchant_reference: str,
-  account_id: id.nullish(),
-  balance_id: id.nullish(),
 });
 export type PayoutModel = z.infer<typeof payoutModel>;
 
@@ -100,14 +87,11 @@ export const paymentIntentModel = z.looseObject({
   currency_id: id.nullish(),
   mode: str,
   last_error_code: str,
-  created_at: timestamp,
-  updated_at: timestamp,
+  ...softDeleted,
   approved_at: timestamp,
   canceled_at: timestamp,
-  deleted_at: timestamp,
   payment_method_id: id.nullish(),
   transaction_key: str,
-  account_id: id.nullish(),
 });
 export type PaymentIntentModel = z.infer<typeof paymentIntentModel>;
 
@@ -124,20 +108,17 @@ export const customerModel = z.looseObject({
   lastname: str,
   full_name: str,
   email: str,
-  account_id: id.nullish(),
   phone_number_id: id.nullish(),
   /** Present when the upstream embeds the phone number; fetched by id otherwise. */
   phone_number: phoneNumberModel.nullish(),
-  created_at: timestamp,
-  updated_at: timestamp,
-  deleted_at: timestamp,
+  ...softDeleted,
 });
 export type CustomerModel = z.infer<typeof customerModel>;
 
 export const currencyModel = z.looseObject({
   id,
   name: str,
-  /** ISO 4217 alphabetic code, e.g. XOF (upstream.md, Money). */
+  /** ISO 4217 alphabetic code, e.g. XOF (docs/upstream.md, Money). */
   iso: z.string(),
   /** ISO 4217 numeric code, e.g. 952. */
   code: z.union([z.number(), z.string()]).nullish(),
@@ -146,9 +127,7 @@ export const currencyModel = z.looseObject({
   div: z.number().nullish(),
   modes: z.array(z.string()).nullish(),
   default: z.boolean().nullish(),
-  account_id: id.nullish(),
-  created_at: timestamp,
-  updated_at: timestamp,
+  ...owned,
 });
 export type CurrencyModel = z.infer<typeof currencyModel>;
 
@@ -159,11 +138,9 @@ export const webhookModel = z.looseObject({
   ssl_verify: z.boolean().nullish(),
   disable_on_error: z.boolean().nullish(),
   http_headers: z.union([z.boolean(), z.record(z.string(), z.unknown())]).nullish(),
-  account_id: id.nullish(),
   /** Only returned by the create call. */
   secret: str,
-  created_at: timestamp,
-  updated_at: timestamp,
+  ...owned,
 });
 export type WebhookModel = z.infer<typeof webhookModel>;
 
@@ -172,10 +149,7 @@ export const eventModel = z.looseObject({
   type: z.string(),
   entity: z.record(z.string(), z.unknown()).nullish(),
   object_id: id.nullish(),
-  account_id: id.nullish(),
-  created_at: timestamp,
-  updated_at: timestamp,
-  deleted_at: timestamp,
+  ...softDeleted,
 });
 export type EventModel = z.infer<typeof eventModel>;
 
@@ -190,9 +164,7 @@ export const logModel = z.looseObject({
   query: str,
   body: str,
   response: str,
-  account_id: id.nullish(),
-  created_at: timestamp,
-  updated_at: timestamp,
+  ...owned,
 });
 export type LogModel = z.infer<typeof logModel>;
 
@@ -210,7 +182,7 @@ export const transactionTokenModel = z.looseObject({
 });
 export type TransactionTokenModel = z.infer<typeof transactionTokenModel>;
 
-/** Pagination block of enveloped list responses (upstream.md, Response shapes). */
+/** Pagination block of enveloped list responses (docs/upstream.md, Response shapes). */
 export const pageMetaModel = z.looseObject({
   current_page: z.number().int().nullish(),
   next_page: z.number().int().nullish(),

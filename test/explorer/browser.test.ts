@@ -5,29 +5,18 @@
  * runs with the prefilled sandbox key, and the subscription tab receives the
  * approval the emulator's webhook brings.
  */
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { spawnMain, welcomePrinted, type GatewayProcess } from '../realtime/processes.js';
+import { describeWith, launchChromium } from '../support/tools.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI !== 'true') {
-  console.warn(`\n*** SKIPPED: the explorer browser test needs Chromium at ${CHROMIUM} (apt-get install chromium). ***\n`);
-}
-
-describe.skipIf(!available && process.env.CI !== 'true')('the bundled explorer in a browser', () => {
+describeWith('chromium', 'the bundled explorer in a browser', () => {
   let started: GatewayProcess;
   let browser: Browser;
 
   beforeAll(async () => {
-    // In CI a missing Chromium is a failure, not a skip.
-    if (!available) throw new Error(`Chromium not found at ${CHROMIUM}; .ci/run installs it`);
     started = await spawnMain({ LOG_LEVEL: 'warn', GRAPHQL_EXPLORER: 'graphiql' }, welcomePrinted);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 40_000);
 
   afterAll(async () => {

@@ -81,6 +81,17 @@ describe('money against the emulator', () => {
     expect((await update('150')).data!.updateTransaction).toEqual({ transaction: { amountMoney: { amount: '150' } }, userErrors: [] });
   });
 
+  it('holds the deprecated Float amount to the same currency rule: 100.5 XOF is refused on its field', async () => {
+    await stack.resetCounts();
+    const res = await stack.gql<{ createTransaction: { transaction: unknown; userErrors: { field: string[]; code: string }[] } }>(
+      'mutation { createTransaction(input: { amount: 100.5, description: "x", currency: { iso: "XOF" } }) { transaction { id } userErrors { field code } } }',
+      {},
+      key,
+    );
+    expect(res.data!.createTransaction).toEqual({ transaction: null, userErrors: [{ field: ['input', 'amount'], code: 'INVALID' }] });
+    expect(await stack.upstreamCalls('POST /v1/transactions')).toBe(0);
+  });
+
   it('answers a replayed idempotent create with the same exact amounts', async () => {
     const run = () =>
       stack.gql<{ createTransaction: { transaction: { id: string; amount: number; amountMoney: Money } } }>(

@@ -125,6 +125,14 @@ describe('transitions safe to repeat', () => {
       },
     );
 
+    it('refuses a batch naming one payout twice, on the repeated item, and writes nothing', async () => {
+      const p = await payout();
+      await stack.resetCounts();
+      const res = await start([p.id, p.id]);
+      expect(res.data!.startPayouts.userErrors).toEqual([{ field: ['payouts', '1', 'id'], message: expect.stringMatching(/already in this batch/), code: 'INVALID' }]);
+      expect(await stack.upstreamCalls()).toBe(0);
+    });
+
     it('sends only the pending payouts of a batch that mixes started and pending ones', async () => {
       const started = await payout();
       const pending = await payout();

@@ -1,22 +1,14 @@
 /**
  * A throwaway redis-server from PATH on a free port, no persistence. CI
- * installs it (.ci/run); without it the suite fails, saying so.
+ * installs it (.ci/run); suites that need it use describeWith (test/support/tools.ts).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { Redis } from 'ioredis';
+import { freePort } from '../support/tools.js';
 
 export interface RedisServer {
   url: string;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 export async function startRedisServer(): Promise<RedisServer> {

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { factories } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
+import { describeWith } from '../support/tools.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
 import { gatewayReady, spawnMain, type GatewayProcess } from './processes.js';
 import { disposeLive, postWebhook, sleep, subscribeLive, transactionEvent, wsClient } from './support.js';
@@ -18,7 +19,7 @@ interface Instance {
   wsUrl: string;
 }
 
-describe('two gateway processes sharing a real redis-server', () => {
+describeWith('redis-server', 'two gateway processes sharing a real redis-server', () => {
   let redis: RedisServer;
   let emulator: RunningEmulator;
   let a: Instance;

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { factories } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
 import { startRedisServer, type RedisServer } from '../realtime/redis-server.js';
+import { describeWith } from '../support/tools.js';
 import { startCluster, type Cluster } from './cluster.js';
 import { CREATE_PAYOUT, START_PAYOUTS, codes, payoutInput, payoutsWithReference, post, type Answer } from './support.js';
 
@@ -146,24 +147,31 @@ async function checkScenario(cluster: Cluster, s: Scenario): Promise<void> {
   }
 }
 
-describe('idempotency under random interleavings', () => {
-  let redis: RedisServer;
+describe('idempotency under random interleavings, one instance', () => {
   let single: Cluster;
-  let pair: Cluster;
   beforeAll(async () => {
-    redis = await startRedisServer();
     single = await startCluster({ instances: 1, env: ENV });
-    pair = await startCluster({ instances: 2, redisUrl: redis.url, env: ENV });
   });
   afterAll(async () => {
     await single?.stop();
-    await pair?.stop();
-    await redis?.stop();
   });
 
   it('one instance, records in memory: one side effect per key, identical answers, changed input refused', async () => {
     await fc.assert(fc.asyncProperty(scenario(1), (s) => checkScenario(single, s)), { numRuns: 12 });
   }, 120_000);
+});
+
+describeWith('redis-server', 'idempotency under random interleavings, two instances over Redis', () => {
+  let redis: RedisServer;
+  let pair: Cluster;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    pair = await startCluster({ instances: 2, redisUrl: redis.url, env: ENV });
+  });
+  afterAll(async () => {
+    await pair?.stop();
+    await redis?.stop();
+  });
 
   it('two instances sharing Redis: the same, with duplicates spread over both', async () => {
     await fc.assert(fc.asyncProperty(scenario(2), (s) => checkScenario(pair, s)), { numRuns: 12 });

@@ -76,3 +76,24 @@ describe('operations per key per minute', () => {
     expect((await stack.gql('{ currencies { iso } }', {}, newKey('other'))).errors).toBeUndefined();
   });
 });
+
+describe('operations of keys nobody has proven yet', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
+  });
+  afterAll(() => stack.stop());
+
+  it('fresh keys also spend their address budget: the 4th invented key from one address is RATE_LIMITED', async () => {
+    const answers = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await fetch(stack.gateway.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${newKey(`invented-${i}`)}` },
+        body: JSON.stringify({ query: '{ __typename }' }),
+      });
+      answers.push(res.status);
+    }
+    expect(answers).toEqual([200, 200, 200, 429]);
+  });
+});

@@ -70,3 +70,45 @@ describe('idempotency under a flood', () => {
     expect(await createCalls()).toBe(calls);
   });
 });
+
+describe('idempotency records of keys the upstream refuses', () => {
+  let emulator: RunningEmulator;
+  let upstream: UpstreamClient;
+  let gateway: RunningGateway;
+  // Room for three records in all, so three refused keys would fill it if their records stayed.
+  const store = new MemoryIdempotencyStore(3, 1_000);
+
+  beforeAll(async () => {
+    emulator = await startEmulator({ port: 0 });
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0' });
+    upstream = createUpstreamClient({ baseUrl: emulator.url, resilience: config.upstreamResilience });
+    gateway = await startGateway({ config, upstream, logger: createLogger('silent'), idempotencyStore: store });
+  });
+  afterAll(async () => {
+    await gateway.stop();
+    upstream.close();
+    await emulator.stop();
+  });
+
+  const createCustomer = async (key: string, idempotencyKey: string) => {
+    const res = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({
+        query: `mutation { createCustomer(idempotencyKey: "${idempotencyKey}", input: { firstname: "Ada", lastname: "L", email: "${idempotencyKey}@example.com" }) { customer { id } } }`,
+      }),
+    });
+    return (await res.json()) as { data?: { createCustomer: { customer: { id: string } | null } | null }; errors?: { extensions?: { code?: string } }[] };
+  };
+
+  it('a write refused with 401 leaves no record behind: a flood of refused keys cannot lock others out', async () => {
+    await emulatorAdmin(emulator.url)('POST', '/_emulator/faults', { route: 'POST /v1/customers', status: 401, times: 3 });
+    for (let i = 0; i < 3; i++) {
+      const refused = await createCustomer(newKey(`refused-${i}`), `refused-${i}`);
+      expect(refused.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    }
+    const honest = await createCustomer(newKey('honest'), 'honest-1');
+    expect(honest.errors).toBeUndefined();
+    expect(honest.data!.createCustomer!.customer!.id).toBeTruthy();
+  });
+});

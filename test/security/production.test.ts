@@ -55,11 +55,21 @@ describe('a production gateway', () => {
   });
   afterAll(() => stack.stop());
 
-  it('refuses introspection but still serves the federation SDL to the router', async () => {
+  it('refuses introspection, and serves the federation SDL to the router (its secret) only', async () => {
     const intro = await stack.gql('{ __schema { queryType { name } } }', {}, key);
     expect(intro.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
-    const sdl = await stack.gql<{ _service: { sdl: string } }>('{ _service { sdl } }', {}, null);
-    expect(sdl.data!._service.sdl).toContain('type Transaction');
+    const askSdl = (headers: Record<string, string>) =>
+      fetch(stack.gateway.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query: '{ _service { sdl } }' }) }).then(
+        (r) => r.json() as Promise<{ data?: { _service: { sdl: string } } | null; errors?: { extensions?: { code?: string } }[] }>,
+      );
+    const strangers: Record<string, string>[] = [{}, { authorization: `Bearer ${key}` }, { 'x-router-secret': 'not-the-secret-000000' }];
+    for (const stranger of strangers) {
+      const refused = await askSdl(stranger);
+      expect(refused.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      expect(refused.data?._service).toBeUndefined();
+    }
+    const router = await askSdl({ 'x-router-secret': routerSecret });
+    expect(router.data!._service.sdl).toContain('type Transaction');
   });
 
   it('gives no "Did you mean" hints', async () => {

@@ -31,7 +31,7 @@ async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
   return error as UpstreamError;
 }
 
-/** An error body in the upstream's `{message, errors}` shape (upstream.md, Errors). */
+/** An error body in the upstream's `{message, errors}` shape (docs/upstream.md, Errors). */
 function anErrorBody(overrides: Record<string, unknown> = {}) {
   return { message: 'Something went wrong', errors: {}, ...overrides };
 }

@@ -92,7 +92,7 @@ export function aPageMeta(overrides: Record<string, unknown> = {}) {
   return { current_page: 2, next_page: 3, prev_page: 1, per_page: 25, total_pages: 4, total_count: 90, ...overrides };
 }
 
-/** `{"v1/<name>": value}`, the enveloped shape (upstream.md, Response shapes). */
+/** `{"v1/<name>": value}`, the enveloped shape (docs/upstream.md, Response shapes). */
 export function enveloped(name: string, value: unknown, extra: Record<string, unknown> = {}) {
   return { [`v1/${name}`]: value, ...extra };
 }

@@ -1,4 +1,8 @@
+import type { Engine } from '../engine.js';
 import { notFound } from '../errors.js';
+import { ok, type ApiRouter, type Handler, type RequestContext } from '../http/types.js';
+import { paginate, readListQuery } from '../query.js';
+import type { Kind } from '../render.js';
 import type { Row, Table } from '../store.js';
 import { parseIdParam } from '../validate.js';
 
@@ -20,4 +24,49 @@ export function findLiveOr404<T extends Row & { deleted_at: string | null }>(
   const row = findOr404(table, accountId, idParam, what);
   if (row.deleted_at !== null) throw notFound(what, idParam ?? '');
   return row;
+}
+
+type Tables = Pick<Engine, 'transactions' | 'payouts' | 'customers' | 'currencies' | 'webhooks' | 'events' | 'logs'>;
+type RowOf<K extends keyof Tables> = Tables[K] extends Table<infer R> ? R : never;
+export type ListQuery = ReturnType<typeof readListQuery>;
+
+/**
+ * A list or search route: reads paging and common filters, lets `keep` read
+ * its own filters (adding to `q.errs`) and return the row predicate, refuses
+ * bad parameters together, then renders one page of the account's rows.
+ */
+export function listRoute<K extends keyof Tables>(
+  kind: Kind,
+  table: K,
+  keep: (q: ListQuery, ctx: RequestContext) => (row: RowOf<K>) => boolean = () => () => true,
+  refusal = 'Invalid list parameters',
+): Handler {
+  return (ctx) => {
+    const q = readListQuery(ctx.query);
+    const predicate = keep(q, ctx);
+    q.errs.throwIfAny(refusal);
+    const rows = (ctx.engine[table] as unknown as Table<RowOf<K>>).all(ctx.account.id);
+    const { items, meta } = paginate(rows, predicate, q);
+    return ok(ctx.engine.render.many(kind, items, meta));
+  };
+}
+
+/** A read of one row by the path's id; `arrayOfOne` where the spec's table says the read returns an array. */
+export function getRoute<K extends keyof Tables>(kind: Kind, table: K, what: string, shape: 'one' | 'arrayOfOne' = 'one'): Handler {
+  return (ctx) => ok(ctx.engine.render[shape](kind, findOr404(ctx.engine[table] as unknown as Table<RowOf<K>>, ctx.account.id, ctx.params.id, what)));
+}
+
+/** The routes of a writable resource: create, list, search (the same handler), read, update, delete. */
+export function addCrudRoutes(
+  router: ApiRouter,
+  base: string,
+  handlers: { create: Handler; list: Handler; read: Handler; update: Handler; remove: Handler },
+): ApiRouter {
+  return router
+    .add('POST', base, handlers.create)
+    .add('GET', base, handlers.list)
+    .add('GET', `${base}/search`, handlers.list)
+    .add('GET', `${base}/:id`, handlers.read)
+    .add('PUT', `${base}/:id`, handlers.update)
+    .add('DELETE', `${base}/:id`, handlers.remove);
 }

@@ -7,10 +7,10 @@
 import type { Engine } from '../engine.js';
 import { FieldErrors } from '../errors.js';
 import { ok, created, type ApiRouter, type RequestContext } from '../http/types.js';
-import { filterParam, matchesCommon, paginate, readListQuery } from '../query.js';
+import { filterParam, matchesCommon } from '../query.js';
 import type { CustomerRow, PhoneNumberRow } from '../store.js';
 import { isObject, readEmail, readPhone, readString, type PhoneInput } from '../validate.js';
-import { findLiveOr404, findOr404 } from './common.js';
+import { addCrudRoutes, findLiveOr404, getRoute, listRoute } from './common.js';
 
 export interface CustomerInput {
   firstname: string;
@@ -103,31 +103,23 @@ function remove(ctx: RequestContext) {
   return ok(engine.render.one('customer', row));
 }
 
-function list(ctx: RequestContext) {
-  const q = readListQuery(ctx.query);
-  const emailRaw = filterParam(ctx.query, 'email');
-  const textRaw = filterParam(ctx.query, 'q');
-  const email = typeof emailRaw === 'string' && emailRaw !== '' ? emailRaw.toLowerCase() : undefined;
-  const text = typeof textRaw === 'string' && textRaw.trim() !== '' ? textRaw.trim().toLowerCase() : undefined;
-  q.errs.throwIfAny('Invalid search parameters');
-  const { items, meta } = paginate(
-    ctx.engine.customers.all(ctx.account.id),
-    (c) =>
+const list = listRoute(
+  'customer',
+  'customers',
+  (q, ctx) => {
+    const emailRaw = filterParam(ctx.query, 'email');
+    const textRaw = filterParam(ctx.query, 'q');
+    const email = typeof emailRaw === 'string' && emailRaw !== '' ? emailRaw.toLowerCase() : undefined;
+    const text = typeof textRaw === 'string' && textRaw.trim() !== '' ? textRaw.trim().toLowerCase() : undefined;
+    return (c) =>
       c.deleted_at === null &&
       matchesCommon({ created_at: c.created_at }, { ...q, status: undefined, customerId: undefined }) &&
       (email === undefined || c.email === email) &&
-      (text === undefined || `${c.firstname} ${c.lastname} ${c.email}`.toLowerCase().includes(text)),
-    q,
-  );
-  return ok(ctx.engine.render.many('customer', items, meta));
-}
+      (text === undefined || `${c.firstname} ${c.lastname} ${c.email}`.toLowerCase().includes(text));
+  },
+  'Invalid search parameters',
+);
 
 export function registerCustomers(router: ApiRouter): void {
-  router
-    .add('POST', '/v1/customers', create)
-    .add('GET', '/v1/customers', list)
-    .add('GET', '/v1/customers/search', list)
-    .add('GET', '/v1/customers/:id', (ctx) => ok(ctx.engine.render.one('customer', findOr404(ctx.engine.customers, ctx.account.id, ctx.params.id, 'Customer'))))
-    .add('PUT', '/v1/customers/:id', update)
-    .add('DELETE', '/v1/customers/:id', remove);
+  addCrudRoutes(router, '/v1/customers', { create, list, read: getRoute('customer', 'customers', 'Customer'), update, remove });
 }

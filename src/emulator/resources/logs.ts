@@ -4,19 +4,13 @@
  * redacted; the Authorization header is never stored. The newest
  * `maxLogsPerAccount` are kept.
  */
-import { ok, type ApiRouter } from '../http/types.js';
-import { paginate, readListQuery } from '../query.js';
-import { findOr404 } from './common.js';
+import type { ApiRouter } from '../http/types.js';
+import { getRoute, listRoute } from './common.js';
 
 export function registerLogs(router: ApiRouter): void {
   router
-    .add('GET', '/v1/logs', (ctx) => {
-      const q = readListQuery(ctx.query);
-      q.errs.throwIfAny('Invalid list parameters');
-      const { items, meta } = paginate(ctx.engine.logs.all(ctx.account.id), (l) => q.status === undefined || String(l.status) === q.status, q);
-      return ok(ctx.engine.render.many('log', items, meta));
-    })
-    .add('GET', '/v1/logs/:id', (ctx) => ok(ctx.engine.render.arrayOfOne('log', findOr404(ctx.engine.logs, ctx.account.id, ctx.params.id, 'Log'))));
+    .add('GET', '/v1/logs', listRoute('log', 'logs', (q) => (l) => q.status === undefined || String(l.status) === q.status))
+    .add('GET', '/v1/logs/:id', getRoute('log', 'logs', 'Log', 'arrayOfOne'));
 }
 
 const SECRET_KEYS = new Set(['secret', 'token', 'password', 'authorization', 'api_key', 'apikey', 'access_token', 'private_key', 'forward_secret']);

@@ -15,11 +15,11 @@ import type { Engine } from '../engine.js';
 import { ApiError, FieldErrors, invalidMove } from '../errors.js';
 import { ok, created, type ApiRouter, type RequestContext } from '../http/types.js';
 import { computeFees, DEFAULT_PAYOUT_MODE, MAX_START_BATCH, sandboxOutcome } from '../lifecycle.js';
-import { matchesCommon, paginate, readListQuery } from '../query.js';
+import { matchesCommon } from '../query.js';
 import type { CurrencyRow, JsonObject, PayoutRow } from '../store.js';
-import { isObject, readAmount, readMetadata, readPhone, readString, readTimestamp } from '../validate.js';
-import { findLiveOr404, findOr404 } from './common.js';
-import { readCurrency, readCustomerRef, readMode, resolveCustomer } from './transactions.js';
+import { isObject, readAmount, readMetadata, readPhone, readTimestamp } from '../validate.js';
+import { addCrudRoutes, findLiveOr404, getRoute, listRoute } from './common.js';
+import { readCurrency, readCustomerRef, readMode, readNewCharge, resolveCustomer } from './charges.js';
 
 export function setPayoutStatus(engine: Engine, p: PayoutRow, status: string, errorCode: string | null = null): void {
   const now = engine.now();
@@ -101,15 +101,7 @@ export function createPayout(engine: Engine, accountId: number, balanceId: numbe
 function create(ctx: RequestContext) {
   const { engine, account } = ctx;
   const errs = new FieldErrors();
-  const b = isObject(ctx.body) ? ctx.body : {};
-  if (!isObject(ctx.body)) errs.add('body', 'the body must be an object');
-  const amount = readAmount(b.amount, errs, 'amount', true);
-  const currency = readCurrency(engine, account.id, b.currency, errs, true);
-  const customerRef = readCustomerRef(engine, account.id, b.customer, errs);
-  const mode = readMode(b.mode, errs, currency);
-  const merchantReference = readString(b.merchant_reference, errs, 'merchant_reference', { max: 200 });
-  const customMetadata = readMetadata(b.custom_metadata, errs, 'custom_metadata');
-  const metadata = readMetadata(b.metadata, errs, 'metadata');
+  const { amount, currency, customerRef, mode, merchantReference, customMetadata, metadata } = readNewCharge(engine, account.id, ctx.body, errs);
   errs.throwIfAny('Payout creation failed');
   const customer = resolveCustomer(engine, account.id, customerRef);
   const row = createPayout(engine, account.id, account.balance_id, {
@@ -212,20 +204,8 @@ function start(ctx: RequestContext) {
   return ok(engine.render.many('payout', plan.map((x) => x.payout)));
 }
 
-function list(ctx: RequestContext) {
-  const q = readListQuery(ctx.query);
-  q.errs.throwIfAny('Invalid search parameters');
-  const { items, meta } = paginate(ctx.engine.payouts.all(ctx.account.id), (p) => p.deleted_at === null && matchesCommon(p, q), q);
-  return ok(ctx.engine.render.many('payout', items, meta));
-}
+const list = listRoute('payout', 'payouts', (q) => (p) => p.deleted_at === null && matchesCommon(p, q), 'Invalid search parameters');
 
 export function registerPayouts(router: ApiRouter): void {
-  router
-    .add('POST', '/v1/payouts', create)
-    .add('GET', '/v1/payouts', list)
-    .add('GET', '/v1/payouts/search', list)
-    .add('PUT', '/v1/payouts/start', start)
-    .add('GET', '/v1/payouts/:id', (ctx) => ok(ctx.engine.render.one('payout', findOr404(ctx.engine.payouts, ctx.account.id, ctx.params.id, 'Payout'))))
-    .add('PUT', '/v1/payouts/:id', update)
-    .add('DELETE', '/v1/payouts/:id', remove);
+  addCrudRoutes(router, '/v1/payouts', { create, list, read: getRoute('payout', 'payouts', 'Payout'), update, remove }).add('PUT', '/v1/payouts/start', start);
 }

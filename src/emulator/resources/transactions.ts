@@ -18,72 +18,11 @@ import {
   TRANSACTION_STATUS_AT,
   TRANSACTION_STATUSES,
 } from '../lifecycle.js';
-import { matchesCommon, paginate, readListQuery } from '../query.js';
+import { matchesCommon } from '../query.js';
 import type { CurrencyRow, CustomerRow, JsonObject, TransactionRow } from '../store.js';
-import { isObject, readAmount, readId, readMetadata, readObject, readPhone, readString, readUrl } from '../validate.js';
-import { findLiveOr404, findOr404 } from './common.js';
-import { createCustomer, readCustomerInput, type CustomerInput } from './customers.js';
-
-/** `currency: {iso}` (or `{id}`) of the account; records a field error otherwise. */
-export function readCurrency(engine: Engine, accountId: number, v: unknown, errs: FieldErrors, required: boolean): CurrencyRow | undefined {
-  const obj = readObject(v, errs, 'currency', required);
-  if (!obj) return undefined;
-  if (obj.iso !== undefined) {
-    const iso = readString(obj.iso, errs, 'currency.iso', { required: true, max: 3 });
-    if (iso === undefined) return undefined;
-    const currency = engine.currencyByIso(accountId, iso);
-    if (!currency) errs.add('currency.iso', `unknown currency iso "${iso}"`);
-    return currency;
-  }
-  if (obj.id !== undefined) {
-    const id = readId(obj.id, errs, 'currency.id', true);
-    const currency = id === undefined ? undefined : engine.currencies.find(accountId, id);
-    if (id !== undefined && !currency) errs.add('currency.id', `unknown currency id ${id}`);
-    return currency;
-  }
-  errs.add('currency.iso', 'currency.iso is required');
-  return undefined;
-}
-
-export type CustomerRef = { existing: CustomerRow } | { create: CustomerInput } | undefined;
-
-/** `customer: {id}` of the account, or `{firstname, lastname, email, phone_number}` to create (or reuse by e-mail). */
-export function readCustomerRef(engine: Engine, accountId: number, v: unknown, errs: FieldErrors): CustomerRef {
-  const obj = readObject(v, errs, 'customer');
-  if (!obj) return undefined;
-  if (obj.id !== undefined && obj.id !== '') {
-    const id = readId(obj.id, errs, 'customer.id', true);
-    if (id === undefined) return undefined;
-    const existing = engine.customers.find(accountId, id);
-    if (!existing || existing.deleted_at !== null) {
-      errs.add('customer.id', `no customer with id ${id}`);
-      return undefined;
-    }
-    return { existing };
-  }
-  const input = readCustomerInput(obj, errs, 'customer', true);
-  if (!input.firstname || !input.lastname || !input.email) return undefined;
-  const existing = engine.customers.all(accountId).find((c) => c.email === input.email && c.deleted_at === null);
-  return existing ? { existing } : { create: input as CustomerInput };
-}
-
-export function resolveCustomer(engine: Engine, accountId: number, ref: CustomerRef): CustomerRow | undefined {
-  if (ref === undefined) return undefined;
-  return 'existing' in ref ? ref.existing : createCustomer(engine, accountId, ref.create);
-}
-
-export function readMode(v: unknown, errs: FieldErrors, currency: CurrencyRow | undefined, field = 'mode'): string | undefined {
-  if (v === undefined || v === null || v === '') return undefined;
-  if (typeof v !== 'string' || !(MODES as readonly string[]).includes(v)) {
-    errs.add(field, `unknown mode "${String(v)}"; known modes: ${MODES.join(', ')}`);
-    return undefined;
-  }
-  if (currency && !currency.modes.includes(v)) {
-    errs.add(field, `mode "${v}" is not available for ${currency.iso}`);
-    return undefined;
-  }
-  return v;
-}
+import { isObject, readAmount, readMetadata, readPhone, readString, readUrl } from '../validate.js';
+import { addCrudRoutes, findLiveOr404, getRoute, listRoute } from './common.js';
+import { readNewCharge, resolveCustomer } from './charges.js';
 
 export interface TransactionInput {
   amount: number;
@@ -161,28 +100,17 @@ export function scheduleSettlement(engine: Engine, tx: TransactionRow, phoneNumb
 function create(ctx: RequestContext) {
   const { engine, account } = ctx;
   const errs = new FieldErrors();
-  const b = isObject(ctx.body) ? ctx.body : {};
-  if (!isObject(ctx.body)) errs.add('body', 'the body must be an object');
-  const amount = readAmount(b.amount, errs, 'amount', true);
-  const currency = readCurrency(engine, account.id, b.currency, errs, true);
-  const description = readString(b.description, errs, 'description', { max: 1000 });
-  const callbackUrl = readUrl(b.callback_url, errs, 'callback_url', false);
-  const customerRef = readCustomerRef(engine, account.id, b.customer, errs);
-  const mode = readMode(b.mode, errs, currency);
-  const merchantReference = readString(b.merchant_reference, errs, 'merchant_reference', { max: 200 });
-  const customMetadata = readMetadata(b.custom_metadata, errs, 'custom_metadata');
-  const metadata = readMetadata(b.metadata, errs, 'metadata');
+  const { body, amount, currency, customerRef, ...charge } = readNewCharge(engine, account.id, ctx.body, errs);
+  const description = readString(body.description, errs, 'description', { max: 1000 });
+  const callbackUrl = readUrl(body.callback_url, errs, 'callback_url', false);
   errs.throwIfAny('Transaction creation failed');
   const row = createTransaction(engine, account.id, account.balance_id, {
+    ...charge,
     amount: amount as number,
     currency: currency as CurrencyRow,
     description,
     callbackUrl,
     customer: resolveCustomer(engine, account.id, customerRef),
-    mode,
-    merchantReference,
-    customMetadata,
-    metadata,
   });
   return created(engine.render.one('transaction', row));
 }
@@ -255,7 +183,7 @@ function token(ctx: RequestContext) {
     engine.tokens.set(t, tx.id);
     engine.tokenOf.set(tx.id, t);
   }
-  // Always flat, in both styles (upstream.md, Response shapes).
+  // Always flat, in both styles (docs/upstream.md, Response shapes).
   return ok({ token: t, url: `${engine.baseUrl}/checkout/${t}` });
 }
 
@@ -310,23 +238,10 @@ function send(ctx: RequestContext) {
   return ok(engine.render.many('payment_intent', [intent]));
 }
 
-function list(ctx: RequestContext) {
-  const q = readListQuery(ctx.query);
-  q.errs.throwIfAny('Invalid search parameters');
-  const { items, meta } = paginate(ctx.engine.transactions.all(ctx.account.id), (t) => t.deleted_at === null && matchesCommon(t, q), q);
-  return ok(ctx.engine.render.many('transaction', items, meta));
-}
+const list = listRoute('transaction', 'transactions', (q) => (t) => t.deleted_at === null && matchesCommon(t, q), 'Invalid search parameters');
 
 export function registerTransactions(router: ApiRouter): void {
-  router
-    .add('POST', '/v1/transactions', create)
-    .add('GET', '/v1/transactions', list)
-    .add('GET', '/v1/transactions/search', list)
-    .add('GET', '/v1/transactions/:id', (ctx) =>
-      ok(ctx.engine.render.one('transaction', findOr404(ctx.engine.transactions, ctx.account.id, ctx.params.id, 'Transaction'))),
-    )
-    .add('PUT', '/v1/transactions/:id', update)
-    .add('DELETE', '/v1/transactions/:id', remove)
+  addCrudRoutes(router, '/v1/transactions', { create, list, read: getRoute('transaction', 'transactions', 'Transaction'), update, remove })
     .add('POST', '/v1/transactions/:id/token', token)
     .add('POST', '/v1/transactions/:mode', send)
     // Older path of the send step, still used by client libraries.

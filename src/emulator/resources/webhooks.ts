@@ -6,19 +6,25 @@
  */
 import { FieldErrors } from '../errors.js';
 import { ok, created, type ApiRouter, type RequestContext } from '../http/types.js';
-import { paginate, readListQuery } from '../query.js';
 import { isObject, readBool, readString, readUrl } from '../validate.js';
-import { findOr404 } from './common.js';
+import { findOr404, getRoute, listRoute } from './common.js';
+
+/** The settable fields of a webhook, read from a create (url required) or update body. */
+function readWebhookFields(b: Record<string, unknown>, errs: FieldErrors, urlRequired: boolean) {
+  return {
+    url: readUrl(b.url, errs, 'url', urlRequired),
+    enabled: readBool(b.enabled, errs, 'enabled'),
+    sslVerify: readBool(b.ssl_verify, errs, 'ssl_verify'),
+    disableOnError: readBool(b.disable_on_error, errs, 'disable_on_error'),
+    httpHeaders: readBool(b.http_headers, errs, 'http_headers'),
+  };
+}
 
 function create(ctx: RequestContext) {
   const { engine, account } = ctx;
   const errs = new FieldErrors();
   const b = isObject(ctx.body) ? ctx.body : {};
-  const url = readUrl(b.url, errs, 'url', true);
-  const enabled = readBool(b.enabled, errs, 'enabled');
-  const sslVerify = readBool(b.ssl_verify, errs, 'ssl_verify');
-  const disableOnError = readBool(b.disable_on_error, errs, 'disable_on_error');
-  const httpHeaders = readBool(b.http_headers, errs, 'http_headers');
+  const { url, enabled, sslVerify, disableOnError, httpHeaders } = readWebhookFields(b, errs, true);
   const secret = readString(b.secret, errs, 'secret', { max: 500 });
   if (secret === '') errs.add('secret', 'secret cannot be empty');
   errs.throwIfAny('Webhook creation failed');
@@ -43,12 +49,7 @@ function update(ctx: RequestContext) {
   const { engine, account } = ctx;
   const row = findOr404(engine.webhooks, account.id, ctx.params.id, 'Webhook');
   const errs = new FieldErrors();
-  const b = isObject(ctx.body) ? ctx.body : {};
-  const url = readUrl(b.url, errs, 'url', false);
-  const enabled = readBool(b.enabled, errs, 'enabled');
-  const sslVerify = readBool(b.ssl_verify, errs, 'ssl_verify');
-  const disableOnError = readBool(b.disable_on_error, errs, 'disable_on_error');
-  const httpHeaders = readBool(b.http_headers, errs, 'http_headers');
+  const { url, enabled, sslVerify, disableOnError, httpHeaders } = readWebhookFields(isObject(ctx.body) ? ctx.body : {}, errs, false);
   errs.throwIfAny('Webhook update failed');
   if (url !== undefined) row.url = url;
   if (enabled !== undefined) row.enabled = enabled;
@@ -70,15 +71,8 @@ function remove(ctx: RequestContext) {
 export function registerWebhooks(router: ApiRouter): void {
   router
     .add('POST', '/v1/webhooks', create)
-    .add('GET', '/v1/webhooks', (ctx) => {
-      const q = readListQuery(ctx.query);
-      q.errs.throwIfAny('Invalid list parameters');
-      const { items, meta } = paginate(ctx.engine.webhooks.all(ctx.account.id), () => true, q);
-      return ok(ctx.engine.render.many('webhook', items, meta));
-    })
-    .add('GET', '/v1/webhooks/:id', (ctx) =>
-      ok(ctx.engine.render.arrayOfOne('webhook', findOr404(ctx.engine.webhooks, ctx.account.id, ctx.params.id, 'Webhook'))),
-    )
+    .add('GET', '/v1/webhooks', listRoute('webhook', 'webhooks'))
+    .add('GET', '/v1/webhooks/:id', getRoute('webhook', 'webhooks', 'Webhook', 'arrayOfOne'))
     .add('PUT', '/v1/webhooks/:id', update)
     .add('DELETE', '/v1/webhooks/:id', remove);
 }

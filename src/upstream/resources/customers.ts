@@ -3,26 +3,20 @@ import type { CustomerCreateParams, CustomerSearchParams, PaymentsApi } from '..
 import { resourceShape } from '../decode.js';
 import type { QueryValue } from '../http.js';
 import { customerModel } from '../models.js';
-import { pageQuery, phoneNumberBody, type Fetch } from './fetch.js';
+import { phoneNumberBody, searchQuery, type Fetch } from './fetch.js';
 
 const customer = resourceShape('customer', 'customers', customerModel);
 
 export function customers({ one, page }: Fetch): PaymentsApi['customers'] {
   return {
     retrieve: (id, opts) => one(customer, { method: 'GET', pattern: '/v1/customers/:id', path: { id } }, opts),
-    search: (params, opts) => page(customer, { method: 'GET', pattern: '/v1/customers/search', query: searchQuery(params) }, params, opts),
+    search: (params, opts) => page(customer, { method: 'GET', pattern: '/v1/customers/search', query: customerSearch(params) }, params, opts),
     create: (params, opts) => one(customer, { method: 'POST', pattern: '/v1/customers', body: customerBody(params) }, opts),
   };
 }
 
-function searchQuery(params: CustomerSearchParams = {}): Record<string, QueryValue> {
-  return {
-    ...pageQuery(params),
-    'filters[email]': params.email,
-    'filters[q]': params.query,
-    'filters[created_after]': params.createdAfter,
-    'filters[created_before]': params.createdBefore,
-  };
+function customerSearch(params: CustomerSearchParams = {}): Record<string, QueryValue> {
+  return searchQuery(params, { email: params.email, q: params.query });
 }
 
 function customerBody(params: Partial<CustomerCreateParams>) {

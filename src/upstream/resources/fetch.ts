@@ -37,6 +37,20 @@ export function pageQuery(params: ListParams = {}): Record<string, QueryValue> {
   return { page: params.page, per_page: params.perPage };
 }
 
+/**
+ * A search's query: the page, then each filter as `filters[<field>]=value`
+ * (docs/upstream.md, Operations), the creation-time range included.
+ */
+export function searchQuery(
+  params: ListParams & { createdAfter?: string | undefined; createdBefore?: string | undefined },
+  filters: Record<string, QueryValue>,
+): Record<string, QueryValue> {
+  const query: Record<string, QueryValue> = pageQuery(params);
+  const all = { ...filters, created_after: params.createdAfter, created_before: params.createdBefore };
+  for (const [field, value] of Object.entries(all)) query[`filters[${field}]`] = value;
+  return query;
+}
+
 export function phoneNumberBody(phone: PhoneNumberParams | undefined) {
   return phone === undefined ? undefined : { number: phone.number, country: phone.country };
 }

@@ -3,7 +3,7 @@ import type { PaymentsApi, SearchParams, TransactionCreateParams } from '../api.
 import { resourceShape } from '../decode.js';
 import type { QueryValue } from '../http.js';
 import { paymentIntentModel, transactionModel, transactionTokenModel } from '../models.js';
-import { currencyBody, customerRefBody, pageQuery, phoneNumberBody, type Fetch } from './fetch.js';
+import { currencyBody, customerRefBody, pageQuery, phoneNumberBody, searchQuery, type Fetch } from './fetch.js';
 
 const transaction = resourceShape('transaction', 'transactions', transactionModel);
 const token = resourceShape('token', 'tokens', transactionTokenModel);
@@ -14,7 +14,7 @@ export function transactions({ one, many, page }: Fetch): PaymentsApi['transacti
     retrieve: (id, opts) => one(transaction, { method: 'GET', pattern: '/v1/transactions/:id', path: { id } }, opts),
     list: (params, opts) => page(transaction, { method: 'GET', pattern: '/v1/transactions', query: pageQuery(params) }, params, opts),
     search: (params, opts) =>
-      page(transaction, { method: 'GET', pattern: '/v1/transactions/search', query: searchQuery(params) }, params, opts),
+      page(transaction, { method: 'GET', pattern: '/v1/transactions/search', query: paymentSearch(params) }, params, opts),
     create: (params, opts) =>
       one(
         transaction,
@@ -47,15 +47,9 @@ export function transactions({ one, many, page }: Fetch): PaymentsApi['transacti
   };
 }
 
-/** Filters sent as `filters[<field>]=value`, shared with payouts (docs/upstream.md, Operations). */
-export function searchQuery(params: SearchParams = {}): Record<string, QueryValue> {
-  return {
-    ...pageQuery(params),
-    'filters[status]': params.status,
-    'filters[customer_id]': params.customerId,
-    'filters[created_after]': params.createdAfter,
-    'filters[created_before]': params.createdBefore,
-  };
+/** The search filters transactions and payouts share. */
+export function paymentSearch(params: SearchParams = {}): Record<string, QueryValue> {
+  return searchQuery(params, { status: params.status, customer_id: params.customerId });
 }
 
 function createBody(params: TransactionCreateParams) {

@@ -1,0 +1,40 @@
+/**
+ * Output scalars over values the upstream sent. graphql-scalars' own
+ * serialisers rewrite (a `+01:00` time becomes UTC, microseconds become
+ * milliseconds, a number is read as milliseconds, a URL is re-cased) or throw,
+ * and a throw would surface as INTERNAL_SERVER_ERROR. Here a value is served
+ * exactly as the upstream sent it (after the boundary normalised timestamps,
+ * src/upstream/timestamps.ts) when it is valid, and a value the scalar cannot
+ * represent fails its own field as UPSTREAM_ERROR. Inputs are parsed by
+ * graphql-scalars unchanged.
+ */
+import { GraphQLScalarType } from 'graphql';
+import { CountryCodeResolver, DateTimeResolver, EmailAddressResolver, URLResolver } from 'graphql-scalars';
+import { UpstreamInvalidResponseError } from '../upstream/errors.js';
+import { RFC3339 } from '../upstream/timestamps.js';
+
+function unrepresentable(scalar: string): UpstreamInvalidResponseError {
+  // The value itself stays out of the message: it is upstream data, possibly personal.
+  return new UpstreamInvalidResponseError({ route: 'response', detail: `a value the ${scalar} scalar cannot represent` });
+}
+
+/** `scalar` with a serialiser that passes valid upstream values through untouched and blames the upstream for the rest. */
+function servedAsSent(scalar: GraphQLScalarType, passThrough: (value: unknown) => boolean): GraphQLScalarType {
+  const config = scalar.toConfig();
+  return new GraphQLScalarType({
+    ...config,
+    serialize(value) {
+      if (passThrough(value)) return value;
+      try {
+        return config.serialize!(value);
+      } catch {
+        throw unrepresentable(scalar.name);
+      }
+    },
+  });
+}
+
+export const DateTimeScalar = servedAsSent(DateTimeResolver, (v) => typeof v === 'string' && RFC3339.test(v) && !Number.isNaN(Date.parse(v)));
+export const URLScalar = servedAsSent(URLResolver, (v) => typeof v === 'string' && URL.canParse(v));
+export const EmailAddressScalar = servedAsSent(EmailAddressResolver, () => false);
+export const CountryCodeScalar = servedAsSent(CountryCodeResolver, () => false);

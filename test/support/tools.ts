@@ -1,0 +1,74 @@
+/**
+ * Suites that need a program outside npm: `redis-server` (scale-out and
+ * shared idempotency) and Chromium (browser tests). On a developer's bare
+ * machine they are skipped, loudly, so `npm ci && npm test` is green there;
+ * under CI (`CI=true`) a missing program fails the suite instead, because
+ * `.ci/run` installs both and a skip there would hide a lost check.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import { chromium, type Browser } from 'playwright-core';
+import { describe, it } from 'vitest';
+
+export type Tool = 'redis-server' | 'chromium';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+const INSTALL: Record<Tool, string> = {
+  'redis-server': 'apt-get install -y redis-server (or brew install redis)',
+  chromium: `apt-get install -y chromium, or set CHROMIUM_PATH to a Chromium binary (looked for ${CHROMIUM_PATH})`,
+};
+
+export function toolAvailable(tool: Tool): boolean {
+  if (tool === 'chromium') return existsSync(CHROMIUM_PATH);
+  return !spawnSync('redis-server', ['--version']).error;
+}
+
+export function inCi(): boolean {
+  const ci = process.env.CI;
+  return ci !== undefined && ci !== '' && ci !== '0' && ci.toLowerCase() !== 'false';
+}
+
+export function skipNotice(tool: Tool, suite: string): string {
+  return `SKIPPED "${suite}": ${tool} is not installed. Install it to run these tests: ${INSTALL[tool]}.`;
+}
+
+/**
+ * `describe` for a suite that needs `tool`: the suite itself when the tool is
+ * there; a failing test naming the tool under CI; otherwise a skipped suite
+ * and a notice on stderr (repeated in the run's summary by the global setup).
+ */
+export function describeWith(tool: Tool, name: string, body: () => void): void {
+  if (toolAvailable(tool)) {
+    describe(name, body);
+    return;
+  }
+  if (inCi()) {
+    describe(name, () => {
+      it(`needs ${tool}`, () => {
+        throw new Error(`${tool} is not installed, and CI does not skip: ${INSTALL[tool]}`);
+      });
+    });
+    return;
+  }
+  console.warn(`\n*** ${skipNotice(tool, name)} ***\n`);
+  describe.skip(`${name} [skipped: no ${tool}]`, body);
+}
+
+/** Debian's Chromium, headless, with nothing that reaches the network on its own. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** A port free on 127.0.0.1 right now, for a server started as a child process. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
