@@ -11,6 +11,7 @@ import { startGateway, type RunningGateway } from '../../src/server.js';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
 import { factories } from '../support/factories.js';
 import { emulatorAdmin, newKey } from '../support/harness.js';
+import { wsClient } from '../realtime/support.js';
 import { logSink, startRecordingProxy, type RecordingProxy } from './support.js';
 
 const QUERY = 'query TxWithCustomer($id: ID!) { transaction(id: $id) { id customer { email } } }';
@@ -101,5 +102,35 @@ describe('request ids', () => {
     const { header } = await post({ traceparent: `00-${traceId}-b7ad6b7169203331-01` });
     expect(header).toBe(traceId);
     expect(proxy.requests.every((r) => r.headers['x-request-id'] === traceId)).toBe(true);
+  });
+
+  it('gives each WebSocket operation an id of its own, in its errors and its upstream requests', async () => {
+    const { client } = wsClient(gateway.url.replace(/^http/, 'ws'), key);
+    try {
+      const run = (id: string) =>
+        new Promise<{ errors?: { extensions?: Record<string, unknown> }[] }>((resolve, reject) => {
+          let last: { errors?: { extensions?: Record<string, unknown> }[] } = {};
+          client.subscribe({ query: 'query Tx($id: ID!) { transaction(id: $id) { id customer { email } } }', variables: { id } }, {
+            next: (value) => (last = value as typeof last),
+            error: reject,
+            complete: () => resolve(last),
+          });
+        });
+      await emulatorAdmin(emulator.url)('POST', '/_emulator/faults', { route: 'GET /v1/customers/:id', status: 500, times: 6 });
+      proxy.requests.length = 0;
+      const first = await run(String(txId));
+      const second = await run(String(txId));
+      await emulatorAdmin(emulator.url)('DELETE', '/_emulator/faults');
+      const ids = [first, second].map((r) => r.errors?.[0]?.extensions?.requestId);
+      expect(ids[0]).toEqual(expect.any(String));
+      expect(ids[1]).toEqual(expect.any(String));
+      expect(ids[0]).not.toBe(ids[1]);
+      // The connection's own account look-up belongs to no operation; every operation's call carries its id.
+      const sent = new Set(proxy.requests.filter((r) => !r.path.startsWith('/v1/accounts')).map((r) => r.headers['x-request-id']));
+      expect(sent).toEqual(new Set(ids));
+      expect(logs.lines().some((line) => line.requestId === ids[0] && line.msg === 'operation finished')).toBe(true);
+    } finally {
+      await client.dispose();
+    }
   });
 });
