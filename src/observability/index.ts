@@ -33,7 +33,7 @@ export class Observability {
     private readonly logger: Logger,
   ) {
     this.metrics = config.metrics.enabled ? new GatewayMetrics({ defaultMetrics: true }) : null;
-    this.tracing = createTracing(config.tracing);
+    this.tracing = createTracing(config.tracing, logger);
     this.loaders = loaderStats(this.metrics);
   }
 
