@@ -4,14 +4,14 @@
  * import against the allowed directions below. Read each rule as
  * "<from> may not import <to>". An arrow means "may import":
  *
- *  main.ts ──> server.ts ──> http/ ──> context.ts ──> loaders/ ──> upstream/
- *    │           │             │          │                            ▲
- *    │           │             │          ├──> observability/ (fills the hooks of loaders, idempotency, upstream)
- *    │           │             │          └──> limits/ ────────────────┤
- *    │           │             └──> realtime/ (event side)             │
- *    │           ├──> explorer/                                        │
- *    │           └──> schema.ts ──> resolvers/ ──> payments/ ──────────┤
- *    │                                └──> idempotency/ ───────────────┘
+ *  main.ts ──> server.ts ──> http/ ──> context.ts ──> loaders/ ──> cache/ ──> upstream/
+ *    │           │             │          │                                        ▲
+ *    │           │             │          ├──> observability/ (fills the hooks) ───┤
+ *    │           │             │          └──> limits/ ────────────────────────────┤
+ *    │           │             └──> realtime/ (event side) ────────────────────────┤
+ *    │           ├──> explorer/                                                    │
+ *    │           └──> schema.ts ──> resolvers/ ──> payments/ ──────────────────────┤
+ *    │                                └──> idempotency/ ───────────────────────────┘
  *    └──> emulator/ (stands alone: imports nothing of the gateway)
  *
  *  graphql/ (the selection walker) imports nothing. config.ts, logger.ts, errors.ts,
@@ -53,9 +53,16 @@ module.exports = {
     {
       name: 'loaders-sit-on-upstream',
       severity: 'error',
-      comment: 'DataLoaders batch upstream reads; they know nothing of GraphQL resolvers or transports.',
+      comment: 'DataLoaders batch upstream reads (through the entity cache); they know nothing of GraphQL resolvers or transports.',
       from: { path: '^src/loaders/' },
-      to: { path: '^src/', pathNot: ['^src/loaders/', '^src/upstream/'] },
+      to: { path: '^src/', pathNot: ['^src/loaders/', '^src/upstream/', '^src/cache/'] },
+    },
+    {
+      name: 'cache-sits-on-upstream',
+      severity: 'error',
+      comment: 'The entity cache stores upstream objects by the payment rules; it knows no loader, resolver, transport or event side (server.ts wires webhooks to it).',
+      from: { path: '^src/cache/' },
+      to: { path: '^src/', pathNot: ['^src/cache/', '^src/upstream/', '^src/payments/', GATEWAY_SHARED] },
     },
     {
       name: 'payment-rules-are-pure',

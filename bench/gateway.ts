@@ -119,9 +119,11 @@ export const gatewayBench: Bench = {
 async function runGatewayBench(s: Settings): Promise<void> {
   const emulator = await startBenchEmulator({ latencyMs: s.latencyMs, separateProcess: s.emulatorProcess });
   const upstream = createUpstreamClient({ baseUrl: emulator.url });
-  const warm = await gatewayOn(emulator, upstream, {});
-  // Same emulator and client, but the currency list is read again on every request.
-  const cold = await gatewayOn(emulator, upstream, { CURRENCY_CACHE_TTL_MS: '0' });
+  // Per-request latency is measured here: customers are read every time (the entity
+  // cache is measured by `npm run bench -- peer`); only the currency list is kept.
+  const warm = await gatewayOn(emulator, upstream, { CUSTOMER_CACHE_TTL_MS: '0' });
+  // Same emulator and client, with no cache across requests at all.
+  const cold = await gatewayOn(emulator, upstream, { ENTITY_CACHE: 'false', CURRENCY_CACHE_TTL_MS: '0' });
   const client = createJsonClient(Math.max(1, s.concurrency));
   const connections = watchConnections();
 

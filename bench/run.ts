@@ -5,11 +5,13 @@
 import { abuseBench } from './abuse.js';
 import { gatewayBench } from './gateway.js';
 import { observabilityBench } from './observability.js';
+import { peerBench } from './peer.js';
 import { realtimeBench } from './realtime.js';
+import { reconcileBench } from './reconcile.js';
 import { resilienceBench } from './resilience.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench, realtimeBench, resilienceBench, abuseBench, observabilityBench];
+const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, reconcileBench, resilienceBench, abuseBench, observabilityBench];
 const DEFAULT = 'gateway';
 
 function help(): string {

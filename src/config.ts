@@ -30,6 +30,10 @@ const envSchema = z
     LOG_LEVEL: optional(z.enum(LOG_LEVELS)).default('info'),
     UPSTREAM_TIMEOUT_MS: optional(positiveMs).default(10_000),
     CURRENCY_CACHE_TTL_MS: optional(z.coerce.number().int().min(0)).default(60_000),
+    ENTITY_CACHE: optional(boolean).default(true),
+    ENTITY_CACHE_MAX_OBJECTS: optional(z.coerce.number().int().min(1)).default(50_000),
+    CUSTOMER_CACHE_TTL_MS: optional(z.coerce.number().int().min(0)).default(60_000),
+    FINAL_OBJECT_CACHE_TTL_MS: optional(z.coerce.number().int().min(0)).default(60 * 60 * 1000),
     MAX_PAGE_SIZE: optional(z.coerce.number().int().min(1).max(100)).default(100),
     DEFAULT_PAGE_SIZE: optional(z.coerce.number().int().min(1).max(100)).default(20),
     SUBSCRIPTION_QUEUE_LIMIT: optional(z.coerce.number().int().min(1).max(100_000)).default(256),
@@ -92,6 +96,10 @@ const envSchema = z
     APOLLO_KEY: optional(z.string()),
     APOLLO_GRAPH_REF: optional(z.string().regex(/^[^@\s]+@[^@\s]+$|^[^@\s]+$/, 'must be <graph id>@<variant>')),
     APOLLO_USAGE_REPORTING: optional(boolean),
+    RECONCILE_INITIAL_MS: optional(z.coerce.number().int().min(10)).default(2_000),
+    RECONCILE_MAX_MS: optional(z.coerce.number().int().min(10)).default(30_000),
+    RECONCILE_JITTER: optional(z.coerce.number().min(0).max(0.9)).default(0.2),
+    RECONCILE_READS_PER_SECOND: optional(z.coerce.number().min(0)).default(20),
   })
   // Cross-field rules run even when a field above failed, so every problem is named at once;
   // hence the guards on values that may not have parsed.
@@ -112,6 +120,11 @@ const envSchema = z
   })
   .refine(
     (env) =>
+      !(typeof env.RECONCILE_INITIAL_MS === 'number' && typeof env.RECONCILE_MAX_MS === 'number' && env.RECONCILE_INITIAL_MS > env.RECONCILE_MAX_MS),
+    { path: ['RECONCILE_INITIAL_MS'], message: 'must not exceed RECONCILE_MAX_MS', when: () => true },
+  )
+  .refine(
+    (env) =>
       !(typeof env.DEFAULT_PAGE_SIZE === 'number' && typeof env.MAX_PAGE_SIZE === 'number' && env.DEFAULT_PAGE_SIZE > env.MAX_PAGE_SIZE),
     { path: ['DEFAULT_PAGE_SIZE'], message: 'must not exceed MAX_PAGE_SIZE', when: () => true },
   );
@@ -127,6 +140,12 @@ export interface Config {
   logLevel: (typeof LOG_LEVELS)[number];
   upstreamTimeoutMs: number;
   currencyCacheTtlMs: number;
+  /**
+   * Upstream objects kept across requests (src/cache): in Redis when
+   * REDIS_URL is set, else in memory (at most maxObjects). A TTL of 0 keeps
+   * that kind out of the cache.
+   */
+  entityCache: { enabled: boolean; maxObjects: number; customerTtlMs: number; finalTtlMs: number };
   pagination: { defaultFirst: number; maxFirst: number };
   /** Per subscription: events queued for a client that does not keep up, before it is disconnected. */
   subscriptionQueueLimit: number;
@@ -156,6 +175,19 @@ export interface Config {
   /** Default graphiql, or off in production. */
   explorer: (typeof EXPLORERS)[number];
   observability: ObservabilityConfig;
+  /** Re-reading objects that subscriptions wait on, for when webhooks do not come (README, Real-time). */
+  reconcile: ReconcileSettings;
+}
+
+export interface ReconcileSettings {
+  /** Wait before the first re-read, and again after any change of the object. */
+  initialMs: number;
+  /** The wait doubles after each quiet re-read up to this cap: the longest a missed change can go unseen. */
+  maxMs: number;
+  /** Each wait is shortened by up to this share at random, so objects watched together do not re-read together. */
+  jitter: number;
+  /** Upstream re-reads per second on one instance, across every object; 0 turns reconciliation off. */
+  readsPerSecond: number;
 }
 
 /** Metrics, traces and Apollo reporting (README, Operations). */
@@ -235,6 +267,12 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     logLevel: e.LOG_LEVEL,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     currencyCacheTtlMs: e.CURRENCY_CACHE_TTL_MS,
+    entityCache: Object.freeze({
+      enabled: e.ENTITY_CACHE,
+      maxObjects: e.ENTITY_CACHE_MAX_OBJECTS,
+      customerTtlMs: e.CUSTOMER_CACHE_TTL_MS,
+      finalTtlMs: e.FINAL_OBJECT_CACHE_TTL_MS,
+    }),
     pagination: Object.freeze({ defaultFirst: e.DEFAULT_PAGE_SIZE, maxFirst: e.MAX_PAGE_SIZE }),
     subscriptionQueueLimit: e.SUBSCRIPTION_QUEUE_LIMIT,
     subscriptionMaxBufferedBytes: e.SUBSCRIPTION_MAX_BUFFERED_BYTES,
@@ -303,6 +341,12 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       apollo: e.APOLLO_KEY
         ? Object.freeze({ key: e.APOLLO_KEY, graphRef: e.APOLLO_GRAPH_REF ?? null, usageReporting: e.APOLLO_USAGE_REPORTING ?? false })
         : null,
+    }),
+    reconcile: Object.freeze({
+      initialMs: e.RECONCILE_INITIAL_MS,
+      maxMs: e.RECONCILE_MAX_MS,
+      jitter: e.RECONCILE_JITTER,
+      readsPerSecond: e.RECONCILE_READS_PER_SECOND,
     }),
   });
 }

@@ -9,7 +9,8 @@ import type { Caller } from './auth.js';
 import { createLoaders, type Loaders } from './loaders/index.js';
 import type { PaginationLimits } from './pagination.js';
 import type { Logger } from './logger.js';
-import type { CurrencyCatalog } from './loaders/currency-catalog.js';
+import type { EntityCache, EntityCacheScope } from './cache/index.js';
+import { uncached } from './cache/index.js';
 import type { RealtimeSource } from './realtime/source.js';
 import type { IdempotencyScope, IdempotencyStore } from './idempotency/index.js';
 import type { PaymentsApi } from './upstream/api.js';
@@ -30,8 +31,8 @@ export interface Context {
   logger: Logger;
   /** The operation's request id, span and metrics line (src/observability). */
   telemetry: OperationTelemetry;
-  /** Currencies shared across requests for a short time (per caller). */
-  currencyCatalog: CurrencyCatalog;
+  /** The caller's view of the entity cache; mutations evict what they changed through it. */
+  entityCache: EntityCacheScope;
   /** Only on GraphQL-over-WebSocket operations: the caller's live events. */
   realtime?: RealtimeSource;
   /** Idempotency records for keyed mutations; see src/idempotency. */
@@ -58,7 +59,8 @@ export interface ContextDeps {
   rejectedKeys: RejectedKeys;
   upstream: UpstreamClientFactory;
   logger: Logger;
-  currencyCatalog: CurrencyCatalog;
+  /** Upstream objects kept across requests (src/cache). */
+  entityCache: EntityCache;
   idempotencyStore: IdempotencyStore;
   observability: Observability;
 }
@@ -68,10 +70,12 @@ export interface OperationInput {
   caller: Caller | null;
   /** Epoch ms: no upstream call of this operation starts, and no retry waits, past it. */
   deadlineAt: number;
-  transport: 'http' | 'websocket';
+  transport: 'http' | 'websocket' | 'sse';
   /** The `Idempotency-Key` HTTP header (HTTP only). */
   idempotencyKeyHeader?: string;
   realtime?: RealtimeSource;
+  /** The caller sent `Cache-Control: no-cache`: read the upstream, not the entity cache. */
+  bypassCache?: boolean;
   /** Started by the transport, which also ends it. */
   telemetry: OperationTelemetry;
 }
@@ -87,15 +91,16 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
         rejectedKeys: deps.rejectedKeys,
       })
     : anonymousApi();
+  const entityCache = caller ? deps.entityCache.scope(callerId, { bypass: input.bypassCache ?? false }) : uncached;
   return {
     api,
     callerId,
-    loaders: createLoaders(api, callerId, deps.currencyCatalog, observability.loaders),
+    loaders: createLoaders(api, entityCache, observability.loaders),
     pagination: deps.config.pagination,
     limits: deps.config.limits,
     logger: telemetry.logger,
     telemetry,
-    currencyCatalog: deps.currencyCatalog,
+    entityCache,
     idempotency: {
       store: deps.idempotencyStore,
       settings: deps.config.idempotency,

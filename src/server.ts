@@ -20,10 +20,12 @@ import { isClientAbort, sendJson } from './http/body.js';
 import { healthz, readyz } from './http/health.js';
 import { createWebhookReceiver } from './http/webhook-route.js';
 import { attachSubscriptions } from './http/websocket.js';
-import { createCurrencyCatalog } from './loaders/currency-catalog.js';
+import { createSseRoute } from './http/sse.js';
+import { createEntityCache, memoryStore, redisStore, type EntityCache } from './cache/index.js';
 import type { Logger } from './logger.js';
 import { buildSchema } from './schema.js';
-import { startRealtime } from './realtime/index.js';
+import { createReconciler, startRealtime } from './realtime/index.js';
+import { UpstreamNotFoundError } from './upstream/index.js';
 import { MemoryIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { loadTrustedDocuments } from './limits/trusted-documents.js';
@@ -85,7 +87,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     rejectedKeys: new RejectedKeys(config.limits.rejectedKeyTtlMs),
     upstream,
     logger,
-    currencyCatalog: createCurrencyCatalog(config.currencyCacheTtlMs),
+    entityCache: await startEntityCache(config, logger),
     idempotencyStore: idempotencyStore ?? ownStore!,
     observability,
   };
@@ -139,24 +141,54 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
 
   // Webhooks in, subscriptions out (src/realtime): same schema, context and error mapping as HTTP.
   const realtime = await startRealtime({ redisUrl: config.redisUrl, logger });
+  const reconciler = createReconciler({
+    settings: config.reconcile,
+    bus: realtime.bus,
+    ledger: realtime.ledger,
+    lease: realtime.lease,
+    logger,
+    // With a subscriber's own key, and an operation's deadline: a re-read is the subscriber's read, made later.
+    read: async (apiKey, kind, id) => {
+      const api = upstream.forKey(apiKey, { deadlineAt: Date.now() + config.operationDeadlineMs });
+      try {
+        return kind === 'transaction' ? await api.transactions.retrieve(id) : await api.payouts.retrieve(id);
+      } catch (error) {
+        if (error instanceof UpstreamNotFoundError) return null;
+        throw error;
+      }
+    },
+  });
+  // Apollo Server adds the introspection rule itself for HTTP; graphql-ws and graphql-sse need it spelled out.
+  const wsDocuments = { ...documents, rules: config.graphql.introspection ? documents.rules : [...documents.rules, NoSchemaIntrospectionCustomRule] };
   const subscriptions = attachSubscriptions({
     httpServer,
     path: '/graphql',
     schema,
     bus: realtime.bus,
+    reconciler,
     context: contextDeps,
     limits: {
       queueLimit: config.subscriptionQueueLimit,
       maxBufferedBytes: config.subscriptionMaxBufferedBytes,
       maxSubscriptionsPerConnection: 100,
     },
-    // Apollo Server adds the introspection rule itself for HTTP; graphql-ws needs it spelled out.
-    documents: { ...documents, rules: config.graphql.introspection ? documents.rules : [...documents.rules, NoSchemaIntrospectionCustomRule] },
+    documents: wsDocuments,
     formatError,
   });
   observability.readFrom({ routes: () => upstream.routeStats?.() ?? {}, websocket: () => subscriptions.stats() });
+  // The same subscriptions as Server-Sent Events, for clients without WebSockets (src/http/sse.ts).
+  const sse = createSseRoute({
+    schema,
+    bus: realtime.bus,
+    reconciler,
+    context: contextDeps,
+    limits: { queueLimit: config.subscriptionQueueLimit, maxBufferedBytes: config.subscriptionMaxBufferedBytes },
+    documents: wsDocuments,
+    formatError,
+  });
   const health = {
-    subscriptions: () => subscriptions.stats(),
+    subscriptions: () => ({ ...subscriptions.stats(), ...sse.stats() }),
+    reconcile: () => ({ ...reconciler.stats(), readsPerSecondCap: config.reconcile.readsPerSecond }),
     breakers: () => upstream.breakerStates?.() ?? {},
     draining: () => draining,
   };
@@ -169,6 +201,8 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       bus: realtime.bus,
       logger,
       onResult: (result) => observability.webhook(result),
+      // In the store every instance reads (Redis when shared), before the upstream hears "received".
+      evict: (event) => contextDeps.entityCache.evictObject(event.object, event.objectId),
     }),
     '/healthz': healthz(health),
     '/readyz': readyz(health),
@@ -182,8 +216,11 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     const url = new URL(req.url ?? '/', 'http://gateway');
     if (draining) res.setHeader('connection', 'close');
     // The explorer answers a browser's GET /graphql and its own assets; everything else goes on.
-    if (explorer.handle(req, res)) return;
-    const route = routes[url.pathname] ?? ((_req, response) => sendJson(response, 404, { error: 'not found' }));
+    if (!sse.wants(req) && explorer.handle(req, res)) return;
+    const route =
+      url.pathname === '/graphql' && sse.wants(req)
+        ? (request: http.IncomingMessage, response: http.ServerResponse) => sse.handle(request, response)
+        : (routes[url.pathname] ?? ((_req, response) => sendJson(response, 404, { error: 'not found' })));
     Promise.resolve(route(req, res, url)).catch((error: unknown) => {
       if (isClientAbort(error)) {
         logger.debug({ path: url.pathname }, 'client went away mid-request');
@@ -221,10 +258,13 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       if (config.shutdown.readinessDelayMs > 0) await new Promise((r) => setTimeout(r, config.shutdown.readinessDelayMs));
       // WebSockets first: the HTTP server cannot close while upgraded sockets remain.
       await subscriptions.close();
+      sse.close();
       // Apollo's drain plugin closes the HTTP server and waits for in-flight requests.
       await apollo.stop();
+      await reconciler.close();
       await realtime.close();
       await ownStore?.close();
+      await contextDeps.entityCache.close();
       limitsRedis?.disconnect();
       detachUpstream?.();
       if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
@@ -271,4 +311,20 @@ function usageReporting(apollo: Config['observability']['apollo'], endpointUrl: 
       ...(endpointUrl ? { endpointUrl } : {}),
     }),
   ];
+}
+
+const CACHE_PREFIX = 'payments-gateway:cache:';
+
+/** The entity cache over Redis when instances share one (REDIS_URL), else over a bounded memory store. */
+async function startEntityCache(config: Readonly<Config>, logger: Logger): Promise<EntityCache> {
+  const settings = { customerTtlMs: config.entityCache.customerTtlMs, currencyTtlMs: config.currencyCacheTtlMs, finalTtlMs: config.entityCache.finalTtlMs };
+  if (!config.entityCache.enabled) return createEntityCache(null, settings, logger);
+  if (!config.redisUrl) return createEntityCache(memoryStore(config.entityCache.maxObjects), settings, logger);
+  // A slow cache must cost less than the upstream call it saves: fail fast, read the upstream.
+  // No offline queue: while Redis reconnects, reads miss at once instead of waiting for it.
+  const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, commandTimeout: 500, enableOfflineQueue: false });
+  redis.on('error', (error: Error) => logger.warn({ err: { message: error.message } }, 'entity cache store unreachable'));
+  await redis.connect();
+  const longest = Math.max(settings.customerTtlMs, settings.currencyTtlMs, settings.finalTtlMs);
+  return createEntityCache(redisStore({ redis, prefix: CACHE_PREFIX, generationTtlMs: longest + 60_000 }), settings, logger);
 }

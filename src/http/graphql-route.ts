@@ -56,6 +56,11 @@ function recentlyRejected(): GraphQLError {
   return unauthenticated('The payments API rejected this API key moments ago; check the key before retrying.');
 }
 
+/** `Cache-Control: no-cache` (or `no-store`) from the caller: this operation reads the upstream, not the entity cache. */
+function asksForFreshData(header: string | undefined): boolean {
+  return header !== undefined && /(?:^|,)\s*no-(?:cache|store)\s*(?:,|=|$)/i.test(header);
+}
+
 /** `trusted`: the manifest of TRUSTED_DOCUMENTS, loaded once in server.ts for HTTP and WebSocket alike. */
 export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, trusted: TrustedDocuments | null, rateLimiter: RateLimiter) {
   const { production } = deps.config;
@@ -76,6 +81,7 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
       deadlineAt: Date.now() + deps.config.operationDeadlineMs,
       transport: 'http',
       ...(typeof headerKey === 'string' ? { idempotencyKeyHeader: headerKey } : {}),
+      bypassCache: asksForFreshData(req.headers['cache-control']),
     });
     const sdlAllowed = !production || (routerSharedSecret === null ? caller !== null : fromRouter(req));
     return { ...context, authenticated: caller !== null, sdlAllowed };

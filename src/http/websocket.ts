@@ -2,9 +2,11 @@
  * GraphQL over WebSocket (graphql-ws protocol) on the HTTP server's /graphql
  * path, with the same schema, context (src/context.ts) and error mapping as HTTP.
  *
- * A connection authenticates once, in `connectionParams.authorization`, with
- * the same bearer key as HTTP; the account behind the key (asked upstream,
- * cached per caller) scopes every event the connection can see.
+ * A connection authenticates once, in `connectionParams.authorization` (or
+ * as Apollo Router passes it through: `connectionParams.token`, or the
+ * upgrade request's Authorization header), with the same bearer key as
+ * HTTP; the account behind the key (asked upstream, cached per caller)
+ * scopes every event the connection can see.
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -14,12 +16,11 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { readCaller, type Caller } from '../auth.js';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
-import type { PaymentsApi } from '../upstream/api.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
-import { LRUCache } from 'lru-cache';
 import type { EventBus } from '../realtime/bus.js';
-import { boundedStream } from '../realtime/stream.js';
 import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
+import type { Reconciler } from '../realtime/reconciler.js';
+import { accountLookup, realtimeSource } from './realtime-session.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
 import { overSize, tooLarge } from '../limits/response-size.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
@@ -47,6 +48,7 @@ export interface SubscriptionServerDeps {
   path: string;
   schema: GraphQLSchema;
   bus: EventBus;
+  reconciler: Reconciler;
   context: ContextDeps;
   limits: SubscriptionLimits;
   /** The document limits HTTP applies (src/limits/): graphql-ws would otherwise parse, validate and answer without them. */
@@ -85,7 +87,6 @@ class Tally {
   }
 }
 
-const ACCOUNT_TTL_MS = 10 * 60_000;
 /** Incoming messages are subscribe requests: small. */
 const MAX_MESSAGE_BYTES = 64 * 1024;
 /** How long a closing socket may take to finish the handshake before it is cut. */
@@ -97,7 +98,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
   const caps = config.limits.ws;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const sessions = new WeakMap<WebSocket, Session>();
-  const accounts = new LRUCache<string, Promise<number>>({ max: 10_000, ttl: ACCOUNT_TTL_MS });
+  const accountOf = accountLookup(deps.context);
   // What one key, one client address and the whole instance may hold (README, Security).
   const byAddress = new Tally();
   const connectionsByKey = new Tally();
@@ -130,16 +131,6 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
   };
   deps.httpServer.on('upgrade', onUpgrade);
 
-  const accountOf = (caller: Caller, api: PaymentsApi): Promise<number> => {
-    let pending = accounts.get(caller.callerId);
-    if (!pending) {
-      pending = api.accounts.current().then((a) => a.id);
-      pending.catch(() => accounts.delete(caller.callerId));
-      accounts.set(caller.callerId, pending);
-    }
-    return pending;
-  };
-
   const closeSoon = (socket: WebSocket, code: number, reason: string) => {
     socket.close(code, reason);
     // A client that does not read never completes the close handshake.
@@ -154,7 +145,11 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
       onConnect: async (ctx) => {
         const socket = ctx.extra.socket;
         const params = ctx.connectionParams ?? {};
-        const header = [params.authorization, params.Authorization].find((v): v is string => typeof v === 'string');
+        // Browsers cannot set headers on a WebSocket, so clients put the key in connectionParams. Apollo
+        // Router in passthrough mode sends the Authorization it propagates as `{ token: <header value> }`,
+        // and on the upgrade request itself (supergraph/router.yaml, docs/federation.md).
+        const upgradeHeader = ctx.extra.request.headers.authorization;
+        const header = [params.authorization, params.Authorization, params.token, upgradeHeader].find((v): v is string => typeof v === 'string');
         const caller = readCaller(header, config.paymentsEnv);
         if (caller === null) {
           socket.close(CloseCodes.unauthorized, 'Unauthorized: connectionParams.authorization must be "Bearer <key>"');
@@ -173,12 +168,10 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
           socket.close(CloseCodes.tooMany, `Too many connections for this API key (at most ${caps.maxConnectionsPerKey})`);
           return false;
         }
-        // The account look-up is the connection's own call, not an operation's: no deadline but the upstream time-out.
-        const api = deps.context.upstream.forKey(caller.apiKey);
         // Reserved before the await, so simultaneous connections of one key cannot all pass the cap.
         connectionsByKey.add(caller.callerId);
         try {
-          const accountId = await accountOf(caller, api);
+          const accountId = await accountOf(caller);
           if (socket.readyState !== socket.OPEN) {
             connectionsByKey.remove(caller.callerId);
             return false;
@@ -269,28 +262,27 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
           createContext(deps.context, { caller, deadlineAt: Date.now() + config.operationDeadlineMs, transport: 'websocket', telemetry });
         const context: Context = {
           ...forOperation(),
-          realtime: {
+          realtime: realtimeSource({
+            bus: deps.bus,
+            reconciler: deps.reconciler,
+            logger,
+            caller,
             accountId,
-            events: (select) =>
-              boundedStream({
-                bus: deps.bus,
-                accountId,
-                select,
-                limit: limits.queueLimit,
-                isCongested: () => socket.bufferedAmount > limits.maxBufferedBytes,
-                onOverflow: () => {
-                  closedTooSlow += 1;
-                  logger.warn({ callerId: caller.callerId, queueLimit: limits.queueLimit }, 'subscriber too slow: connection closed');
-                  closeSoon(socket, CloseCodes.tooSlow, `Subscriber too slow: more than ${limits.queueLimit} events queued`);
-                },
-                beforeEach: () => {
-                  const fresh = forOperation();
-                  context.api = fresh.api;
-                  context.loaders = fresh.loaders;
-                  context.idempotency = fresh.idempotency;
-                },
-              }),
-          },
+            queueLimit: limits.queueLimit,
+            isCongested: () => socket.bufferedAmount > limits.maxBufferedBytes,
+            onOverflow: () => {
+              closedTooSlow += 1;
+              logger.warn({ callerId: caller.callerId, queueLimit: limits.queueLimit }, 'subscriber too slow: connection closed');
+              closeSoon(socket, CloseCodes.tooSlow, `Subscriber too slow: more than ${limits.queueLimit} events queued`);
+            },
+            beforeEach: () => {
+              const fresh = forOperation();
+              context.api = fresh.api;
+              context.loaders = fresh.loaders;
+              context.entityCache = fresh.entityCache;
+              context.idempotency = fresh.idempotency;
+            },
+          }),
         };
         return context;
       },

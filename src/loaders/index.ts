@@ -3,7 +3,9 @@
  * one set per request, values in key order, `null` for a miss, an Error for a
  * failure). The REST API has no batch read, so a batch becomes parallel reads
  * of its distinct ids; what the loaders buy is that every id is read at most
- * once per request, whoever asks for it, and that lists prime them.
+ * once per request, whoever asks for it, and that lists prime them. Under the
+ * loaders of customers, transactions, payouts and currencies sits the entity
+ * cache (src/cache): a batch asks it first and the upstream for the rest.
  */
 import DataLoader from 'dataloader';
 import type { Id, PaymentsApi } from '../upstream/api.js';
@@ -17,7 +19,7 @@ import type {
   TransactionModel,
   WebhookModel,
 } from '../upstream/models.js';
-import type { CurrencyCatalog } from './currency-catalog.js';
+import type { EntityCacheScope, EntityKind, EntityModels } from '../cache/index.js';
 
 export interface Loaders {
   transaction: DataLoader<Id, TransactionModel | null>;
@@ -28,6 +30,8 @@ export interface Loaders {
   log: DataLoader<Id, LogModel | null>;
   currencyById: DataLoader<Id, CurrencyModel | null>;
   currencyByIso: DataLoader<string, CurrencyModel | null>;
+  /** The caller's currency list (one key, `all`): read once per request, cached across requests for a TTL. */
+  currencies: DataLoader<'all', CurrencyModel[]>;
   /** Events of a transaction or payout (`transaction.*` or `payout.*`), by object id. */
   transactionEvents: DataLoader<Id, EventModel[]>;
   payoutEvents: DataLoader<Id, EventModel[]>;
@@ -106,12 +110,31 @@ function byId<T>(name: keyof Loaders, stats: LoaderStats | undefined, retrieve: 
   );
 }
 
-export function createLoaders(api: PaymentsApi, callerId: string, currencies: CurrencyCatalog, stats?: LoaderStats): Loaders {
-  const catalog = () => currencies.list(callerId, api);
+/** Like byId, with the entity cache consulted before the upstream. */
+function cachedById<K extends Exclude<EntityKind, 'currencies'>>(
+  cache: EntityCacheScope,
+  kind: K,
+  stats: LoaderStats | undefined,
+  retrieve: (id: Id) => Promise<EntityModels[K]>,
+): DataLoader<Id, EntityModels[K] | null> {
+  const orNull = (id: Id) =>
+    retrieve(id).catch((error: unknown) => {
+      if (error instanceof UpstreamNotFoundError) return null;
+      throw error;
+    });
+  return loader<Id, EntityModels[K] | null>(kind, stats, (ids) => cache.load(kind, ids, (id) => orNull(id as Id)));
+}
+
+export function createLoaders(api: PaymentsApi, cache: EntityCacheScope, stats?: LoaderStats): Loaders {
+  const currencies = loader<'all', CurrencyModel[]>('currencies', stats, async (keys) => {
+    const [list] = await cache.load('currencies', ['all'], () => api.currencies.list());
+    return keys.map(() => list ?? []);
+  });
+  const catalog = () => currencies.load('all');
   return {
-    transaction: byId('transaction', stats, (id) => api.transactions.retrieve(id)),
-    payout: byId('payout', stats, (id) => api.payouts.retrieve(id)),
-    customer: byId('customer', stats, (id) => api.customers.retrieve(id)),
+    transaction: cachedById(cache, 'transaction', stats, (id) => api.transactions.retrieve(id)),
+    payout: cachedById(cache, 'payout', stats, (id) => api.payouts.retrieve(id)),
+    customer: cachedById(cache, 'customer', stats, (id) => api.customers.retrieve(id)),
     webhook: byId('webhook', stats, (id) => api.webhooks.retrieve(id)),
     event: byId('event', stats, (id) => api.events.retrieve(id)),
     log: byId('log', stats, (id) => api.logs.retrieve(id)),
@@ -123,6 +146,7 @@ export function createLoaders(api: PaymentsApi, callerId: string, currencies: Cu
       const list = await catalog();
       return isos.map((iso) => list.find((c) => c.iso.toUpperCase() === iso.toUpperCase()) ?? null);
     }),
+    currencies,
     transactionEvents: eventsOf(api, 'transaction', stats),
     payoutEvents: eventsOf(api, 'payout', stats),
   };

@@ -13,8 +13,11 @@ export type EventListener = (event: PaymentEvent) => void;
 
 export interface EventBus {
   publish(event: PaymentEvent): Promise<void>;
-  /** Listens to one account's events; returns the unsubscribe function. */
-  subscribe(accountId: number, listener: EventListener): () => void;
+  /**
+   * Listens to one account's events; returns the unsubscribe function.
+   * `internal`: the gateway's own listener (reconciliation), not counted as a subscription.
+   */
+  subscribe(accountId: number, listener: EventListener, options?: { internal?: boolean }): () => void;
   /** Listeners attached on this instance: the subscriptions that are live here. */
   listenerCount(): number;
   close(): Promise<void>;
@@ -26,13 +29,14 @@ class Fanout {
 
   constructor(private readonly logger: Logger) {}
 
-  subscribe(accountId: number, listener: EventListener): () => void {
+  subscribe(accountId: number, listener: EventListener, options: { internal?: boolean } = {}): () => void {
     let set = this.byAccount.get(accountId);
     if (!set) this.byAccount.set(accountId, (set = new Set()));
-    if (!set.has(listener)) this.listeners += 1;
+    const counted = options.internal ? 0 : 1;
+    if (!set.has(listener)) this.listeners += counted;
     set.add(listener);
     return () => {
-      if (set.delete(listener)) this.listeners -= 1;
+      if (set.delete(listener)) this.listeners -= counted;
       if (set.size === 0 && this.byAccount.get(accountId) === set) this.byAccount.delete(accountId);
     };
   }
@@ -60,7 +64,7 @@ export function memoryBus(logger: Logger): EventBus {
     async publish(event) {
       fanout.deliver(event);
     },
-    subscribe: (accountId, listener) => fanout.subscribe(accountId, listener),
+    subscribe: (accountId, listener, options) => fanout.subscribe(accountId, listener, options),
     listenerCount: () => fanout.size,
     async close() {},
   };
@@ -102,7 +106,7 @@ export async function redisBus({ url, channel, logger }: RedisBusOptions): Promi
     async publish(event) {
       await publisher.publish(channel, JSON.stringify(event));
     },
-    subscribe: (accountId, listener) => fanout.subscribe(accountId, listener),
+    subscribe: (accountId, listener, options) => fanout.subscribe(accountId, listener, options),
     listenerCount: () => fanout.size,
     async close() {
       await Promise.allSettled([subscriber.quit(), publisher.quit()]);

@@ -33,6 +33,13 @@ export interface PaymentEvent {
    * is not the object's current state and must not be published as such.
    */
   current: boolean;
+  /**
+   * `snapshot`: not an upstream event but the object as the gateway re-read
+   * it (src/realtime/reconciler.ts), published so every subscriber of the
+   * object sees the change; `id` is then 0 and it is no event to report.
+   * Absent: a webhook event.
+   */
+  origin?: 'snapshot';
 }
 
 export function toPaymentEvent(payload: z.infer<typeof webhookPayloadSchema>): Omit<PaymentEvent, 'current'> {

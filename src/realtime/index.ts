@@ -3,27 +3,33 @@
  * subscriptions. Shared state (bus, dedupe and ordering records) is in memory
  * for one instance, or in Redis when REDIS_URL is set.
  */
+import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import { memoryBus, redisBus, type EventBus } from './bus.js';
 import { memoryLedger, redisLedger, type DeliveryLedger } from './ledger.js';
+import { redisLease, soleLease, type PollLease } from './poll-lease.js';
 
 export { createWebhookIntake } from './receiver.js';
 export type { RealtimeSource } from './source.js';
 export type { PaymentEvent } from './events.js';
+export { createReconciler, type Reconciler, type ReconcileStats, type SnapshotReader } from './reconciler.js';
 
 const REDIS_PREFIX = 'payments-gateway:';
 
 export interface RealtimeCore {
   bus: EventBus;
   ledger: DeliveryLedger;
+  /** Which instance re-reads a watched object: this one alone, or the holder of a Redis lease. */
+  lease: PollLease;
   close(): Promise<void>;
 }
 
 export async function startRealtime(options: { redisUrl: string | null; logger: Logger }): Promise<RealtimeCore> {
   if (!options.redisUrl) {
     const bus = memoryBus(options.logger);
-    return { bus, ledger: memoryLedger(), close: () => bus.close() };
+    return { bus, ledger: memoryLedger(), lease: soleLease, close: () => bus.close() };
   }
   const bus = await redisBus({ url: options.redisUrl, channel: `${REDIS_PREFIX}events`, logger: options.logger });
-  return { bus, ledger: redisLedger(bus.publisher, REDIS_PREFIX), close: () => bus.close() };
+  const lease = redisLease(bus.publisher, REDIS_PREFIX, randomUUID());
+  return { bus, ledger: redisLedger(bus.publisher, REDIS_PREFIX), lease, close: () => bus.close() };
 }

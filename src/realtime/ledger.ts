@@ -15,7 +15,18 @@ export interface DeliveryLedger {
   release(accountId: number, eventId: number): Promise<void>;
   /** True (and recorded) when `version` is newer than the last one seen for the object. */
   advance(objectKey: string, version: Version): Promise<boolean>;
+  /**
+   * For a snapshot read from the upstream (no event id): true (and recorded)
+   * only when its `updated_at` is strictly later than every version seen, so
+   * a re-read of a state a webhook already brought is not news. Recorded
+   * above every event id of that instant, so the webhook of the same state,
+   * arriving later, is not taken as news either.
+   */
+  advanceTo(objectKey: string, updatedAtMs: number): Promise<boolean>;
 }
+
+/** The event id given to a re-read snapshot: above any real one, so the same instant never counts twice. */
+export const SNAPSHOT_EVENT_ID = Number.MAX_SAFE_INTEGER;
 
 /** Upstream retries span minutes to hours (dispatcher backoff); a day covers them. */
 const DEDUPE_TTL_SECONDS = 24 * 60 * 60;
@@ -40,6 +51,12 @@ export function memoryLedger(maxEntries = 100_000): DeliveryLedger {
       lastSeen.set(objectKey, version);
       return true;
     },
+    async advanceTo(objectKey, updatedAtMs) {
+      const last = lastSeen.get(objectKey);
+      if (last && updatedAtMs <= last[0]) return false;
+      lastSeen.set(objectKey, [updatedAtMs, SNAPSHOT_EVENT_ID]);
+      return true;
+    },
   };
 }
 
@@ -58,6 +75,18 @@ redis.call('SET', KEYS[1], ARGV[1] .. ':' .. ARGV[2], 'EX', ARGV[3])
 return 1
 `;
 
+/** The same record, for a re-read snapshot: strictly later instants only. */
+const ADVANCE_TO_SCRIPT = `
+local cur = redis.call('GET', KEYS[1])
+local ms = tonumber(ARGV[1])
+if cur then
+  local sep = string.find(cur, ':', 1, true)
+  if ms <= tonumber(string.sub(cur, 1, sep - 1)) then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[1] .. ':' .. ARGV[2], 'EX', ARGV[3])
+return 1
+`;
+
 export function redisLedger(redis: Redis, prefix: string): DeliveryLedger {
   const claimKey = (accountId: number, eventId: number) => `${prefix}event:${accountId}:${eventId}`;
   return {
@@ -69,6 +98,10 @@ export function redisLedger(redis: Redis, prefix: string): DeliveryLedger {
     },
     async advance(objectKey, version) {
       const result = await redis.eval(ADVANCE_SCRIPT, 1, `${prefix}last:${objectKey}`, version[0], version[1], LAST_SEEN_TTL_SECONDS);
+      return result === 1;
+    },
+    async advanceTo(objectKey, updatedAtMs) {
+      const result = await redis.eval(ADVANCE_TO_SCRIPT, 1, `${prefix}last:${objectKey}`, updatedAtMs, SNAPSHOT_EVENT_ID, LAST_SEEN_TTL_SECONDS);
       return result === 1;
     },
   };

@@ -7,6 +7,7 @@
  */
 import type { Logger } from '../logger.js';
 import type { EventBus } from './bus.js';
+import type { PaymentEvent } from './events.js';
 import { toPaymentEvent, versionOf, webhookPayloadSchema } from './events.js';
 import type { DeliveryLedger } from './ledger.js';
 import { SIGNATURE_HEADER, verifySignature } from './signature.js';
@@ -18,6 +19,12 @@ export interface ReceiverDeps {
   logger: Logger;
   toleranceSeconds?: number;
   now?: () => number;
+  /**
+   * Drops any cached copy of the event's object. Awaited before the webhook is
+   * acknowledged, so once the upstream hears "received" no instance serves the
+   * old copy; a failure answers 503 and the upstream redelivers.
+   */
+  evict?: (event: Pick<PaymentEvent, 'object' | 'objectId'>) => Promise<void>;
 }
 
 /** One delivery as it arrived: the raw bytes the signature covers. */
@@ -77,6 +84,8 @@ export function createWebhookIntake(deps: ReceiverDeps): (delivery: Delivery) =>
 
     let current: boolean;
     try {
+      // Every delivery evicts, duplicates and out-of-order ones too: it is idempotent and never wrong.
+      await deps.evict?.(event);
       if (!(await ledger.claim(event.accountId, event.id))) {
         logger.debug({ eventId: event.id }, 'duplicate webhook delivery acknowledged');
         return reply('duplicate', 200, { received: true, duplicate: true });
@@ -84,7 +93,7 @@ export function createWebhookIntake(deps: ReceiverDeps): (delivery: Delivery) =>
       current = event.objectId === null ? true : await ledger.advance(`${event.accountId}:${event.object}:${event.objectId}`, versionOf(event));
     } catch (error) {
       // The store is unreachable: let the upstream retry later rather than lose the event.
-      logger.error({ err: error, eventId: event.id }, 'webhook not recorded: delivery store failed');
+      logger.error({ err: error, eventId: event.id }, 'webhook not recorded: delivery or cache store failed');
       return reply('unavailable', 503, { error: 'try again later' });
     }
 

@@ -5,7 +5,7 @@ import { renamed, toUpstreamId } from './support.js';
 export const currencyResolvers = {
   Query: {
     currency: (_, { id }, { loaders }) => loaders.currencyById.load(toUpstreamId(id)),
-    currencies: (_, __, { api, callerId, loaders, currencyCatalog }) => currencyCatalog.list(callerId, api).then((list) => {
+    currencies: (_, __, { loaders }) => loaders.currencies.load('all').then((list) => {
       for (const c of list) loaders.currencyById.prime(c.id, c);
       return list;
     }),

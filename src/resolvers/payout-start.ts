@@ -14,7 +14,7 @@ import type { PayoutModel } from '../upstream/models.js';
 import { phoneNumber } from './inputs.js';
 import { checkInput, isoString, toUpstreamId, withUserErrors } from './support.js';
 
-export function startPayouts(payouts: StartPayoutInput[], { api, loaders }: Context, call: IdempotentCall) {
+export function startPayouts(payouts: StartPayoutInput[], { api, loaders, entityCache }: Context, call: IdempotentCall) {
   return withUserErrors(
     'payouts',
     async () => {
@@ -55,6 +55,7 @@ export function startPayouts(payouts: StartPayoutInput[], { api, loaders }: Cont
               await call.options(),
             );
       for (const p of started) loaders.payout.clear(p.id).prime(p.id, p);
+      await entityCache.evict('payout', started.map((p) => p.id));
       const byId = new Map<number, PayoutModel>(started.map((p) => [p.id, p]));
       const result = ids.map((id, i) => byId.get(id) ?? (current[i] as PayoutModel));
       return { payouts: result, userErrors: [] };

@@ -52,11 +52,12 @@ export const payoutResolvers = {
       }),
     ),
 
-    updatePayout: idempotent((_, { id, input }, { api, loaders }, call) =>
+    updatePayout: idempotent((_, { id, input }, { api, loaders, entityCache }, call) =>
       payload('payout', 'input', async () => {
         const payoutId = toUpstreamId(id);
         const updated = await api.payouts.update(payoutId, await payoutParams(input), await call.options());
         loaders.payout.clear(payoutId).prime(payoutId, updated);
+        await entityCache.evict('payout', [payoutId]);
         return updated;
       }),
     ),

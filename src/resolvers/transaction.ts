@@ -100,7 +100,7 @@ export const transactionResolvers = {
       }),
     ),
 
-    updateTransaction: idempotent((_, { id, input }, { api, loaders }, call) =>
+    updateTransaction: idempotent((_, { id, input }, { api, loaders, entityCache }, call) =>
       payload('transaction', 'input', async () => {
         const transactionId = toUpstreamId(id);
         const amount = await amountFromInput(input, () => transactionCurrencyIso(loaders, transactionId), ['input'], false);
@@ -118,11 +118,12 @@ export const transactionResolvers = {
         // The update response lacks `mode` (spec, Transaction table): forget any
         // cached copy so Transaction.mode reads it fresh, and only if selected.
         loaders.transaction.clear(transactionId);
+        await entityCache.evict('transaction', [transactionId]);
         return updated;
       }),
     ),
 
-    cancelTransaction: idempotent((_, { id }, { api, loaders }, call) =>
+    cancelTransaction: idempotent((_, { id }, { api, loaders, entityCache }, call) =>
       payload('transaction', null, async () => {
         const transactionId = toUpstreamId(id);
         const { current, transition } = await cancelDecision(loaders, transactionId);
@@ -130,6 +131,7 @@ export const transactionResolvers = {
         const updated = await api.transactions.update(transactionId, { status: 'canceled' }, await call.options());
         // The update response lacks `mode`: Transaction.mode reads it again if selected.
         loaders.transaction.clear(transactionId);
+        await entityCache.evict('transaction', [transactionId]);
         return updated;
       }),
     ),
@@ -147,7 +149,7 @@ export const transactionResolvers = {
     }),
 
     // Spec rule 2: the send step needs a fresh token, so one mutation does both.
-    sendTransaction: idempotent((_, { id, mode, phoneNumber: phone }, { api, loaders }, call) => {
+    sendTransaction: idempotent((_, { id, mode, phoneNumber: phone }, { api, loaders, entityCache }, call) => {
       const transactionId = toUpstreamId(id);
       return withUserErrors(
         null,
@@ -157,6 +159,7 @@ export const transactionResolvers = {
           const { token } = await api.transactions.createToken(transactionId, await call.options('token'));
           const paymentIntents = await api.transactions.send(mode, { token, phoneNumber: phoneNumber(phone) }, await call.options('send'));
           loaders.transaction.clear(transactionId);
+          await entityCache.evict('transaction', [transactionId]);
           return { transactionId, paymentIntents, userErrors: [] };
         },
         (userErrors) => ({ transactionId: null, paymentIntents: [], userErrors }),

@@ -62,8 +62,9 @@ describeWith('chromium', 'the emulator console in a browser', () => {
     expect(await page.evaluate(() => (globalThis as { hostileRan?: boolean }).hostileRan)).toBeUndefined();
     await approve.click();
 
-    const update = await sub.nth(1, 10_000);
-    expect(update.transactionUpdated).toEqual({ id, status: 'APPROVED' });
+    // The subscription starts with the current state (PENDING); the click brings APPROVED next.
+    expect((await sub.nth(1, 10_000)).transactionUpdated).toEqual({ id, status: 'PENDING' });
+    expect((await sub.nth(2, 10_000)).transactionUpdated).toEqual({ id, status: 'APPROVED' });
     // Settled, so no longer listed as waiting; the webhook that carried it is listed with its signature header.
     await expect.poll(() => page.locator(`#transactions button[data-id="${id}"]`).count(), { timeout: 5_000 }).toBe(0);
     await expect.poll(() => page.locator('#deliveries').innerText(), { timeout: 5_000 }).toMatch(/transaction\.approved[\s\S]*t=\d+,s=[0-9a-f]{64}/);

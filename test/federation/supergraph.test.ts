@@ -38,7 +38,8 @@ describe('payments subgraph inside a composed supergraph (@apollo/composition + 
   const entityRequests = () => payments.requests.filter((r) => r.query.includes('_entities'));
 
   beforeAll(async () => {
-    stack = await startStack();
+    // Each query here counts its own upstream reads: customers are not kept across requests.
+    stack = await startStack({ env: { CUSTOMER_CACHE_TTL_MS: '0' } });
     const make = factories(stack.emulator, key);
     customers = [];
     for (let i = 0; i < CUSTOMER_COUNT; i++) customers.push(await make.customer());

@@ -8,7 +8,9 @@ describe('batching: upstream requests counted at the emulator', () => {
   let customers: RestObject[];
 
   beforeAll(async () => {
-    stack = await startStack();
+    // Per-request batching is what is counted here, so customers are not kept
+    // across requests; test/gateway/entity-cache.test.ts counts the cache.
+    stack = await startStack({ env: { CUSTOMER_CACHE_TTL_MS: '0' } });
     const make = factories(stack.emulator, key);
     customers = [];
     for (let i = 0; i < 10; i++) customers.push(await make.customer());

@@ -34,7 +34,8 @@ describe('spec-shaped upstream values', () => {
 
   beforeAll(async () => {
     upstream = await startFakeUpstream();
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: upstream.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0' });
+    // Each read must decode what the scripted upstream sends now: no entity cache across requests.
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: upstream.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', ENTITY_CACHE: 'false' });
     client = createUpstreamClient({ baseUrl: upstream.url, timeoutMs: 2000 });
     gateway = await startGateway({ config, upstream: client, logger: createLogger('silent') });
     upstream.replyWith((req) => {

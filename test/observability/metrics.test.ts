@@ -34,7 +34,8 @@ describe('/metrics after a scenario', () => {
   };
 
   beforeAll(async () => {
-    stack = await startStack({ env: { WEBHOOK_SECRETS: SECRET, RATE_LIMIT_PER_MINUTE: '10' } });
+    // Upstream reads are counted: every customer read goes upstream (no entity cache across requests).
+    stack = await startStack({ env: { WEBHOOK_SECRETS: SECRET, RATE_LIMIT_PER_MINUTE: '10', ENTITY_CACHE: 'false' } });
     const make = factories(stack.emulator, key);
     const customers = [await make.customer(), await make.customer()];
     const payouts = [];

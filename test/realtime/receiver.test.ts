@@ -154,6 +154,7 @@ describe('webhook receiver with a failing delivery store', () => {
       claim: () => Promise.reject(new Error('store down')),
       release: () => Promise.resolve(),
       advance: () => Promise.reject(new Error('store down')),
+      advanceTo: () => Promise.reject(new Error('store down')),
     };
     const receiver = await startReceiver(broken);
     try {

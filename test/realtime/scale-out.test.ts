@@ -62,7 +62,9 @@ describeWith('redis-server', 'two gateway processes sharing a real redis-server'
     const onB = await subscribedOn(b);
     const approved = onB.snapshot('approved', Date.now());
     expect((await postWebhook(a.port, approved, { secret: SECRET })).status).toBe(200);
-    const first = await onB.sub.nth(1);
+    // The state at subscribe time comes first.
+    expect((await onB.sub.nth(1)).transactionUpdated.status).toBe('PENDING');
+    const first = await onB.sub.nth(2);
     expect(first.transactionUpdated).toMatchObject({ status: 'APPROVED', customer: { email: onB.customer.email } });
 
     // The same event again, to each instance: both know it was taken.
@@ -73,9 +75,9 @@ describeWith('redis-server', 'two gateway processes sharing a real redis-server'
     ]);
     const later = onB.snapshot('transferred', Date.now() + 1000);
     await postWebhook(b.port, later, { secret: SECRET });
-    await onB.sub.nth(2);
+    await onB.sub.nth(3);
     await sleep(50);
-    expect(onB.sub.values.map((v) => v.transactionUpdated.status)).toEqual(['APPROVED', 'TRANSFERRED']);
+    expect(onB.sub.values.map((v) => v.transactionUpdated.status)).toEqual(['PENDING', 'APPROVED', 'TRANSFERRED']);
     await disposeLive(b.wsUrl, onB.client);
   });
 
@@ -85,9 +87,9 @@ describeWith('redis-server', 'two gateway processes sharing a real redis-server'
     await postWebhook(b.port, onA.snapshot('approved', t0 + 2000), { secret: SECRET });
     await postWebhook(a.port, onA.snapshot('pending', t0), { secret: SECRET });
     await postWebhook(b.port, onA.snapshot('transferred', t0 + 4000), { secret: SECRET });
-    await onA.sub.nth(2);
+    await onA.sub.nth(3);
     await sleep(50);
-    expect(onA.sub.values.map((v) => v.transactionUpdated.status)).toEqual(['APPROVED', 'TRANSFERRED']);
+    expect(onA.sub.values.map((v) => v.transactionUpdated.status)).toEqual(['PENDING', 'APPROVED', 'TRANSFERRED']);
     await disposeLive(a.wsUrl, onA.client);
   });
 
@@ -95,9 +97,9 @@ describeWith('redis-server', 'two gateway processes sharing a real redis-server'
     const onA = await subscribedOn(a);
     await postWebhook(a.port, onA.snapshot('approved', Date.now()), { secret: SECRET });
     await postWebhook(a.port, onA.snapshot('transferred', Date.now() + 1000), { secret: SECRET });
-    await onA.sub.nth(2);
+    await onA.sub.nth(3);
     await sleep(100);
-    expect(onA.sub.values.map((v) => v.transactionUpdated.status)).toEqual(['APPROVED', 'TRANSFERRED']);
+    expect(onA.sub.values.map((v) => v.transactionUpdated.status)).toEqual(['PENDING', 'APPROVED', 'TRANSFERRED']);
     await disposeLive(a.wsUrl, onA.client);
   });
 });

@@ -20,8 +20,14 @@ export interface RealtimeStack {
   secret: string;
   wsUrl: string;
   gql<T = Record<string, unknown>>(query: string, variables: Record<string, unknown> | undefined, key: string): Promise<{ data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] }>;
-  health(): Promise<{ status: string; subscriptions: { connections: number; subscriptions: number; closedTooSlow: number } }>;
+  health(): Promise<Health>;
   stop(): Promise<void>;
+}
+
+export interface Health {
+  status: string;
+  subscriptions: { connections: number; subscriptions: number; closedTooSlow: number; sseStreams: number };
+  reconcile: { watched: number; owned: number; reads: number; changes: number; deferred: number; errors: number; readsPerSecondCap: number };
 }
 
 export interface RealtimeStackOptions {
@@ -132,6 +138,8 @@ export interface Subscription<T> {
   nth(n: number, timeoutMs?: number): Promise<T>;
   /** Resolves with the first error the operation ended with. */
   error: Promise<unknown>;
+  /** Resolves when the server completes the operation. */
+  completed: Promise<void>;
   dispose(): void;
 }
 
@@ -162,6 +170,8 @@ export function subscribe<T>(client: Client, query: string, variables?: Record<s
   const waiters: { n: number; resolve: (v: T) => void }[] = [];
   let rejectError: (e: unknown) => void;
   const error = new Promise<unknown>((resolve) => (rejectError = resolve));
+  let resolveCompleted: () => void;
+  const completed = new Promise<void>((resolve) => (resolveCompleted = resolve));
   const dispose = client.subscribe<T>(
     { query, variables },
     {
@@ -174,12 +184,13 @@ export function subscribe<T>(client: Client, query: string, variables?: Record<s
         for (const w of waiters.filter((w) => w.n <= values.length)) w.resolve(values[w.n - 1]!);
       },
       error: (e) => rejectError(e),
-      complete: () => undefined,
+      complete: () => resolveCompleted(),
     },
   );
   return {
     values,
     error,
+    completed,
     nth(n, timeoutMs = 3000) {
       if (values.length >= n) return Promise.resolve(values[n - 1]!);
       return new Promise<T>((resolve, reject) => {
@@ -218,6 +229,21 @@ export async function disposeLive(url: string, client: Client): Promise<void> {
   const held = heldBy.get(client) ?? 0;
   await client.dispose();
   await eventually(() => liveSubscriptions(url), (n) => n <= before - held, 5000);
+}
+
+/** Moves an object's status upstream the way the payer's phone would (the emulator's admin API). */
+export async function setUpstreamStatus(emulatorUrl: string, kind: 'transactions' | 'payouts', id: number, status: string): Promise<void> {
+  const res = await fetch(`${emulatorUrl}/_emulator/${kind}/${id}/status`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ status }),
+  });
+  if (res.status !== 200) throw new Error(`emulator refused the status move: ${res.status} ${await res.text()}`);
+}
+
+/** Upstream reads of one object so far, as the emulator counts them. */
+export function upstreamReads(emulator: { stats(): { routes: Record<string, number> } }, kind: 'transactions' | 'payouts'): number {
+  return emulator.stats().routes[`GET /v1/${kind}/:id`] ?? 0;
 }
 
 /** Polls `fn` until `ok` holds, or fails after `timeoutMs`. */

@@ -14,12 +14,15 @@ async function readyz(stack: Stack): Promise<{ status: number; body: { status: s
   return { status: res.status, body: (await res.json()) as { status: string; breakers: Record<string, string> } };
 }
 
+/** The faults are on upstream reads: no customer may come from the entity cache instead. */
+const NO_ENTITY_CACHE = { ENTITY_CACHE: 'false' };
+
 describe('time-outs, retries and Retry-After', () => {
   let stack: Stack;
   let key: string;
   let transaction: RestObject;
   beforeAll(async () => {
-    stack = await startStack({ env: { UPSTREAM_TIMEOUT_MS: '300', OPERATION_DEADLINE_MS: '1000', UPSTREAM_RETRY_BASE_MS: '20' } });
+    stack = await startStack({ env: { ...NO_ENTITY_CACHE, UPSTREAM_TIMEOUT_MS: '300', OPERATION_DEADLINE_MS: '1000', UPSTREAM_RETRY_BASE_MS: '20' } });
     key = newKey('faults');
     const make = factories(stack.emulator, key);
     const customer = await make.customer();
@@ -134,6 +137,7 @@ describe('circuit breaker and bulkhead', () => {
   beforeAll(async () => {
     stack = await startStack({
       env: {
+        ...NO_ENTITY_CACHE,
         UPSTREAM_MAX_ATTEMPTS: '1',
         BREAKER_VOLUME_THRESHOLD: '4',
         BREAKER_RESET_MS: '400',

@@ -57,6 +57,53 @@ describe('loadConfig', () => {
   });
 });
 
+describe('reconciliation settings', () => {
+  it('re-reads after 2 s, backs off to 30 s with 20 % jitter, at most 20 reads per second, by default', () => {
+    expect(loadConfig({}).reconcile).toEqual({ initialMs: 2_000, maxMs: 30_000, jitter: 0.2, readsPerSecond: 20 });
+  });
+
+  it('takes each setting from the environment, 0 reads per second turning it off', () => {
+    const env = { RECONCILE_INITIAL_MS: '100', RECONCILE_MAX_MS: '400', RECONCILE_JITTER: '0', RECONCILE_READS_PER_SECOND: '0' };
+    expect(loadConfig(env).reconcile).toEqual({ initialMs: 100, maxMs: 400, jitter: 0, readsPerSecond: 0 });
+  });
+
+  it('refuses a first wait longer than the cap, a jitter that could cancel the wait, and negative rates, naming each', () => {
+    const env = { RECONCILE_INITIAL_MS: '5000', RECONCILE_MAX_MS: '1000', RECONCILE_JITTER: '1', RECONCILE_READS_PER_SECOND: '-1' };
+    expect(() => loadConfig(env)).toThrow(
+      expect.objectContaining({
+        problems: [
+          expect.stringMatching(/^RECONCILE_JITTER:/),
+          expect.stringMatching(/^RECONCILE_READS_PER_SECOND:/),
+          expect.stringMatching(/^RECONCILE_INITIAL_MS: must not exceed RECONCILE_MAX_MS/),
+        ],
+      }),
+    );
+  });
+});
+
+describe('entity cache settings', () => {
+  it('is on by default, with a TTL for customers and a longer one for final objects', () => {
+    expect(loadConfig({}).entityCache).toEqual({ enabled: true, maxObjects: 50_000, customerTtlMs: 60_000, finalTtlMs: 3_600_000 });
+  });
+
+  it('can be turned off, sized, and a TTL of 0 keeps a kind out', () => {
+    const config = loadConfig({ ENTITY_CACHE: 'false', ENTITY_CACHE_MAX_OBJECTS: '10', CUSTOMER_CACHE_TTL_MS: '0', FINAL_OBJECT_CACHE_TTL_MS: '5000' });
+    expect(config.entityCache).toEqual({ enabled: false, maxObjects: 10, customerTtlMs: 0, finalTtlMs: 5000 });
+  });
+
+  it('names each bad value', () => {
+    expect(() => loadConfig({ ENTITY_CACHE: 'maybe', ENTITY_CACHE_MAX_OBJECTS: '0', CUSTOMER_CACHE_TTL_MS: '-1' })).toThrow(
+      expect.objectContaining({
+        problems: [
+          expect.stringMatching(/^ENTITY_CACHE:/),
+          expect.stringMatching(/^ENTITY_CACHE_MAX_OBJECTS:/),
+          expect.stringMatching(/^CUSTOMER_CACHE_TTL_MS:/),
+        ],
+      }),
+    );
+  });
+});
+
 describe('production mode', () => {
   it('NODE_ENV=production without PAYMENTS_API_URL refuses to start, naming the variable', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/PAYMENTS_API_URL: is required when NODE_ENV=production/);

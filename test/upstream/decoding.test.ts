@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { Decimal } from '../../src/upstream/decimal.js';
 import { UpstreamInvalidResponseError, UpstreamNotFoundError } from '../../src/upstream/index.js';
 import {
   aCurrency,
@@ -147,5 +149,27 @@ describe('array responses', () => {
       [201, 'started'],
       [202, 'scheduled'],
     ]);
+  });
+});
+
+describe('amounts, whichever parser reads the body', () => {
+  it('keeps every digit of an amount token, exact or not for a JS number, beside strings that look like numbers', async () => {
+    const token = fc
+      .tuple(fc.stringMatching(/^(0|[1-9][0-9]{0,22})$/), fc.option(fc.stringMatching(/^[0-9]{1,22}$/), { nil: undefined }))
+      .map(([int, frac]) => (frac === undefined ? int : `${int}.${frac}`));
+    await fc.assert(
+      fc.asyncProperty(token, token, async (amount, fees) => {
+        // A time and a long digit run inside strings: neither is a number token.
+        const body = JSON.stringify({ 'v1/transaction': aTransaction({ description: `at 10:07 ref:${amount}`, amount: 0, fees: 0 }) })
+          .replace('"amount":0', `"amount":${amount}`)
+          .replace('"fees":0', `"fees":${fees}`);
+        h.upstream.replyWith({ text: body });
+        const trx = await h.api.transactions.retrieve(101);
+        expect(String(trx.amount)).toBe(Decimal.fromJsonNumber(amount).toString());
+        expect(String(trx.fees)).toBe(Decimal.fromJsonNumber(fees).toString());
+        expect(trx.description).toBe(`at 10:07 ref:${amount}`);
+      }),
+      { numRuns: 60 },
+    );
   });
 });

@@ -1,0 +1,276 @@
+/**
+ * `npm run bench -- peer`: the gateway beside the hand-written alternative
+ * (bench/peer/server.ts: Apollo Server + @apollo/datasource-rest), in one
+ * run, on the same emulator with the same latency. Each server runs in a
+ * child process of its own and only its CPU is counted (utime + stime from
+ * /proc/<pid>/stat); the emulator runs in another, the client here.
+ *
+ * Three servers: the peer; the gateway with its entity cache off and the
+ * currency TTL at 0 ("cold": no help from any cache); the gateway as
+ * deployed ("warm": entity cache on, filled by the warm-up). The 50
+ * transactions are canceled first, so they are final and may be cached.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { factories } from '../test/support/factories.js';
+import { startBenchEmulator, type BenchEmulator } from './emulator-process.js';
+import { codeLine, createJsonClient, loadLine, machineLine, markdownTable, ms, percentile, type Bench } from './support.js';
+
+const KEY = 'sk_sandbox_bench_peer';
+const SEED = { customers: 10, transactions: 50 };
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+const OPTIONS = {
+  latency: { type: 'string', default: process.env.BENCH_LATENCY_MS ?? '5' },
+  iterations: { type: 'string', default: process.env.BENCH_ITERATIONS ?? '200' },
+  warmup: { type: 'string', default: process.env.BENCH_WARMUP ?? '50' },
+  concurrency: { type: 'string', default: process.env.BENCH_CONCURRENCY ?? '10' },
+  'concurrent-ops': { type: 'string', default: process.env.BENCH_CONCURRENT_OPS ?? '600' },
+  'cpu-prof': { type: 'string' },
+} as const;
+
+interface Settings {
+  latencyMs: number;
+  iterations: number;
+  warmup: number;
+  concurrency: number;
+  concurrentOps: number;
+  /** Directory for the servers' V8 CPU profiles (node --cpu-prof), written when they stop. */
+  cpuProfDir: string | null;
+}
+
+function readSettings(argv: string[]): Settings {
+  const { values } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false });
+  const num = (name: Exclude<keyof typeof OPTIONS, 'cpu-prof'>, min: number) => {
+    const value = Number(values[name]);
+    if (!Number.isFinite(value) || value < min) throw new Error(`--${name} must be a number >= ${min}`);
+    return Math.floor(value);
+  };
+  return { latencyMs: num('latency', 0), iterations: num('iterations', 1), warmup: num('warmup', 0), concurrency: num('concurrency', 1), concurrentOps: num('concurrent-ops', 1), cpuProfDir: values['cpu-prof'] ?? null };
+}
+
+export const peerBench: Bench = {
+  name: 'peer',
+  summary: 'the gateway beside a hand-written Apollo Server + @apollo/datasource-rest, each in its own process: calls, CPU, req/s, p50/p99',
+  usage: [
+    '--latency <ms>         injected emulator latency per request (env BENCH_LATENCY_MS, default 5)',
+    '--iterations <n>       measured iterations per operation at concurrency 1 (env BENCH_ITERATIONS, default 200)',
+    '--warmup <n>           unmeasured iterations first, at least one per transaction: they fill the warm cache (env BENCH_WARMUP, default 50)',
+    '--concurrency <c>      workers of the throughput run (env BENCH_CONCURRENCY, default 10)',
+    '--concurrent-ops <n>   operations of the throughput run (env BENCH_CONCURRENT_OPS, default 600)',
+    '--cpu-prof <dir>       write each server\'s V8 CPU profiles under <dir>/<server>/ (summarise the largest: npx tsx bench/profile-summary.ts <file>)',
+  ],
+  run: async (argv) => runPeerBench(readSettings(argv)),
+};
+
+interface Server {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  /** CPU ms (user + system) the process has used so far. */
+  cpuMs(): number;
+}
+
+const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || '100');
+
+function cpuOf(pid: number): number {
+  // Fields after the command name (which may hold spaces): utime and stime are fields 14 and 15.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.once('error', reject);
+  });
+}
+
+async function startServer(name: string, script: string, env: Record<string, string>, port: number, profDir: string | null): Promise<Server> {
+  // One directory per server: tsx's loader thread writes a profile of its own beside the main thread's (the larger one).
+  const profile = profDir ? ['--cpu-prof', '--cpu-prof-dir', `${profDir}/${name.replace(/\W+/g, '-').replace(/-$/, '')}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', script], {
+    cwd: ROOT,
+    // As deployed: graphql-js, for one, skips its development-only checks in production.
+    env: { ...process.env, ...env, NODE_ENV: 'production', LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}/${script.includes('peer') ? '' : 'graphql'}`;
+  const until = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode}`);
+    const up = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, body: '{"query":"{ __typename }"}' })
+      .then((r) => r.ok)
+      .catch(() => false);
+    if (up) break;
+    if (Date.now() > until) throw new Error(`${name} did not start within 30 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { name, url, child, cpuMs: () => cpuOf(child.pid!) };
+}
+
+interface Operation {
+  name: string;
+  query: string;
+  variables(i: number): Record<string, unknown>;
+  check(data: Record<string, unknown> | undefined): void;
+}
+
+function operations(ids: number[]): Operation[] {
+  return [
+    {
+      name: 'transactions(first: 50) { customer currency }',
+      query: '{ transactions(first: 50) { nodes { id amount status customer { email fullName } currency { iso } } } }',
+      variables: () => ({}),
+      check: (data) => {
+        const nodes = (data?.transactions as { nodes: { customer: { email: string } | null; currency: { iso: string } | null }[] } | undefined)?.nodes ?? [];
+        if (nodes.length !== SEED.transactions || nodes.some((n) => !n.customer?.email || n.currency?.iso !== 'XOF')) throw new Error(`incomplete page: ${nodes.length} nodes`);
+      },
+    },
+    {
+      name: 'transaction(id) { customer currency }',
+      query: 'query ($id: ID!) { transaction(id: $id) { id amount status customer { email fullName } currency { iso } } }',
+      variables: (i) => ({ id: String(ids[i % ids.length]) }),
+      check: (data) => {
+        const t = data?.transaction as { customer: { email: string } | null; currency: { iso: string } | null } | null;
+        if (!t?.customer?.email || t.currency?.iso !== 'XOF') throw new Error(`incomplete transaction: ${JSON.stringify(data)}`);
+      },
+    },
+  ];
+}
+
+interface Row {
+  server: string;
+  op: string;
+  callsPerOp: number;
+  cpuMsPerOp: number;
+  cpuMsPerOpConcurrent: number;
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+}
+
+type Client = ReturnType<typeof createJsonClient>;
+
+async function issue(client: Client, server: Server, op: Operation, i: number): Promise<number> {
+  const res = await client.post<{ data?: Record<string, unknown>; errors?: unknown[] }>(server.url, { query: op.query, variables: op.variables(i) }, { authorization: `Bearer ${KEY}` });
+  if (res.status !== 200 || res.body.errors) throw new Error(`${server.name}: ${op.name}: ${res.status} ${JSON.stringify(res.body.errors)}`);
+  op.check(res.body.data);
+  return res.ms;
+}
+
+async function measure(server: Server, op: Operation, emulator: BenchEmulator, client: Client, s: Settings): Promise<Row> {
+  // The warm-up reads every transaction once, so a warm cache holds them all.
+  for (let i = 0; i < Math.max(s.warmup, SEED.transactions); i++) await issue(client, server, op, i);
+
+  await emulator.resetStats();
+  const cpuBefore = server.cpuMs();
+  const samples: number[] = [];
+  for (let i = 0; i < s.iterations; i++) samples.push(await issue(client, server, op, i));
+  const cpuMsPerOp = (server.cpuMs() - cpuBefore) / s.iterations;
+  const callsPerOp = (await emulator.stats()).total / s.iterations;
+
+  // Throughput: `concurrency` workers share `concurrentOps` operations.
+  let next = 0;
+  const cpuBeforeLoad = server.cpuMs();
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: s.concurrency }, async () => {
+      while (next < s.concurrentOps) await issue(client, server, op, next++);
+    }),
+  );
+  const elapsed = performance.now() - started;
+  return {
+    server: server.name,
+    op: op.name,
+    callsPerOp,
+    cpuMsPerOp,
+    cpuMsPerOpConcurrent: (server.cpuMs() - cpuBeforeLoad) / s.concurrentOps,
+    reqPerSec: (s.concurrentOps / elapsed) * 1000,
+    p50: percentile(samples, 50),
+    p99: percentile(samples, 99),
+  };
+}
+
+async function seed(emulator: BenchEmulator): Promise<number[]> {
+  const make = factories(emulator, KEY);
+  const customers: number[] = [];
+  for (let i = 0; i < SEED.customers; i++) customers.push((await make.customer()).id);
+  const ids: number[] = [];
+  for (let i = 0; i < SEED.transactions; i++) {
+    const t = await make.transaction({ amount: 1000 + i, customer: { id: customers[i % customers.length] } });
+    // Final, so the warm gateway may keep it.
+    await make.rest('PUT', `/v1/transactions/${t.id}`, { status: 'canceled' });
+    ids.push(t.id);
+  }
+  return ids;
+}
+
+const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
+const ratio = (a: number, b: number) => (b > 0 ? `${fixed(a / b)}` : a > 0 ? '∞' : '-');
+
+async function runPeerBench(s: Settings): Promise<void> {
+  const emulator = await startBenchEmulator({ latencyMs: s.latencyMs, separateProcess: true });
+  const servers: Server[] = [];
+  const client = createJsonClient(Math.max(1, s.concurrency));
+  try {
+    const ids = await seed(emulator);
+    const gateway = (port: number, env: Record<string, string>) => ({
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PAYMENTS_API_URL: emulator.url,
+      // One key sends every operation: the per-key rate limit would measure itself.
+      RATE_LIMIT_PER_MINUTE: '0',
+    });
+    const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
+    servers.push(await startServer('peer (datasource-rest)', 'bench/peer/server.ts', { PEER_PORT: String(p1), PAYMENTS_API_URL: emulator.url }, p1, s.cpuProfDir));
+    servers.push(await startServer('gateway, cold (no cache)', 'src/main.ts', gateway(p2, { ENTITY_CACHE: 'false', CURRENCY_CACHE_TTL_MS: '0' }), p2, s.cpuProfDir));
+    servers.push(await startServer('gateway, warm (entity cache)', 'src/main.ts', gateway(p3, {}), p3, s.cpuProfDir));
+
+    console.log('# peer bench: the gateway beside the hand-written alternative');
+    console.log(machineLine());
+    console.log(codeLine());
+    console.log(`L = ${s.latencyMs} ms per upstream request; ${s.warmup} warm-up + ${s.iterations} iterations at concurrency 1, then ${s.concurrentOps} operations at concurrency ${s.concurrency}`);
+    console.log(`seed: ${SEED.customers} customers, ${SEED.transactions} canceled (final) transactions spread over them; one sandbox key`);
+    console.log('each server and the emulator in its own process; CPU = utime + stime of the serving process only');
+    console.log(`before: ${loadLine()}\n`);
+
+    const rows: Row[] = [];
+    for (const op of operations(ids)) for (const server of servers) rows.push(await measure(server, op, emulator, client, s));
+
+    console.log(
+      markdownTable(
+        ['operation', 'server', 'upstream calls/op', 'CPU ms/op (c=1)', `CPU ms/op (c=${s.concurrency})`, `req/s (c=${s.concurrency})`, 'p50 ms', 'p99 ms'],
+        rows.map((r) => [r.op, r.server, fixed(r.callsPerOp), fixed(r.cpuMsPerOp), fixed(r.cpuMsPerOpConcurrent), fixed(r.reqPerSec, 0), ms(r.p50), ms(r.p99)]),
+      ),
+    );
+    console.log('\nratios, gateway / peer (calls and CPU: lower is better; req/s: higher is better):\n');
+    const ratioRows: string[][] = [];
+    for (const op of operations(ids)) {
+      const peer = rows.find((r) => r.op === op.name && r.server.startsWith('peer'))!;
+      for (const r of rows.filter((x) => x.op === op.name && x !== peer)) {
+        ratioRows.push([op.name, r.server, ratio(r.callsPerOp, peer.callsPerOp), ratio(r.cpuMsPerOp, peer.cpuMsPerOp), ratio(r.cpuMsPerOpConcurrent, peer.cpuMsPerOpConcurrent), ratio(r.reqPerSec, peer.reqPerSec), ratio(r.p50, peer.p50)]);
+      }
+    }
+    console.log(markdownTable(['operation', 'gateway', 'calls', 'CPU (c=1)', `CPU (c=${s.concurrency})`, 'req/s', 'p50'], ratioRows));
+    console.log(`\nafter: ${loadLine()}`);
+  } finally {
+    client.close();
+    // Wait for the exits: a CPU profile is written as its process ends.
+    await Promise.all(servers.map((server) => new Promise((resolve) => {
+      if (server.child.exitCode !== null) return resolve(undefined);
+      server.child.once('exit', resolve);
+      server.child.kill('SIGTERM');
+    })));
+    await emulator.stop();
+  }
+}

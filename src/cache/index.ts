@@ -1,0 +1,148 @@
+/**
+ * The entity cache: upstream objects kept across requests, under the
+ * per-request DataLoaders (a loader miss asks here before the upstream).
+ *
+ * What may be cached, and for how long:
+ * - customers and the currency list: for a TTL (they change rarely, and a
+ *   customer's signed webhook evicts it at once);
+ * - transactions and payouts: only in a final state (src/payments/rules.ts),
+ *   where the upstream never changes them again; a cached one is checked
+ *   again on the way out, so a non-final snapshot is never served.
+ * Entries belong to one caller (a hash of the API key): another key, even of
+ * the same account, never reads them. Signed webhooks and the gateway's own
+ * mutations evict an object for every caller at once.
+ */
+import type { Logger } from '../logger.js';
+import { isFinalPayout, isFinalTransaction } from '../payments/rules.js';
+import type { CurrencyModel, CustomerModel, PayoutModel, TransactionModel } from '../upstream/models.js';
+import type { EntityId, EntityStore } from './store.js';
+
+export { memoryStore } from './store.js';
+export { redisStore } from './redis-store.js';
+export type { EntityStore } from './store.js';
+
+export interface EntityModels {
+  transaction: TransactionModel;
+  payout: PayoutModel;
+  customer: CustomerModel;
+  /** A caller's whole currency list, under the id `all`. */
+  currencies: CurrencyModel[];
+}
+export type EntityKind = keyof EntityModels;
+
+/** Objects a webhook or a mutation can name; the currency list only expires. */
+const EVICTABLE: ReadonlySet<string> = new Set<EntityKind>(['transaction', 'payout', 'customer']);
+
+export interface EntityCacheSettings {
+  customerTtlMs: number;
+  currencyTtlMs: number;
+  /** How long a transaction or payout in a final state is kept. */
+  finalTtlMs: number;
+}
+
+/** How long a value may be kept, or 0 when it must not be. */
+function ttlFor<K extends EntityKind>(kind: K, value: EntityModels[K], settings: EntityCacheSettings): number {
+  switch (kind) {
+    case 'transaction':
+      return isFinalTransaction((value as TransactionModel).status) ? settings.finalTtlMs : 0;
+    case 'payout':
+      return isFinalPayout((value as PayoutModel).status) ? settings.finalTtlMs : 0;
+    case 'customer':
+      return settings.customerTtlMs;
+    case 'currencies':
+      return settings.currencyTtlMs;
+    default:
+      return 0;
+  }
+}
+
+/** One operation's view of the cache: one caller, read or bypassed. */
+export interface EntityCacheScope {
+  /**
+   * Values by id, in order: cached ones first, `fetch` for the rest (in
+   * parallel); what may be cached is written back. A failed fetch is an
+   * Error in its place, an unknown id `null` (neither is cached).
+   */
+  load<K extends EntityKind>(kind: K, ids: readonly EntityId[], fetch: (id: EntityId) => Promise<EntityModels[K] | null>): Promise<(EntityModels[K] | null | Error)[]>;
+  /** The object changed through this gateway: no caller reads the old copy again. */
+  evict(kind: EntityKind, ids: readonly EntityId[]): Promise<void>;
+}
+
+export interface EntityCache {
+  /** `bypass`: the caller asked for fresh data (`Cache-Control: no-cache`): nothing is read from or written to the cache; evictions still apply. */
+  scope(callerId: string, options?: { bypass?: boolean }): EntityCacheScope;
+  /** A signed webhook named this object: evicted for every caller before the webhook is acknowledged. */
+  evictObject(kind: string | null, id: number | null): Promise<void>;
+  close(): Promise<void>;
+}
+
+const asError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
+
+function fetchAll<T>(ids: readonly EntityId[], fetch: (id: EntityId) => Promise<T | null>): Promise<(T | null | Error)[]> {
+  return Promise.all(ids.map((id) => fetch(id).catch(asError)));
+}
+
+/** No cache at all (ENTITY_CACHE=false): every load goes to the upstream. */
+export const uncached: EntityCacheScope = {
+  load: (_kind, ids, fetch) => fetchAll(ids, fetch),
+  evict: async () => undefined,
+};
+
+export function createEntityCache(store: EntityStore | null, settings: EntityCacheSettings, logger: Logger): EntityCache {
+  // A cache that fails is a cache that misses: the request goes on to the upstream.
+  let warned = 0;
+  const failed = (what: string) => (error: unknown) => {
+    const now = Date.now();
+    if (now - warned > 10_000) {
+      warned = now;
+      logger.warn({ err: { message: asError(error).message }, what }, 'entity cache unavailable; reading the upstream');
+    }
+    return null;
+  };
+
+  function scope(callerId: string, bypass: boolean): EntityCacheScope {
+    if (!store) return uncached;
+    const cache = store;
+    const evict: EntityCacheScope['evict'] = async (kind, ids) => {
+      await cache.evict(kind, ids).catch(failed('evict'));
+    };
+    // Fresh reads, but what this operation changes is still evicted for everyone.
+    if (bypass) return { load: (_kind, ids, fetch) => fetchAll(ids, fetch), evict };
+    return {
+      evict,
+      async load(kind, ids, fetch) {
+        const read = await cache.read(callerId, kind, ids).catch(failed('read'));
+        const results: (EntityModels[typeof kind] | null | Error)[] = new Array(ids.length);
+        const missing: number[] = [];
+        ids.forEach((_, i) => {
+          const value = read?.values[i] as EntityModels[typeof kind] | undefined;
+          // Checked again on the way out: only what may be cached now is served.
+          if (value !== undefined && ttlFor(kind, value, settings) > 0) results[i] = value;
+          else missing.push(i);
+        });
+        if (missing.length === 0) return results;
+        const fetched = await fetchAll(missing.map((i) => ids[i]!), fetch);
+        const entries = [];
+        for (const [n, i] of missing.entries()) {
+          const value = fetched[n]!;
+          results[i] = value;
+          if (!read || value === null || value instanceof Error) continue;
+          const ttlMs = ttlFor(kind, value, settings);
+          if (ttlMs > 0) entries.push({ id: ids[i]!, value, ttlMs, generation: read.generations[i] ?? null });
+        }
+        if (entries.length > 0) await cache.write(callerId, kind, entries).catch(failed('write'));
+        return results;
+      },
+    };
+  }
+
+  return {
+    scope: (callerId, options = {}) => scope(callerId, options.bypass ?? false),
+    async evictObject(kind, id) {
+      if (!store || kind === null || id === null || !EVICTABLE.has(kind)) return;
+      // Not caught: the webhook is answered 503 and redelivered rather than leave a stale copy.
+      await store.evict(kind, [id]);
+    },
+    close: async () => store?.close(),
+  };
+}

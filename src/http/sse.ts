@@ -1,0 +1,175 @@
+/**
+ * Subscriptions over Server-Sent Events (the GraphQL over SSE protocol of
+ * graphql-sse, "distinct connections" mode) at the same /graphql path, for
+ * clients that cannot open a WebSocket: a POST (or GET) to /graphql with
+ * `Accept: text/event-stream` and the usual `Authorization: Bearer <key>`
+ * header opens one stream for one subscription. Queries and mutations stay
+ * on GraphQL over HTTP, where every operation limit applies.
+ *
+ * Same schema, context (src/context.ts), error mapping, per-key live
+ * operation cap and RealtimeSource (reconciliation included) as graphql-ws.
+ */
+import type http from 'node:http';
+import { getOperationAST, GraphQLError, OperationTypeNode, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import type { Response } from 'graphql-sse';
+import { createHandler } from 'graphql-sse/lib/use/http';
+import { readCaller, type Caller } from '../auth.js';
+import { createContext, type Context, type ContextDeps } from '../context.js';
+import { ErrorCode } from '../errors.js';
+import type { EventBus } from '../realtime/bus.js';
+import type { Reconciler } from '../realtime/reconciler.js';
+import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
+import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
+import type { TrustedDocuments } from '../limits/trusted-documents.js';
+import { accountLookup, realtimeSource } from './realtime-session.js';
+
+export interface SseDeps {
+  schema: GraphQLSchema;
+  bus: EventBus;
+  reconciler: Reconciler;
+  context: ContextDeps;
+  limits: { queueLimit: number; maxBufferedBytes: number };
+  /** The document limits every transport applies (src/limits/): graphql-sse runs what onSubscribe returns unvalidated. */
+  documents: { maxTokens: number; rules: readonly ValidationRule[]; check: OperationCheck; trusted: TrustedDocuments | null };
+  formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
+}
+
+export interface SseRoute {
+  /** True when the request asks for an event stream (and so belongs to this route). */
+  wants(req: http.IncomingMessage): boolean;
+  handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void>;
+  /** Live SSE subscriptions on this instance. */
+  stats(): { sseStreams: number };
+  /** Ends every open stream (shutdown): a stream never finishes by itself, so draining would wait for nothing. */
+  close(): void;
+}
+
+/** graphql-sse wants a record-typed context. */
+type SseContext = Context & Record<PropertyKey, unknown>;
+
+type Answer = Response;
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 429: 'Too Many Requests', 503: 'Service Unavailable' };
+
+const answer = (status: number, message: string, code: string): Answer => [
+  JSON.stringify({ errors: [{ message, extensions: { code } }] }),
+  { status, statusText: STATUS_TEXT[status] ?? 'Error', headers: { 'content-type': 'application/json; charset=utf-8' } },
+];
+
+export function createSseRoute(deps: SseDeps): SseRoute {
+  const { config, logger } = deps.context;
+  const accountOf = accountLookup(deps.context);
+  const liveByKey = new Map<string, number>();
+  const open = new Set<http.ServerResponse>();
+  let streams = 0;
+
+  const callerOf = (header: string | null | undefined): Caller | Answer => {
+    const caller = readCaller(header ?? undefined, config.paymentsEnv);
+    if (caller === null) return answer(401, 'Authentication required: send "Authorization: Bearer <secret API key>".', ErrorCode.UNAUTHENTICATED);
+    if (caller instanceof GraphQLError) {
+      const forbidden = caller.extensions.code === ErrorCode.FORBIDDEN;
+      return answer(forbidden ? 403 : 401, caller.message, String(caller.extensions.code));
+    }
+    if (deps.context.rejectedKeys.has(caller.callerId)) return answer(401, 'The payments API rejected this API key moments ago.', ErrorCode.UNAUTHENTICATED);
+    return caller;
+  };
+
+  const handler = createHandler<SseContext>({
+    schema: deps.schema,
+    // Null: no "single connection mode" (its stream tokens would be a second credential); each stream carries the key.
+    authenticate: (req) => {
+      const caller = callerOf(req.headers.get('authorization'));
+      return Array.isArray(caller) ? (caller as Answer) : null;
+    },
+    onSubscribe: async (req, params) => {
+      const caller = callerOf(req.headers.get('authorization'));
+      if (Array.isArray(caller)) return caller as Answer;
+      const { callerId } = caller as Caller;
+      const source = deps.documents.trusted ? deps.documents.trusted.resolve(params as unknown as Record<string, unknown>) : params.query;
+      if (source === null) {
+        return answer(400, 'Only trusted documents run here: send a documentId or persisted-query hash from the manifest.', 'PERSISTED_QUERY_NOT_FOUND');
+      }
+      // Tokens, graphql-js's rules, depth, aliases, directives and cost, as over HTTP and WebSocket.
+      const variables = params.variables ?? {};
+      const admitted = admitDocument(deps.schema, source, params.operationName ?? undefined, variables, deps.documents);
+      if ('errors' in admitted) {
+        const [first] = admitted.errors;
+        return answer(400, first!.message, String(first!.extensions.code));
+      }
+      const { document } = admitted;
+      const operation = getOperationAST(document, params.operationName ?? undefined);
+      if (operation?.operation !== OperationTypeNode.SUBSCRIPTION) {
+        return answer(400, 'Only subscriptions are served as event streams; send queries and mutations as GraphQL over HTTP (application/json).', ErrorCode.BAD_USER_INPUT);
+      }
+      if ((liveByKey.get(callerId) ?? 0) >= config.limits.ws.maxSubscriptionsPerKey) {
+        return answer(429, `At most ${config.limits.ws.maxSubscriptionsPerKey} live event streams per API key.`, ErrorCode.RATE_LIMITED);
+      }
+      let accountId: number;
+      try {
+        accountId = await accountOf(caller as Caller);
+      } catch (error) {
+        if (error instanceof UpstreamAuthenticationError) {
+          deps.context.rejectedKeys.remember(callerId);
+          return answer(401, 'The payments API rejected this API key.', ErrorCode.UNAUTHENTICATED);
+        }
+        if (error instanceof UpstreamPermissionError) return answer(403, 'Forbidden.', ErrorCode.FORBIDDEN);
+        logger.warn({ err: error instanceof Error ? { message: error.message } : error }, 'event stream refused: account lookup failed');
+        return answer(503, 'Upstream unavailable, try again later.', ErrorCode.UPSTREAM_UNAVAILABLE);
+      }
+      const res = req.context.res;
+      liveByKey.set(callerId, (liveByKey.get(callerId) ?? 0) + 1);
+      streams += 1;
+      let counted = true;
+      open.add(res);
+      const header = (name: string) => req.headers.get(name) ?? undefined;
+      const telemetry = deps.context.observability.startOperation({ transport: 'sse', headers: { 'x-request-id': header('x-request-id'), traceparent: header('traceparent'), tracestate: header('tracestate') } });
+      telemetry.named(params.operationName ?? operation.name?.value, 'subscription');
+      res.once('close', () => {
+        telemetry.end();
+        open.delete(res);
+        if (!counted) return;
+        counted = false;
+        streams -= 1;
+        const left = (liveByKey.get(callerId) ?? 1) - 1;
+        if (left > 0) liveByKey.set(callerId, left);
+        else liveByKey.delete(callerId);
+      });
+      const forOperation = () => createContext(deps.context, { caller: caller as Caller, deadlineAt: Date.now() + config.operationDeadlineMs, transport: 'sse', telemetry });
+      const contextValue: SseContext = {
+        ...forOperation(),
+        realtime: realtimeSource({
+          bus: deps.bus,
+          reconciler: deps.reconciler,
+          logger,
+          caller: caller as Caller,
+          accountId,
+          queueLimit: deps.limits.queueLimit,
+          isCongested: () => res.writableLength > deps.limits.maxBufferedBytes,
+          onOverflow: () => {
+            logger.warn({ callerId, queueLimit: deps.limits.queueLimit }, 'event stream subscriber too slow: stream closed');
+            res.destroy();
+          },
+          beforeEach: () => {
+            const fresh = forOperation();
+            contextValue.api = fresh.api;
+            contextValue.loaders = fresh.loaders;
+            contextValue.entityCache = fresh.entityCache;
+            contextValue.idempotency = fresh.idempotency;
+          },
+        }),
+      };
+      return { schema: deps.schema, document, operationName: params.operationName ?? null, variableValues: variables, contextValue };
+    },
+    onNext: (_ctx, _req, result) =>
+      result.errors ? { ...result, errors: result.errors.map((e) => deps.formatError(e instanceof GraphQLError ? e.toJSON() : e, e) as GraphQLError) } : undefined,
+  });
+
+  return {
+    wants: (req) => req.headers.accept === 'text/event-stream',
+    handle: (req, res) => handler(req, res),
+    stats: () => ({ sseStreams: streams }),
+    close() {
+      for (const res of open) res.end();
+    },
+  };
+}

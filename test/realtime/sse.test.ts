@@ -1,0 +1,84 @@
+/**
+ * Subscriptions over Server-Sent Events, driven by graphql-sse's own client
+ * against the gateway and the emulator running as servers: same /graphql
+ * path, same Authorization header, same current-state-first semantics.
+ */
+import { createClient, NetworkError, type Client } from 'graphql-sse';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { factories } from '../support/factories.js';
+import { newKey } from '../support/harness.js';
+import { eventually, setUpstreamStatus, startRealtimeStack, type RealtimeStack } from './support.js';
+
+const TRANSACTION_UPDATED = `subscription ($id: ID) { transactionUpdated(id: $id) { id status customer { email } } }`;
+type Update = { transactionUpdated: { id: string; status: string; customer: { email: string } | null } };
+
+describe('subscriptions over SSE with the graphql-sse client', () => {
+  let stack: RealtimeStack;
+  const clients: Client[] = [];
+  beforeAll(async () => {
+    stack = await startRealtimeStack({ env: { RECONCILE_INITIAL_MS: '100', RECONCILE_MAX_MS: '400' } });
+  });
+  afterAll(async () => {
+    for (const c of clients) c.dispose();
+    await stack.stop();
+  });
+  const client = (key: string | null) => {
+    const c = createClient({
+      url: `http://127.0.0.1:${stack.gateway.port}/graphql`,
+      headers: key === null ? {} : { authorization: `Bearer ${key}` },
+      retryAttempts: 0,
+    });
+    clients.push(c);
+    return c;
+  };
+
+  it('streams the current state, then APPROVED, then CANCELED and completion (a final state)', async () => {
+    const key = newKey('sse');
+    const f = factories(stack.emulator, key);
+    const customer = await f.customer();
+    const transaction = await f.transaction({ customer: { id: customer.id } });
+    const results = client(key).iterate<Update>({ query: TRANSACTION_UPDATED, variables: { id: String(transaction.id) } });
+
+    const statuses: string[] = [];
+    const consumed = (async () => {
+      for await (const result of results) {
+        expect(result.errors).toBeUndefined();
+        statuses.push(result.data!.transactionUpdated.status);
+        if (statuses.length === 1) {
+          expect(result.data!.transactionUpdated).toEqual({ id: String(transaction.id), status: 'PENDING', customer: { email: customer.email } });
+          await setUpstreamStatus(stack.emulator.url, 'transactions', transaction.id, 'approved');
+        } else if (statuses.length === 2) {
+          await setUpstreamStatus(stack.emulator.url, 'transactions', transaction.id, 'canceled');
+        }
+      }
+    })();
+    // The loop ends only when the server completes the stream.
+    await consumed;
+    expect(statuses).toEqual(['PENDING', 'APPROVED', 'CANCELED']);
+    await eventually(() => stack.health(), (h) => h.subscriptions.sseStreams === 0);
+  });
+
+  it('refuses a stream without a key with 401, and a query with 400', async () => {
+    const refused = async (c: Client, query: string) => {
+      try {
+        for await (const _ of c.iterate({ query })) return 'streamed';
+      } catch (error) {
+        return error instanceof NetworkError ? error.response?.status : String(error);
+      }
+      return 'completed';
+    };
+    expect(await refused(client(null), 'subscription { paymentEvent { id } }')).toBe(401);
+    expect(await refused(client(newKey('q')), '{ currencies { iso } }')).toBe(400);
+    // Every document limit applies before a stream opens: an invalid field, and more aliases than allowed (30).
+    expect(await refused(client(newKey('invalid')), 'subscription { paymentEvent { nope } }')).toBe(400);
+    const aliases = Array.from({ length: 31 }, (_, i) => `e${i}: paymentEvent { id }`).join(' ');
+    expect(await refused(client(newKey('aliases')), `subscription { ${aliases} }`)).toBe(400);
+  });
+
+  it("answers FORBIDDEN in the stream for another account's transaction", async () => {
+    const other = await factories(stack.emulator, newKey('owner')).transaction();
+    const results = client(newKey('reader')).iterate({ query: TRANSACTION_UPDATED, variables: { id: String(other.id) } });
+    const first = await results.next();
+    expect((first.value as { errors?: { extensions?: { code?: string } }[] }).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+  });
+});

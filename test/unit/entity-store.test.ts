@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { memoryStore } from '../../src/cache/store.js';
+import { decode, encode } from '../../src/cache/codec.js';
+import { Decimal } from '../../src/upstream/decimal.js';
+
+describe('memory entity store', () => {
+  it('keeps copies per caller and evicts an object for every caller', async () => {
+    const store = memoryStore(10);
+    const a = await store.read('a', 'customer', [1]);
+    await store.write('a', 'customer', [{ id: 1, value: { id: 1 }, ttlMs: 1000, generation: a.generations[0]! }]);
+    expect((await store.read('a', 'customer', [1])).values).toEqual([{ id: 1 }]);
+    expect((await store.read('b', 'customer', [1])).values).toEqual([undefined]);
+    await store.evict('customer', [1]);
+    expect((await store.read('a', 'customer', [1])).values).toEqual([undefined]);
+  });
+
+  it('drops a write whose object was evicted while the upstream call was in flight', async () => {
+    const store = memoryStore(10);
+    const before = await store.read('a', 'transaction', [7]);
+    await store.evict('transaction', [7]);
+    await store.write('a', 'transaction', [{ id: 7, value: { id: 7, status: 'old' }, ttlMs: 1000, generation: before.generations[0]! }]);
+    expect((await store.read('a', 'transaction', [7])).values).toEqual([undefined]);
+  });
+
+  it('expires entries after their TTL', async () => {
+    let now = 0;
+    const store = memoryStore(10, () => now);
+    await store.write('a', 'customer', [{ id: 1, value: { id: 1 }, ttlMs: 100, generation: null }]);
+    now = 99;
+    expect((await store.read('a', 'customer', [1])).values).toEqual([{ id: 1 }]);
+    now = 100;
+    expect((await store.read('a', 'customer', [1])).values).toEqual([undefined]);
+  });
+});
+
+describe('entity codec', () => {
+  it('brings amounts back as the same exact Decimals', () => {
+    const amount = Decimal.fromJsonNumber('9007199254740993.10');
+    const back = decode(encode({ g: '3', v: { id: 1, amount, fees: null, nested: [{ amount }] } })) as { v: { amount: Decimal; nested: { amount: Decimal }[] } };
+    expect(back.v.amount).toBeInstanceOf(Decimal);
+    expect(back.v.amount.toString()).toBe('9007199254740993.1');
+    expect(back.v.nested[0]!.amount.equals(amount)).toBe(true);
+  });
+});
