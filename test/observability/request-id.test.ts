@@ -116,10 +116,14 @@ describe('request ids', () => {
             complete: () => resolve(last),
           });
         });
+      // Objects no earlier test read, so no cache answers for the upstream.
+      const make = factories(emulator, key);
+      const fresh = [];
+      for (let i = 0; i < 2; i++) fresh.push((await make.transaction({ customer: { id: (await make.customer()).id } })).id);
       await emulatorAdmin(emulator.url)('POST', '/_emulator/faults', { route: 'GET /v1/customers/:id', status: 500, times: 6 });
       proxy.requests.length = 0;
-      const first = await run(String(txId));
-      const second = await run(String(txId));
+      const first = await run(String(fresh[0]));
+      const second = await run(String(fresh[1]));
       await emulatorAdmin(emulator.url)('DELETE', '/_emulator/faults');
       const ids = [first, second].map((r) => r.errors?.[0]?.extensions?.requestId);
       expect(ids[0]).toEqual(expect.any(String));
