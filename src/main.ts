@@ -64,9 +64,9 @@ async function main(): Promise<void> {
 
   // The welcome holds the emulator's admin token: never print it into a production log stream.
   if (emulator && demoKey && (!config.production || process.stdout.isTTY)) {
-    printWelcome(gateway.url, emulator.url, demoKey, adminToken, config.explorer);
+    printWelcome(gateway.url, emulator.url, demoKey, adminToken, config.explorer, gateway.metricsUrl);
   } else {
-    logger.info({ url: gateway.url, upstream: upstreamUrl, env: config.paymentsEnv }, 'gateway ready');
+    logger.info({ url: gateway.url, metrics: gateway.metricsUrl, upstream: upstreamUrl, env: config.paymentsEnv }, 'gateway ready');
   }
 
   let stopping = false;
@@ -97,7 +97,7 @@ const EXPLORER_HINT = {
   off: '',
 } as const;
 
-function printWelcome(graphqlUrl: string, emulatorUrl: string, key: string, adminToken: string, explorer: keyof typeof EXPLORER_HINT): void {
+function printWelcome(graphqlUrl: string, emulatorUrl: string, key: string, adminToken: string, explorer: keyof typeof EXPLORER_HINT, metricsUrl: string | null): void {
   const query = '{ transactions(first: 5) { totalCount nodes { id amount status customer { fullName } currency { iso } } } }';
   console.log(`
 Payments GraphQL gateway ready (embedded emulator, sandbox demo data)
@@ -105,7 +105,7 @@ Payments GraphQL gateway ready (embedded emulator, sandbox demo data)
   GraphQL     ${graphqlUrl}   ${EXPLORER_HINT[explorer]}
   Emulator    ${emulatorUrl}   (loopback only; admin API header x-emulator-admin-token: ${adminToken})
   Console     ${emulatorUrl}/_emulator/console#token=${adminToken}   (settle payments, see webhooks, switch faults)
-  Sandbox key ${key}
+  Sandbox key ${key}${metricsUrl ? `\n  Metrics     ${metricsUrl}   (Prometheus)` : ''}
 
 Set this header in your client:
   Authorization: Bearer ${key}

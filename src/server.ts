@@ -35,7 +35,7 @@ import { capResponseSize } from './limits/response-size.js';
 import { createRateLimiter } from './limits/rate-limit.js';
 import { Redis } from 'ioredis';
 import { gatewayExplorer, type ExplorerOptions } from './explorer/gateway.js';
-import { Observability, operationTelemetryPlugin } from './observability/index.js';
+import { Observability, operationLogger, operationTelemetryPlugin, requestIdExtension } from './observability/index.js';
 
 export type { UpstreamClientFactory } from './context.js';
 
@@ -96,7 +96,8 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   limitsRedis?.on('error', (error: Error) => logger.warn({ err: { message: error.message } }, 'rate-limit store unreachable; limiting in memory meanwhile'));
   const schema = buildSchema();
   const formatError = createErrorFormatter({
-    onInternalError: (error) => logger.error({ err: error }, 'internal error masked in a GraphQL response'),
+    // With the operation's request id, so the masked error and the caller's report meet in the logs.
+    onInternalError: (error) => operationLogger(logger).error({ err: error }, 'internal error masked in a GraphQL response'),
     ...(config.graphql.suggestions ? {} : { requestMessage: withoutSuggestions }),
   });
   // The same document limits for HTTP (Apollo Server) and WebSocket (graphql-ws).
@@ -115,7 +116,11 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     formatError,
     logger,
     parseOptions: { maxTokens: documents.maxTokens },
-    stringifyResult: capResponseSize(config.limits.maxResponseBytes, logger),
+    stringifyResult: capResponseSize(
+      config.limits.maxResponseBytes,
+      { warn: (fields, message) => operationLogger(logger).warn(fields, message) },
+      requestIdExtension,
+    ),
     validationRules: documents.rules,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: config.shutdown.graceMs }),

@@ -15,7 +15,7 @@ import type { RateLimiter } from '../limits/rate-limit.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { clientAddress } from './client-address.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
-import type { OperationTelemetry } from '../observability/index.js';
+import { within, type OperationTelemetry } from '../observability/index.js';
 import { BodyTooLarge, closeAfterAnswer, readBody, sendJson } from './body.js';
 
 /** Largest request body accepted from a caller with a key; GraphQL documents and variables are small. */
@@ -99,7 +99,7 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     const telemetry = deps.observability.startOperation({ transport: 'http', headers: req.headers });
     res.setHeader('x-request-id', telemetry.requestId);
     try {
-      await answer(req, res, url, telemetry);
+      await within(telemetry, () => answer(req, res, url, telemetry));
     } finally {
       telemetry.end();
     }

@@ -25,7 +25,7 @@ import { accountLookup, realtimeSource, refreshEach } from './realtime-session.j
 import { createRateLimiter } from '../limits/rate-limit.js';
 import { overSize, tooLarge } from '../limits/response-size.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
-import { withRequestId, type OperationTelemetry } from '../observability/index.js';
+import { within, withRequestId, type OperationTelemetry } from '../observability/index.js';
 
 /** Close codes a client can act on (4xxx: application-defined, per RFC 6455). */
 export const CloseCodes = {
@@ -284,7 +284,8 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
       },
       onNext: (ctx, id, _payload, _args, result) => {
         const telemetry = sessions.get(ctx.extra.socket)?.telemetry.get(id);
-        const errors = result.errors ? format(result.errors) : undefined;
+        const raw = result.errors;
+        const errors = raw ? (telemetry ? within(telemetry, () => format(raw)) : format(raw)) : undefined;
         // The response size cap HTTP applies, per message.
         if (overSize(errors ? { ...result, errors } : result, deps.documents.maxResponseBytes)) {
           const tooBig = format([tooLarge(deps.documents.maxResponseBytes)]);
@@ -301,7 +302,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         if (session?.operations.delete(id)) operationsByKey.remove(session.caller.callerId);
         // Refused before execution (validation, limits) has no telemetry yet: count it as one operation.
         const telemetry = session?.telemetry.get(id) ?? observability.startOperation({ transport: 'websocket', headers: ctx.extra.request.headers, freshId: true });
-        const formatted = format(errors);
+        const formatted = within(telemetry, () => format(errors));
         telemetry.answered(null, formatted);
         if (!session?.telemetry.has(id)) telemetry.end();
         return withRequestId(formatted, telemetry.requestId);

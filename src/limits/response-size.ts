@@ -6,25 +6,29 @@
  */
 import { GraphQLError, type FormattedExecutionResult } from 'graphql';
 import { ErrorCode } from '../errors.js';
-import type { Logger } from '../logger.js';
 
 /** Characters bound bytes from below (a UTF-8 character is 1 to 4 bytes); count bytes only near the limit. */
 function fits(text: string, maxBytes: number): boolean {
   return text.length <= maxBytes / 4 || Buffer.byteLength(text) <= maxBytes;
 }
 
-export function tooLarge(maxBytes: number): GraphQLError {
+export function tooLarge(maxBytes: number, extensions: Record<string, unknown> = {}): GraphQLError {
   return new GraphQLError(`The answer would be larger than ${maxBytes} bytes: ask for fewer items or fields.`, {
-    extensions: { code: ErrorCode.RESPONSE_TOO_LARGE, limit: maxBytes },
+    extensions: { code: ErrorCode.RESPONSE_TOO_LARGE, limit: maxBytes, ...extensions },
   });
 }
 
-export function capResponseSize(maxBytes: number, logger: Pick<Logger, 'warn'>) {
+export function capResponseSize(
+  maxBytes: number,
+  logger: { warn(fields: object, message: string): void },
+  /** More `extensions` for the error (the operation's request id). */
+  extensions: () => Record<string, unknown> = () => ({}),
+) {
   return (result: FormattedExecutionResult): string => {
     const text = JSON.stringify(result);
     if (fits(text, maxBytes)) return text;
     logger.warn({ bytes: Buffer.byteLength(text), limit: maxBytes }, 'answer over the response size limit replaced by an error');
-    return JSON.stringify({ errors: [tooLarge(maxBytes).toJSON()] });
+    return JSON.stringify({ errors: [tooLarge(maxBytes, extensions()).toJSON()] });
   };
 }
 

@@ -15,7 +15,7 @@ import { OperationTelemetry, type OperationStart } from './operation.js';
 import { createTracing, endSpan, SpanKind, startSpan, traceHeaders, type Tracing } from './tracing.js';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 
-export { OperationTelemetry, operationTelemetryPlugin, withRequestId } from './operation.js';
+export { OperationTelemetry, operationLogger, operationTelemetryPlugin, requestIdExtension, withRequestId, within } from './operation.js';
 export type { OperationStart } from './operation.js';
 export type { LiveSources } from './metrics.js';
 
@@ -33,7 +33,7 @@ export class Observability {
     private readonly logger: Logger,
   ) {
     this.metrics = config.metrics.enabled ? new GatewayMetrics({ defaultMetrics: true }) : null;
-    this.tracing = createTracing(config.tracing);
+    this.tracing = createTracing(config.tracing, logger);
     this.loaders = loaderStats(this.metrics);
   }
 

@@ -6,6 +6,7 @@
  * operation starts it and ends it; the Apollo plugin below names it and
  * tells how it went.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { GraphQLFormattedError } from 'graphql';
@@ -82,7 +83,9 @@ export class OperationTelemetry {
     this.ended = true;
     const seconds = (performance.now() - this.started) / 1000;
     if (this.metrics) {
-      const labels = { operation: this.metrics.operationLabel(this.name), type: this.type, outcome: this.outcome };
+      // Never parsed (refused before, or unparseable): no name to tell, rather than `anonymous`.
+      const operation = this.type === 'unknown' ? 'unknown' : this.metrics.operationLabel(this.name);
+      const labels = { operation, type: this.type, outcome: this.outcome };
       this.metrics.operations.inc(labels);
       if (!this.isSubscription) this.metrics.operationDuration.observe(labels, seconds);
       for (const code of this.codes) this.metrics.operationErrors.inc({ code });
@@ -90,6 +93,27 @@ export class OperationTelemetry {
     endSpan(this.span, this.outcome === 'error', this.codes.length > 0 ? { 'graphql.error.codes': [...new Set(this.codes)] } : {});
     this.logger.debug({ operation: this.name, type: this.type, outcome: this.outcome, ms: Math.round(seconds * 1000) }, 'operation finished');
   }
+}
+
+const running = new AsyncLocalStorage<OperationTelemetry>();
+
+/**
+ * Runs `fn` as part of `operation`, so code that is handed no context (the
+ * error formatter, the response-size cap) can still log with its request id.
+ */
+export function within<T>(operation: OperationTelemetry, fn: () => T): T {
+  return running.run(operation, fn);
+}
+
+/** The logger of the operation being served, or `fallback` outside any. */
+export function operationLogger(fallback: Logger): Logger {
+  return running.getStore()?.logger ?? fallback;
+}
+
+/** The request id of the operation being served, as error `extensions`; empty outside any. */
+export function requestIdExtension(): { requestId?: string } {
+  const operation = running.getStore();
+  return operation ? { requestId: operation.requestId } : {};
 }
 
 /** The caller's id when it is a sane one, else the trace id (so logs and traces join), else a new one. */

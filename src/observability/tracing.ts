@@ -11,6 +11,8 @@
  * reaches the payments API.
  */
 import {
+  diag,
+  DiagLogLevel,
   defaultTextMapGetter,
   defaultTextMapSetter,
   ROOT_CONTEXT,
@@ -28,8 +30,11 @@ import { defaultResource, detectResources, envDetector, resourceFromAttributes }
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { ObservabilityConfig } from '../config.js';
+import type { Logger } from '../logger.js';
 
 const propagator = new W3CTraceContextPropagator();
+/** How long stopping waits for the last export: well inside the shutdown grace period. */
+const SHUTDOWN_EXPORT_MS = 5_000;
 
 export interface Tracing {
   /** Null when traces are off: no span is made, the caller's context is still passed on. */
@@ -38,8 +43,13 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-export function createTracing(config: ObservabilityConfig['tracing']): Tracing {
+export function createTracing(config: ObservabilityConfig['tracing'], logger: Logger): Tracing {
   if (!config) return { tracer: null, shutdown: async () => undefined };
+  // Failed exports and dropped spans are reported through OpenTelemetry's diag channel, silent by
+  // default: an operator must see that traces are not arriving. (diag is process-wide; the last
+  // gateway to start with traces on owns it.)
+  const warn = (message: string, ...args: unknown[]) => logger.warn({ otel: args.length > 0 ? args.map(String) : undefined }, `OpenTelemetry: ${message}`);
+  diag.setLogger({ error: warn, warn, info: () => undefined, debug: () => undefined, verbose: () => undefined }, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (read by the env detector) win over the default name.
   const resource = defaultResource()
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName }))
@@ -51,7 +61,19 @@ export function createTracing(config: ObservabilityConfig['tracing']): Tracing {
   });
   return {
     tracer: provider.getTracer('payments-graphql-gateway'),
-    shutdown: () => provider.shutdown(),
+    // Shutdown exports what is buffered; an unreachable collector must neither fail nor stall it.
+    shutdown: async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), SHUTDOWN_EXPORT_MS)));
+      try {
+        const outcome = await Promise.race([provider.shutdown(), late]);
+        if (outcome === 'late') logger.warn({ waitedMs: SHUTDOWN_EXPORT_MS }, 'OpenTelemetry: spans not exported at shutdown: the collector did not answer in time');
+      } catch (error) {
+        logger.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'OpenTelemetry: spans not exported at shutdown');
+      } finally {
+        clearTimeout(timer);
+      }
+    },
   };
 }
 

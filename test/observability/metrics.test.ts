@@ -93,7 +93,7 @@ describe('/metrics after a scenario', () => {
     expect(total(samples, 'gateway_operation_errors_total', { code: 'IDEMPOTENCY_KEY_REUSED' })).toBe(1);
     // Ten anonymous operations ran; the eleventh was refused before execution.
     expect(total(samples, 'gateway_operations_total', { operation: 'anonymous', type: 'query', outcome: 'ok' })).toBe(10);
-    expect(total(samples, 'gateway_operations_total', { outcome: 'rejected' })).toBe(1);
+    expect(total(samples, 'gateway_operations_total', { operation: 'unknown', type: 'unknown', outcome: 'rejected' })).toBe(1);
     expect(total(afterSubscription, 'gateway_operations_total', { operation: 'Watch', type: 'subscription' })).toBe(1);
   });
 

@@ -11,6 +11,7 @@ import { startGateway, type RunningGateway } from '../../src/server.js';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
 import { factories } from '../support/factories.js';
 import { emulatorAdmin, newKey } from '../support/harness.js';
+import { wsClient } from '../realtime/support.js';
 import { logSink, startRecordingProxy, type RecordingProxy } from './support.js';
 
 const QUERY = 'query TxWithCustomer($id: ID!) { transaction(id: $id) { id customer { email } } }';
@@ -29,7 +30,7 @@ describe('request ids', () => {
     const make = factories(emulator, key);
     txId = (await make.transaction({ customer: { id: (await make.customer()).id } })).id;
     proxy = await startRecordingProxy(emulator.url);
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: proxy.url, LOG_LEVEL: 'debug', OPERATION_DEADLINE_MS: '2000' });
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: proxy.url, LOG_LEVEL: 'debug', OPERATION_DEADLINE_MS: '2000', MAX_RESPONSE_BYTES: '1024' });
     upstream = createUpstreamClient({ baseUrl: proxy.url, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
     gateway = await startGateway({ config, upstream, logger: createLogger('debug', { destination: logs }) });
   });
@@ -76,6 +77,18 @@ describe('request ids', () => {
     expect(JSON.stringify(logs.lines())).not.toContain(key);
   });
 
+  it('gives the lines logged where no context is at hand (the response-size cap) the request id too', async () => {
+    const aliases = Array.from({ length: 25 }, (_, i) => `c${i}: currencies { id iso }`).join(' ');
+    const res = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-request-id': 'too-large-1' },
+      body: JSON.stringify({ query: `{ ${aliases} }` }),
+    });
+    expect(((await res.json()) as { errors: { extensions: unknown }[] }).errors[0]!.extensions).toMatchObject({ code: 'RESPONSE_TOO_LARGE', requestId: 'too-large-1' });
+    const line = logs.lines().find((l) => String(l.msg).startsWith('answer over the response size limit'));
+    expect(line).toMatchObject({ requestId: 'too-large-1' });
+  });
+
   it('makes one up when none (or an unusable one) is given, and still sends it upstream', async () => {
     const { header, body } = await post({ 'x-request-id': 'has spaces\tand "quotes"' });
     expect(body.errors).toBeUndefined();
@@ -89,5 +102,39 @@ describe('request ids', () => {
     const { header } = await post({ traceparent: `00-${traceId}-b7ad6b7169203331-01` });
     expect(header).toBe(traceId);
     expect(proxy.requests.every((r) => r.headers['x-request-id'] === traceId)).toBe(true);
+  });
+
+  it('gives each WebSocket operation an id of its own, in its errors and its upstream requests', async () => {
+    const { client } = wsClient(gateway.url.replace(/^http/, 'ws'), key);
+    try {
+      const run = (id: string) =>
+        new Promise<{ errors?: { extensions?: Record<string, unknown> }[] }>((resolve, reject) => {
+          let last: { errors?: { extensions?: Record<string, unknown> }[] } = {};
+          client.subscribe({ query: 'query Tx($id: ID!) { transaction(id: $id) { id customer { email } } }', variables: { id } }, {
+            next: (value) => (last = value as typeof last),
+            error: reject,
+            complete: () => resolve(last),
+          });
+        });
+      // Objects no earlier test read, so no cache answers for the upstream.
+      const make = factories(emulator, key);
+      const fresh = [];
+      for (let i = 0; i < 2; i++) fresh.push((await make.transaction({ customer: { id: (await make.customer()).id } })).id);
+      await emulatorAdmin(emulator.url)('POST', '/_emulator/faults', { route: 'GET /v1/customers/:id', status: 500, times: 6 });
+      proxy.requests.length = 0;
+      const first = await run(String(fresh[0]));
+      const second = await run(String(fresh[1]));
+      await emulatorAdmin(emulator.url)('DELETE', '/_emulator/faults');
+      const ids = [first, second].map((r) => r.errors?.[0]?.extensions?.requestId);
+      expect(ids[0]).toEqual(expect.any(String));
+      expect(ids[1]).toEqual(expect.any(String));
+      expect(ids[0]).not.toBe(ids[1]);
+      // The connection's own account look-up belongs to no operation; every operation's call carries its id.
+      const sent = new Set(proxy.requests.filter((r) => !r.path.startsWith('/v1/accounts')).map((r) => r.headers['x-request-id']));
+      expect(sent).toEqual(new Set(ids));
+      expect(logs.lines().some((line) => line.requestId === ids[0] && line.msg === 'operation finished')).toBe(true);
+    } finally {
+      await client.dispose();
+    }
   });
 });

@@ -11,7 +11,7 @@ import { startGateway, type RunningGateway } from '../../src/server.js';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
 import { factories } from '../support/factories.js';
 import { emulatorAdmin, newKey } from '../support/harness.js';
-import { startOtlpReceiver, startRecordingProxy, type OtlpReceiver, type RecordingProxy } from './support.js';
+import { logSink, startOtlpReceiver, startRecordingProxy, type OtlpReceiver, type RecordingProxy } from './support.js';
 
 const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
@@ -116,6 +116,23 @@ describe('OpenTelemetry traces', () => {
     const operation = receiver.spans.find((span) => span.kind === SERVER)!;
     expect(operation.parentSpanId ?? '').toBe('');
     expect(receiver.spans.filter((span) => span.kind === CLIENT && span.traceId === operation.traceId)).toHaveLength(2);
+  });
+
+  it('says so in the log when the collector cannot be reached', async () => {
+    const logs = logSink();
+    const emulator = await startEmulator({ port: 0, settleMs: 50 });
+    // A port nothing listens on: the export fails.
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, LOG_LEVEL: 'warn', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
+    const upstream = createUpstreamClient({ baseUrl: emulator.url });
+    const gateway = await startGateway({ config, upstream, logger: createLogger('warn', { destination: logs }) });
+    try {
+      await fetch(gateway.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) });
+    } finally {
+      await gateway.stop();
+      upstream.close();
+      await emulator.stop();
+    }
+    expect(logs.lines().some((line) => line.level === 40 && String(line.msg).startsWith('OpenTelemetry:'))).toBe(true);
   });
 
   it('passes the caller’s traceparent upstream unchanged when tracing is off', async () => {

@@ -51,6 +51,6 @@ describe('bounded text and a capped answer', () => {
     expect(small.errors).toBeUndefined();
     const big = await stack.gql('{ transactions(first: 20) { nodes { id description } } }', {}, key);
     expect(big.data ?? null).toBeNull();
-    expect(big.errors).toEqual([expect.objectContaining({ extensions: { code: 'RESPONSE_TOO_LARGE', limit: 10000 } })]);
+    expect(big.errors).toEqual([expect.objectContaining({ extensions: { code: 'RESPONSE_TOO_LARGE', limit: 10000, requestId: expect.any(String) } })]);
   });
 });

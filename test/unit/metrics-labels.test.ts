@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayMetrics, routeLabels, statusClass } from '../../src/observability/metrics.js';
+
+describe('metric labels', () => {
+  it('keeps operation names while few, and counts the rest as other', () => {
+    const metrics = new GatewayMetrics({ defaultMetrics: false });
+    expect(metrics.operationLabel(undefined)).toBe('anonymous');
+    expect(metrics.operationLabel('PayoutPage')).toBe('PayoutPage');
+    const labels = Array.from({ length: 250 }, (_, i) => metrics.operationLabel(`Op${String.fromCharCode(97 + (i % 26))}${'x'.repeat(Math.floor(i / 26))}`));
+    expect(new Set(labels).size).toBe(200);
+    expect(labels.slice(199).every((l) => l === 'other')).toBe(true);
+    // Names seen before the cap keep their label afterwards.
+    expect(metrics.operationLabel('PayoutPage')).toBe('PayoutPage');
+  });
+
+  it('never labels with a name that looks built from an id', () => {
+    const metrics = new GatewayMetrics({ defaultMetrics: false });
+    expect(metrics.operationLabel('Customer48213')).toBe('other');
+    expect(metrics.operationLabel('Report2024')).toBe('other');
+    expect(metrics.operationLabel('V2Page')).toBe('V2Page');
+  });
+
+  it('splits a route into its template and method, and names a status by its class', () => {
+    expect(routeLabels('GET /v1/customers/:id')).toEqual({ route: '/v1/customers/:id', method: 'GET' });
+    expect(statusClass({ status: 503 })).toBe('5xx');
+    expect(statusClass({ failure: 'timeout' })).toBe('timeout');
+  });
+});
