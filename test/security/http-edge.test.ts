@@ -24,7 +24,8 @@ function rawRequest(url: string, head: string, bodyChunks: Buffer[], delayMs = 0
     socket.on('connect', async () => {
       socket.write(head);
       for (const chunk of bodyChunks) {
-        if (socket.destroyed) break;
+        // A client that has its answer stops sending, as curl does; writing on would race the server's close.
+        if (socket.destroyed || text.length > 0) break;
         socket.write(chunk);
         sent += chunk.length;
         if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
