@@ -18,7 +18,7 @@
  *  naming.ts, auth.ts, pagination.ts and __generated__/ are shared modules: every
  *  room may use them except upstream/, loaders/, graphql/ and emulator/.
  */
-const GATEWAY_SHARED = '^src/(config|logger|errors|naming|auth|pagination)\\.ts$|^src/__generated__/';
+const GATEWAY_SHARED = '^src/(config|config-types|logger|errors|naming|auth|pagination)\\.ts$|^src/__generated__/';
 
 module.exports = {
   forbidden: [

@@ -5,12 +5,9 @@
  */
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
-import type { ResilienceOptions } from './upstream/resilience.js';
+import { EXPLORERS, LOG_LEVELS, type Config, type ObservabilityConfig } from './config-types.js';
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-/** What a browser gets at GET /graphql: the bundled GraphiQL, Apollo Sandbox (from Apollo's CDN), or nothing. */
-const EXPLORERS = ['graphiql', 'sandbox', 'off'] as const;
+export type { Config, Limits, ObservabilityConfig, ReconcileSettings } from './config-types.js';
 
 const port = z.coerce.number().int().min(0).max(65_535);
 /** `true`/`false`/`1`/`0`, as people write them in environment files. */
@@ -143,77 +140,6 @@ const envSchema = z
     { path: ['DEFAULT_PAGE_SIZE'], message: 'must not exceed MAX_PAGE_SIZE', when: () => true },
   );
 
-export interface Config {
-  port: number;
-  host: string;
-  /** Null: start the embedded emulator and use it. */
-  paymentsApiUrl: string | null;
-  paymentsEnv: 'sandbox' | 'live';
-  webhookSecrets: readonly string[];
-  redisUrl: string | null;
-  logLevel: (typeof LOG_LEVELS)[number];
-  upstreamTimeoutMs: number;
-  currencyCacheTtlMs: number;
-  /**
-   * Upstream objects kept across requests (src/cache): in Redis when
-   * REDIS_URL is set, else in memory (at most maxObjects). A TTL of 0 keeps
-   * that kind out of the cache.
-   */
-  entityCache: { enabled: boolean; maxObjects: number; customerTtlMs: number; finalTtlMs: number };
-  pagination: { defaultFirst: number; maxFirst: number };
-  /** Per subscription: events queued for a client that does not keep up, before it is disconnected. */
-  subscriptionQueueLimit: number;
-  /** Per connection: unsent bytes beyond which the client counts as not keeping up. */
-  subscriptionMaxBufferedBytes: number;
-  /** Whole-operation budget: upstream calls and retries of one GraphQL operation stop at it. */
-  operationDeadlineMs: number;
-  /** Retries, retry budget, circuit breakers and per-route concurrency of the upstream client. */
-  upstreamResilience: ResilienceOptions;
-  idempotency: { ttlMs: number; waitMs: number; lockMs: number };
-  /** SIGTERM: /readyz answers 503 for readinessDelayMs, then in-flight work gets graceMs to finish. */
-  shutdown: { graceMs: number; readinessDelayMs: number };
-  /** NODE_ENV=production or PAYMENTS_ENV=live: safe defaults for the public internet (README, Security). */
-  production: boolean;
-  /** Start the emulator when PAYMENTS_API_URL is unset (always outside production; an explicit opt-in in it). */
-  embeddedEmulator: boolean;
-  graphql: {
-    introspection: boolean;
-    /** "Did you mean …" in validation errors. */
-    suggestions: boolean;
-    /** Inline traces (ftv1) only for requests carrying this secret in `x-router-secret`; null: any caller outside production. */
-    routerSharedSecret: string | null;
-  };
-  limits: Limits;
-  /** A persisted-documents manifest: when set, only its operations run (README, Security). */
-  trustedDocumentsPath: string | null;
-  /** Default graphiql, or off in production. */
-  explorer: (typeof EXPLORERS)[number];
-  observability: ObservabilityConfig;
-  /** Re-reading objects that subscriptions wait on, for when webhooks do not come (README, Real-time). */
-  reconcile: ReconcileSettings;
-}
-
-export interface ReconcileSettings {
-  /** Wait before the first re-read, and again after any change of the object. */
-  initialMs: number;
-  /** The wait doubles after each quiet re-read up to this cap: the longest a missed change can go unseen. */
-  maxMs: number;
-  /** Each wait is shortened by up to this share at random, so objects watched together do not re-read together. */
-  jitter: number;
-  /** Upstream re-reads per second on one instance, across every object; 0 turns reconciliation off. */
-  readsPerSecond: number;
-}
-
-/** Metrics, traces and Apollo reporting (README, Operations). */
-export interface ObservabilityConfig {
-  /** Prometheus text at `/metrics`: on the main port, or on `port` alone when it is set. */
-  metrics: { enabled: boolean; port: number | null; host: string };
-  /** OTLP/HTTP (JSON) traces; null unless asked for by the OTEL_* variables. */
-  tracing: { url: string; serviceName: string } | null;
-  /** Apollo GraphOS: the key and graph, and whether this server reports usage itself (no router in front). */
-  apollo: { key: string; graphRef: string | null; usageReporting: boolean } | null;
-}
-
 /**
  * Traces are opt-in: an OTLP endpoint (or OTEL_TRACES_EXPORTER=otlp, which
  * means the collector's default address) turns them on, OTEL_SDK_DISABLED or
@@ -225,35 +151,6 @@ function tracingConfig(e: z.infer<typeof envSchema>): ObservabilityConfig['traci
   const general = e.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
   const url = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (general ? `${general}/v1/traces` : e.OTEL_TRACES_EXPORTER === 'otlp' ? 'http://localhost:4318/v1/traces' : null);
   return url ? { url, serviceName: e.OTEL_SERVICE_NAME ?? 'payments-graphql-gateway' } : null;
-}
-
-/** Abuse limits, each documented in README "Security" with its variable. */
-export interface Limits {
-  maxCost: number;
-  maxDepth: number;
-  maxAliases: number;
-  maxTokens: number;
-  maxAnonymousBodyBytes: number;
-  maxHttpConnections: number;
-  maxDirectives: number;
-  maxMutationFields: number;
-  maxUpstreamCalls: number;
-  maxResponseBytes: number;
-  maxLogTextChars: number;
-  rejectedKeyTtlMs: number;
-  /** Operations per API key per minute; 0 turns the limit off. */
-  operationsPerMinute: number;
-  /** Proxies trusted to say who the client is (X-Forwarded-For); none by default, so the socket's peer is the client. */
-  trustedProxies: readonly string[];
-  ws: {
-    maxConnectionsPerKey: number;
-    maxConnectionsPerAddress: number;
-    maxConnections: number;
-    maxSubscriptionsPerKey: number;
-    subscribesPerMinute: number;
-    /** Connection attempts per client address per minute (each may cost an account look-up). */
-    connectsPerMinute: number;
-  };
 }
 
 export class ConfigError extends Error {
