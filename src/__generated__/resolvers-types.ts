@@ -787,6 +787,10 @@ export type PhoneNumberInput = {
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
+ * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type Query = {
@@ -841,6 +845,10 @@ export type Query = {
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
+ * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryCurrencyArgs = {
@@ -867,6 +875,10 @@ export type QueryCurrencyArgs = {
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
+ * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryCustomerArgs = {
@@ -893,6 +905,10 @@ export type QueryCustomerArgs = {
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
+ * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryCustomersArgs = {
@@ -921,6 +937,10 @@ export type QueryCustomersArgs = {
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
+ * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryEventArgs = {
@@ -947,6 +967,10 @@ export type QueryEventArgs = {
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
+ * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryEventsArgs = {
@@ -975,6 +999,10 @@ export type QueryEventsArgs = {
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
+ * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryLogArgs = {
@@ -1001,6 +1029,10 @@ export type QueryLogArgs = {
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
+ * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryLogsArgs = {
@@ -1028,6 +1060,10 @@ export type QueryLogsArgs = {
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
+ * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryPayoutArgs = {
@@ -1054,6 +1090,10 @@ export type QueryPayoutArgs = {
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
+ * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryPayoutsArgs = {
@@ -1082,6 +1122,10 @@ export type QueryPayoutsArgs = {
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
+ * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryTransactionArgs = {
@@ -1108,6 +1152,10 @@ export type QueryTransactionArgs = {
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
+ * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryTransactionsArgs = {
@@ -1136,6 +1184,10 @@ export type QueryTransactionsArgs = {
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
+ * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
 export type QueryWebhookArgs = {

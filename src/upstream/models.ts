@@ -109,7 +109,7 @@ export const customerModel = z.looseObject({
   full_name: str,
   email: str,
   phone_number_id: id.nullish(),
-  /** Present when the upstream embeds the phone number; fetched by id otherwise. */
+  /** Present when the upstream embeds the phone number; `Customer.phoneNumber` is null otherwise (no read by id). */
   phone_number: phoneNumberModel.nullish(),
   ...softDeleted,
 });

@@ -25,3 +25,11 @@ describe('the README documents exactly the codes the gateway uses', () => {
     expect(readmeTableCodes('user error code').sort()).toEqual(Object.values(UserErrorCode).sort());
   });
 });
+
+describe('the schema documents the same codes', () => {
+  it('the Query description lists every GraphQL error code, for Studio and explorer readers', () => {
+    const base = readFileSync(new URL('../../schema/base.graphql', import.meta.url), 'utf8');
+    const listed = [...base.matchAll(/^- `([A-Z_]+)`: /gm)].map((m) => m[1]!);
+    expect(listed.sort()).toEqual(Object.values(ErrorCode).sort());
+  });
+});
