@@ -12,13 +12,11 @@ import { MemoryIdempotencyStore } from '../../src/idempotency/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { emulatorAdmin, newKey } from '../support/harness.js';
 
-describe('idempotency under a flood', () => {
+/** An emulator and a gateway over `store`, for the tests of one describe block. */
+function gatewayOver(store: MemoryIdempotencyStore): { emulator: () => RunningEmulator; gateway: () => RunningGateway } {
   let emulator: RunningEmulator;
   let upstream: UpstreamClient;
   let gateway: RunningGateway;
-  // Small bounds so the flood reaches them: 5 records per caller.
-  const store = new MemoryIdempotencyStore(1_000, 5);
-
   beforeAll(async () => {
     emulator = await startEmulator({ port: 0 });
     const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0' });
@@ -26,13 +24,20 @@ describe('idempotency under a flood', () => {
     gateway = await startGateway({ config, upstream, logger: createLogger('silent'), idempotencyStore: store });
   });
   afterAll(async () => {
-    await gateway.stop();
-    upstream.close();
-    await emulator.stop();
+    await gateway?.stop();
+    upstream?.close();
+    await emulator?.stop();
   });
+  return { emulator: () => emulator, gateway: () => gateway };
+}
+
+describe('idempotency under a flood', () => {
+  // Small bounds so the flood reaches them: 5 records per caller.
+  const store = new MemoryIdempotencyStore(1_000, 5);
+  const stack = gatewayOver(store);
 
   const post = async (key: string, query: string) => {
-    const res = await fetch(gateway.url, {
+    const res = await fetch(stack.gateway().url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
       body: JSON.stringify({ query }),
@@ -41,7 +46,7 @@ describe('idempotency under a flood', () => {
   };
   const createCustomer = (alias: string, idempotencyKey: string, email: string) =>
     `${alias}: createCustomer(idempotencyKey: "${idempotencyKey}", input: { firstname: "Ada", lastname: "L", email: "${email}" }) { customer { id } userErrors { code } }`;
-  const createCalls = async () => ((await emulatorAdmin(emulator.url)('GET', '/_emulator/stats')) as { routes: Record<string, number> }).routes['POST /v1/customers'] ?? 0;
+  const createCalls = async () => ((await emulatorAdmin(stack.emulator().url)('GET', '/_emulator/stats')) as { routes: Record<string, number> }).routes['POST /v1/customers'] ?? 0;
 
   it('aliased keyed mutations refused by local validation store nothing', async () => {
     const key = newKey('refused');
@@ -72,26 +77,11 @@ describe('idempotency under a flood', () => {
 });
 
 describe('idempotency records of keys the upstream refuses', () => {
-  let emulator: RunningEmulator;
-  let upstream: UpstreamClient;
-  let gateway: RunningGateway;
   // Room for three records in all, so three refused keys would fill it if their records stayed.
-  const store = new MemoryIdempotencyStore(3, 1_000);
-
-  beforeAll(async () => {
-    emulator = await startEmulator({ port: 0 });
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0' });
-    upstream = createUpstreamClient({ baseUrl: emulator.url, resilience: config.upstreamResilience });
-    gateway = await startGateway({ config, upstream, logger: createLogger('silent'), idempotencyStore: store });
-  });
-  afterAll(async () => {
-    await gateway.stop();
-    upstream.close();
-    await emulator.stop();
-  });
+  const stack = gatewayOver(new MemoryIdempotencyStore(3, 1_000));
 
   const createCustomer = async (key: string, idempotencyKey: string) => {
-    const res = await fetch(gateway.url, {
+    const res = await fetch(stack.gateway().url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
       body: JSON.stringify({
@@ -102,7 +92,7 @@ describe('idempotency records of keys the upstream refuses', () => {
   };
 
   it('a write refused with 401 leaves no record behind: a flood of refused keys cannot lock others out', async () => {
-    await emulatorAdmin(emulator.url)('POST', '/_emulator/faults', { route: 'POST /v1/customers', status: 401, times: 3 });
+    await emulatorAdmin(stack.emulator().url)('POST', '/_emulator/faults', { route: 'POST /v1/customers', status: 401, times: 3 });
     for (let i = 0; i < 3; i++) {
       const refused = await createCustomer(newKey(`refused-${i}`), `refused-${i}`);
       expect(refused.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
