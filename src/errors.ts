@@ -222,7 +222,10 @@ export function toUserErrors(error: unknown, root: string | null): UserError[] |
   if (error instanceof UserInputError) return error.userErrors;
   if (error instanceof UpstreamValidationError) {
     const entries = Object.entries(error.fieldErrors);
-    if (entries.length === 0) return [{ field: null, message: plainText(error.message), code: UserErrorCode.Invalid }];
+    // Refused without saying which input: the caller cannot know what to fix (README, userErrors codes).
+    if (entries.length === 0) {
+      return [{ field: null, message: plainText(error.upstreamMessage ?? 'The payments API refused the input.'), code: UserErrorCode.Unknown }];
+    }
     return entries.flatMap(([field, messages]) =>
       messages.map((message) => ({
         field: fieldPath(field, root),

@@ -103,6 +103,16 @@ describe('errors', () => {
     );
   });
 
+  it('a refusal the upstream gives without a field map is one UNKNOWN userError with its message', async () => {
+    await stack.admin('POST', '/_emulator/faults', { route: 'POST /v1/customers', status: 422, times: 1, body: { message: 'Account creation failed', errors: {} } });
+    const res = await stack.gql<{ createCustomer: { userErrors: { field: string[] | null; code: string; message: string }[] } }>(
+      'mutation { createCustomer(input: { firstname: "A", lastname: "B", email: "unknown-refusal@example.com" }) { customer { id } userErrors { field message code } } }',
+      {},
+      key,
+    );
+    expect(res.data!.createCustomer.userErrors).toEqual([{ field: null, message: 'Account creation failed', code: 'UNKNOWN' }]);
+  });
+
   it('answers NOT_FOUND as a userError when a mutation names an unknown object', async () => {
     const res = await stack.gql<{ updateTransaction: { userErrors: { code: string }[] } }>(
       'mutation { updateTransaction(id: "999999", input: { description: "x" }) { transaction { id } userErrors { field code } } }',
