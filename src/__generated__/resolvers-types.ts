@@ -148,8 +148,10 @@ export type Customer = {
   id: Scalars['ID']['output'];
   /** Last name. */
   lastname?: Maybe<Scalars['String']['output']>;
-  /** Phone number of the customer. Nullable because it may need another upstream call, and a customer may have none. */
+  /** Phone number of the customer, when the payments API embeds it in the customer; `null` otherwise, or when the customer has none. */
   phoneNumber?: Maybe<PhoneNumber>;
+  /** ID of the customer's phone number at the payments API, even when the number itself is not embedded. */
+  phoneNumberId?: Maybe<Scalars['ID']['output']>;
   /** Last update time. */
   updatedAt?: Maybe<Scalars['DateTime']['output']>;
 };
@@ -1845,6 +1847,7 @@ export type CustomerResolvers<ContextType = Context, ParentType extends Resolver
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   lastname?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   phoneNumber?: Resolver<Maybe<ResolversTypes['PhoneNumber']>, ParentType, ContextType>;
+  phoneNumberId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   updatedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 }>;

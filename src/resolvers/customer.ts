@@ -49,7 +49,7 @@ export const customerResolvers = {
     fullName: (c) => c.full_name ?? ([c.firstname, c.lastname].filter(Boolean).join(' ') || null),
     // The phone number has no endpoint of its own: it is there when the upstream embeds it.
     phoneNumber: (c) => c.phone_number ?? null,
-    ...renamed<CustomerModel>()('account_id', 'created_at', 'updated_at', 'deleted_at'),
+    ...renamed<CustomerModel>()('account_id', 'phone_number_id', 'created_at', 'updated_at', 'deleted_at'),
   },
 
   PhoneNumber: {

@@ -76,13 +76,14 @@ describe.each(['enveloped', 'plain'] as const)('queries against an emulator answ
   it('reads a customer with the embedded phone number and searches customers by e-mail', async () => {
     const res = await stack.gql<{ customer: Record<string, unknown>; customers: { nodes: { id: string }[] } }>(
       `query ($id: ID!, $email: EmailAddress!) {
-         customer(id: $id) { id firstname lastname fullName email phoneNumber { number country } }
+         customer(id: $id) { id firstname lastname fullName email phoneNumber { number country } phoneNumberId }
          customers(filter: { email: $email }) { nodes { id } } }`,
       { id: String(customer.id), email: customer.email },
       key,
     );
     expect(res.errors).toBeUndefined();
     expect(res.data!.customer).toMatchObject({ firstname: 'Kofi', lastname: 'Annan', phoneNumber: { number: '64000001', country: 'BJ' } });
+    expect(res.data!.customer.phoneNumberId).toBe(String(customer.phone_number_id));
     expect(res.data!.customers.nodes).toEqual([{ id: String(customer.id) }]);
   });
 
