@@ -39,7 +39,8 @@ interface Row {
 
 async function stackWith(env: Record<string, string>) {
   const emulator = await startEmulator({ port: 0, settleMs: 50, maxLogsPerAccount: 10_000 });
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, LOG_LEVEL: 'silent', ...env });
+  // The attacks are on the upstream path: no object from the entity cache (it would hide the flood).
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, LOG_LEVEL: 'silent', ENTITY_CACHE: 'false', ...env });
   const upstream = createUpstreamClient({ baseUrl: emulator.url, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
   const gateway = await startGateway({ config, upstream, logger: createLogger('silent') });
   const admin = emulatorAdmin(emulator.url);
