@@ -76,10 +76,11 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'stopping');
     // Past the grace period in-flight work is cut: say so with a non-zero exit.
     const { graceMs, readinessDelayMs } = config.shutdown;
+    // The drain, then up to 5 s for the last trace export (src/observability), then a margin.
     setTimeout(() => {
       logger.error({ graceMs }, 'shutdown grace period exceeded; exiting with work still in flight');
       process.exit(1);
-    }, readinessDelayMs + graceMs + 2_000).unref();
+    }, readinessDelayMs + graceMs + 7_000).unref();
     await gateway.stop();
     upstream.close();
     await idempotencyStore?.close();

@@ -159,7 +159,12 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     },
   });
   // Apollo Server adds the introspection rule itself for HTTP; graphql-ws and graphql-sse need it spelled out.
-  const wsDocuments = { ...documents, rules: config.graphql.introspection ? documents.rules : [...documents.rules, NoSchemaIntrospectionCustomRule] };
+  // In production the subgraph SDL goes to the router only, by a secret these transports cannot carry (graphql-route.ts).
+  const wsDocuments = {
+    ...documents,
+    rules: config.graphql.introspection ? documents.rules : [...documents.rules, NoSchemaIntrospectionCustomRule],
+    refusedRootFields: config.production ? ['_service'] : [],
+  };
   const subscriptions = attachSubscriptions({
     httpServer,
     path: '/graphql',

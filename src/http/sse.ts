@@ -23,6 +23,9 @@ import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js'
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
 import { setCorsHeaders } from './graphql-route.js';
+import { clientAddress } from './client-address.js';
+import { overSize, tooLarge } from '../limits/response-size.js';
+import { within, withRequestId, type OperationTelemetry } from '../observability/index.js';
 import { accountLookup, realtimeSource, refreshEach } from './realtime-session.js';
 
 export interface SseDeps {
@@ -32,7 +35,7 @@ export interface SseDeps {
   context: ContextDeps;
   limits: { queueLimit: number; maxBufferedBytes: number };
   /** The document limits every transport applies (src/limits/): graphql-sse runs what onSubscribe returns unvalidated. */
-  documents: { maxTokens: number; rules: readonly ValidationRule[]; check: OperationCheck; trusted: TrustedDocuments | null };
+  documents: { maxTokens: number; rules: readonly ValidationRule[]; check: OperationCheck; trusted: TrustedDocuments | null; maxResponseBytes: number; refusedRootFields?: readonly string[] };
   formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
 }
 
@@ -66,6 +69,9 @@ export function createSseRoute(deps: SseDeps): SseRoute {
   const subscribes = createRateLimiter({ perMinute: config.limits.ws.subscribesPerMinute, prefix: 'sse-subscribe', redis: null });
   const open = new Set<http.ServerResponse>();
   let streams = 0;
+  const addresses = createRateLimiter({ perMinute: config.limits.ws.connectsPerMinute, prefix: 'sse-address', redis: null });
+  const addressOf = clientAddress(config.limits.trustedProxies);
+  const telemetryOf = new WeakMap<object, OperationTelemetry>();
 
   const callerOf = (header: string | null | undefined): Caller | Answer => {
     const caller = readCaller(header ?? undefined, config.paymentsEnv);
@@ -97,8 +103,10 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       const variables = params.variables ?? {};
       const admitted = admitDocument(deps.schema, source, params.operationName ?? undefined, variables, deps.documents);
       if ('errors' in admitted) {
-        const [first] = admitted.errors;
-        return answer(400, first!.message, String(first!.extensions.code));
+        // Through the one error formatter: no "Did you mean" hints where suggestions are off.
+        const first = admitted.errors[0]!;
+        const formatted = deps.formatError(first.toJSON(), first);
+        return answer(400, formatted.message, String(formatted.extensions?.code ?? ErrorCode.BAD_USER_INPUT));
       }
       const { document } = admitted;
       const operation = getOperationAST(document, params.operationName ?? undefined);
@@ -108,10 +116,38 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       if ((liveByKey.get(callerId) ?? 0) >= config.limits.ws.maxSubscriptionsPerKey) {
         return answer(429, `At most ${config.limits.ws.maxSubscriptionsPerKey} live event streams per API key.`, ErrorCode.RATE_LIMITED);
       }
+      // The stream's slot is reserved before the first await (a burst cannot pass the cap together) and
+      // released when the response closes, which may happen while the awaits below still run.
+      const res = req.context.res;
+      liveByKey.set(callerId, (liveByKey.get(callerId) ?? 0) + 1);
+      streams += 1;
+      open.add(res);
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        open.delete(res);
+        streams -= 1;
+        const left = (liveByKey.get(callerId) ?? 1) - 1;
+        if (left > 0) liveByKey.set(callerId, left);
+        else liveByKey.delete(callerId);
+      };
+      res.once('close', release);
+      const refused = (refusal: Answer): Answer => {
+        release();
+        return refusal;
+      };
+      const tooSoon = (retryAfterSeconds: number, message: string): Answer => {
+        deps.context.observability.rateLimited('sse_subscribe');
+        const [body, init] = answer(429, message, ErrorCode.RATE_LIMITED);
+        return refused([body, { ...init, headers: { ...init.headers, 'retry-after': String(retryAfterSeconds) } }] as Answer);
+      };
       const rate = await subscribes.take(callerId);
-      if (!rate.allowed) {
-        const [body, init] = answer(429, 'Too many event streams opened with this API key; retry later.', ErrorCode.RATE_LIMITED);
-        return [body, { ...init, headers: { ...init.headers, 'retry-after': String(rate.retryAfterSeconds) } }] as Answer;
+      if (!rate.allowed) return tooSoon(rate.retryAfterSeconds, 'Too many event streams opened with this API key; retry later.');
+      // A key the upstream has not accepted yet is anyone's to invent: it also spends its address's pace.
+      if (!deps.context.rejectedKeys.isAccepted(callerId)) {
+        const byAddress = await addresses.take(addressOf(req.raw));
+        if (!byAddress.allowed) return tooSoon(byAddress.retryAfterSeconds, 'Too many event streams opened from this address; retry later.');
       }
       let accountId: number;
       try {
@@ -119,30 +155,20 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       } catch (error) {
         if (error instanceof UpstreamAuthenticationError) {
           deps.context.rejectedKeys.remember(callerId);
-          return answer(401, 'The payments API rejected this API key.', ErrorCode.UNAUTHENTICATED);
+          return refused(answer(401, 'The payments API rejected this API key.', ErrorCode.UNAUTHENTICATED));
         }
-        if (error instanceof UpstreamPermissionError) return answer(403, 'Forbidden.', ErrorCode.FORBIDDEN);
+        if (error instanceof UpstreamPermissionError) return refused(answer(403, 'Forbidden.', ErrorCode.FORBIDDEN));
         logger.warn({ err: error instanceof Error ? { message: error.message } : error }, 'event stream refused: account lookup failed');
-        return answer(503, 'Upstream unavailable, try again later.', ErrorCode.UPSTREAM_UNAVAILABLE);
+        return refused(answer(503, 'Upstream unavailable, try again later.', ErrorCode.UPSTREAM_UNAVAILABLE));
       }
-      const res = req.context.res;
-      liveByKey.set(callerId, (liveByKey.get(callerId) ?? 0) + 1);
-      streams += 1;
-      let counted = true;
-      open.add(res);
+      // The client left during the look-up: nothing to stream to (its close already released the slot).
+      if (released || res.destroyed || res.writableEnded) return refused(answer(400, 'The stream was closed before it opened.', ErrorCode.BAD_USER_INPUT));
       const header = (name: string) => req.headers.get(name) ?? undefined;
       const telemetry = deps.context.observability.startOperation({ transport: 'sse', headers: { 'x-request-id': header('x-request-id'), traceparent: header('traceparent'), tracestate: header('tracestate') } });
       telemetry.named(params.operationName ?? operation.name?.value, 'subscription');
-      res.once('close', () => {
-        telemetry.end();
-        open.delete(res);
-        if (!counted) return;
-        counted = false;
-        streams -= 1;
-        const left = (liveByKey.get(callerId) ?? 1) - 1;
-        if (left > 0) liveByKey.set(callerId, left);
-        else liveByKey.delete(callerId);
-      });
+      deps.context.observability.subscriptionStarted();
+      telemetryOf.set(req, telemetry);
+      res.once('close', () => telemetry.end());
       const forOperation = () => createContext(deps.context, { caller: caller as Caller, deadlineAt: Date.now() + config.operationDeadlineMs, transport: 'sse', telemetry });
       const contextValue: SseContext = {
         ...forOperation(),
@@ -163,8 +189,21 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       };
       return { schema: deps.schema, document, operationName: params.operationName ?? null, variableValues: variables, contextValue };
     },
-    onNext: (_ctx, _req, result) =>
-      result.errors ? { ...result, errors: result.errors.map((e) => deps.formatError(e instanceof GraphQLError ? e.toJSON() : e, e) as GraphQLError) } : undefined,
+    onNext: (_ctx, req, result) => {
+      const telemetry = telemetryOf.get(req);
+      const format = (errors: readonly GraphQLError[]) => errors.map((e) => deps.formatError(e instanceof GraphQLError ? e.toJSON() : e, e));
+      const raw = result.errors as readonly GraphQLError[] | undefined;
+      const errors = raw ? (telemetry ? within(telemetry, () => format(raw)) : format(raw)) : undefined;
+      // The response size cap HTTP applies, per event.
+      if (overSize(errors ? { ...result, errors } : result, deps.documents.maxResponseBytes)) {
+        const tooBig = format([tooLarge(deps.documents.maxResponseBytes)]);
+        telemetry?.answered(null, tooBig);
+        return { errors: (telemetry ? withRequestId(tooBig, telemetry.requestId) : tooBig) as unknown as GraphQLError[] };
+      }
+      telemetry?.answered(result.data, errors);
+      if (!errors) return undefined;
+      return { ...result, errors: (telemetry ? withRequestId(errors, telemetry.requestId) : errors) as unknown as GraphQLError[] };
+    },
   });
 
   return {

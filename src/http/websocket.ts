@@ -53,7 +53,14 @@ export interface SubscriptionServerDeps {
   context: ContextDeps;
   limits: SubscriptionLimits;
   /** The document limits HTTP applies (src/limits/): graphql-ws would otherwise parse, validate and answer without them. */
-  documents: { maxTokens: number; rules: readonly ValidationRule[]; check: OperationCheck; trusted: TrustedDocuments | null; maxResponseBytes: number };
+  documents: {
+    maxTokens: number;
+    rules: readonly ValidationRule[];
+    check: OperationCheck;
+    trusted: TrustedDocuments | null;
+    maxResponseBytes: number;
+    refusedRootFields?: readonly string[];
+  };
   formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
 }
 
@@ -181,8 +188,12 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
           sessions.set(socket, { caller, accountId, operations: new Set(), telemetry: new Map() });
           socket.once('close', () => {
             connectionsByKey.remove(caller.callerId);
-            const session = sessions.get(socket);
-            for (const _ of session?.operations ?? []) operationsByKey.remove(caller.callerId);
+            // Emptied as released, so the onComplete graphql-ws still sends for each one releases nothing twice.
+            const operations = sessions.get(socket)?.operations;
+            for (const id of operations ?? []) {
+              operations!.delete(id);
+              operationsByKey.remove(caller.callerId);
+            }
           });
           return true;
         } catch (error) {

@@ -93,7 +93,7 @@ export function admitDocument(
   source: string,
   operationName: string | undefined,
   variables: Record<string, unknown>,
-  guard: { maxTokens: number; rules: readonly ValidationRule[]; check: OperationCheck },
+  guard: { maxTokens: number; rules: readonly ValidationRule[]; check: OperationCheck; refusedRootFields?: readonly string[] },
 ): { document: DocumentNode } | { errors: GraphQLError[] } {
   let document: DocumentNode;
   try {
@@ -105,6 +105,14 @@ export function admitDocument(
   const invalid = validate(schema, document, [...specifiedRules, ...guard.rules]);
   if (invalid.length > 0) {
     return { errors: invalid.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })) };
+  }
+  const operation = getOperationAST(document, operationName);
+  if (operation && guard.refusedRootFields?.length) {
+    const roots = selectedFieldNames(operation.selectionSet, fragmentsOf(document.definitions), variables);
+    const refusedRoot = roots.find((name) => guard.refusedRootFields!.includes(name));
+    if (refusedRoot) {
+      return { errors: [new GraphQLError(`\`${refusedRoot}\` is not served on this transport.`, { extensions: { code: ErrorCode.UNAUTHENTICATED } })] };
+    }
   }
   const refused = guard.check(document, operationName, variables);
   return refused ? { errors: [refused] } : { document };

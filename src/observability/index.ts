@@ -19,7 +19,7 @@ export { OperationTelemetry, operationLogger, operationTelemetryPlugin, requestI
 export type { OperationStart } from './operation.js';
 export type { LiveSources } from './metrics.js';
 
-export type RateLimit = 'operations' | 'ws_connect' | 'ws_subscribe';
+export type RateLimit = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_subscribe';
 
 export class Observability {
   /** Null when METRICS_ENABLED=false: nothing is counted. */
