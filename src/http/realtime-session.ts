@@ -3,10 +3,13 @@
  * account behind a caller's key, asked upstream once and cached, and the
  * RealtimeSource a subscription resolver reads its events from.
  */
+import type { ExecutionResult, FormattedExecutionResult, GraphQLError, GraphQLFormattedError } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import type { Caller } from '../auth.js';
 import type { Context, ContextDeps } from '../context.js';
+import { overSize, tooLarge } from '../limits/response-size.js';
 import type { Logger } from '../logger.js';
+import { within, withRequestId, type OperationTelemetry } from '../observability/index.js';
 import type { EventBus } from '../realtime/bus.js';
 import type { Reconciler } from '../realtime/reconciler.js';
 import type { RealtimeSource } from '../realtime/source.js';
@@ -70,12 +73,34 @@ export function realtimeSource(o: SourceOptions): RealtimeSource {
  * scope and idempotency scope, with a new deadline, for the event's relations
  * are a new read of the world.
  */
-export function refreshEach(context: Context, forOperation: () => Context): () => void {
-  return () => {
-    const fresh = forOperation();
-    context.api = fresh.api;
-    context.loaders = fresh.loaders;
-    context.entityCache = fresh.entityCache;
-    context.idempotency = fresh.idempotency;
-  };
+export function refreshContext(context: Context, forOperation: () => Context): void {
+  const fresh = forOperation();
+  context.api = fresh.api;
+  context.loaders = fresh.loaders;
+  context.entityCache = fresh.entityCache;
+  context.idempotency = fresh.idempotency;
+}
+
+/**
+ * One result of a streaming operation as the caller gets it, the same on both
+ * streaming transports: errors formatted (in the operation's log context) and
+ * marked with its request id, the answer-size cap HTTP applies, and the
+ * telemetry told. Undefined: send the result as it is.
+ */
+export function streamedResult(
+  result: FormattedExecutionResult | ExecutionResult,
+  telemetry: OperationTelemetry | undefined,
+  format: (errors: readonly GraphQLError[]) => GraphQLFormattedError[],
+  maxBytes: number,
+): FormattedExecutionResult | undefined {
+  const raw = result.errors as readonly GraphQLError[] | undefined;
+  const errors = raw ? (telemetry ? within(telemetry, () => format(raw)) : format(raw)) : undefined;
+  const marked = (list: GraphQLFormattedError[]) => (telemetry ? withRequestId(list, telemetry.requestId) : list);
+  if (overSize(errors ? { ...result, errors } : result, maxBytes)) {
+    const tooBig = format([tooLarge(maxBytes)]);
+    telemetry?.answered(null, tooBig);
+    return { errors: marked(tooBig) };
+  }
+  telemetry?.answered(result.data, errors);
+  return errors ? { ...(result as FormattedExecutionResult), errors: marked(errors) } : undefined;
 }

@@ -10,7 +10,7 @@
  * operation cap and RealtimeSource (reconciliation included) as graphql-ws.
  */
 import type http from 'node:http';
-import { getOperationAST, GraphQLError, OperationTypeNode, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { getOperationAST, GraphQLError, type ExecutionResult, OperationTypeNode, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { Response } from 'graphql-sse';
 import { createHandler } from 'graphql-sse/lib/use/http';
 import { readCaller, type Caller } from '../auth.js';
@@ -24,9 +24,8 @@ import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
 import { setCorsHeaders } from './graphql-route.js';
 import { clientAddress } from './client-address.js';
-import { overSize, tooLarge } from '../limits/response-size.js';
-import { within, withRequestId, type OperationTelemetry } from '../observability/index.js';
-import { accountLookup, realtimeSource, refreshEach } from './realtime-session.js';
+import type { OperationTelemetry } from '../observability/index.js';
+import { accountLookup, realtimeSource, refreshContext, streamedResult } from './realtime-session.js';
 
 export interface SseDeps {
   schema: GraphQLSchema;
@@ -184,25 +183,14 @@ export function createSseRoute(deps: SseDeps): SseRoute {
             logger.warn({ callerId, queueLimit: deps.limits.queueLimit }, 'event stream subscriber too slow: stream closed');
             res.destroy();
           },
-          beforeEach: () => refreshEach(contextValue, forOperation)(),
+          beforeEach: () => refreshContext(contextValue, forOperation),
         }),
       };
       return { schema: deps.schema, document, operationName: params.operationName ?? null, variableValues: variables, contextValue };
     },
     onNext: (_ctx, req, result) => {
-      const telemetry = telemetryOf.get(req);
-      const format = (errors: readonly GraphQLError[]) => errors.map((e) => deps.formatError(e instanceof GraphQLError ? e.toJSON() : e, e));
-      const raw = result.errors as readonly GraphQLError[] | undefined;
-      const errors = raw ? (telemetry ? within(telemetry, () => format(raw)) : format(raw)) : undefined;
-      // The response size cap HTTP applies, per event.
-      if (overSize(errors ? { ...result, errors } : result, deps.documents.maxResponseBytes)) {
-        const tooBig = format([tooLarge(deps.documents.maxResponseBytes)]);
-        telemetry?.answered(null, tooBig);
-        return { errors: (telemetry ? withRequestId(tooBig, telemetry.requestId) : tooBig) as unknown as GraphQLError[] };
-      }
-      telemetry?.answered(result.data, errors);
-      if (!errors) return undefined;
-      return { ...result, errors: (telemetry ? withRequestId(errors, telemetry.requestId) : errors) as unknown as GraphQLError[] };
+      const format = (errors: readonly GraphQLError[]) => errors.map((e) => deps.formatError(e.toJSON(), e));
+      return streamedResult(result as ExecutionResult, telemetryOf.get(req), format, deps.documents.maxResponseBytes) as ExecutionResult | undefined;
     },
   });
 

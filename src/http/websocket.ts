@@ -21,9 +21,8 @@ import type { EventBus } from '../realtime/bus.js';
 import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
 import type { Reconciler } from '../realtime/reconciler.js';
 import { clientAddress } from './client-address.js';
-import { accountLookup, realtimeSource, refreshEach } from './realtime-session.js';
+import { accountLookup, realtimeSource, refreshContext, streamedResult } from './realtime-session.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
-import { overSize, tooLarge } from '../limits/response-size.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { within, withRequestId, type OperationTelemetry } from '../observability/index.js';
 
@@ -288,25 +287,13 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
               logger.warn({ callerId: caller.callerId, queueLimit: limits.queueLimit }, 'subscriber too slow: connection closed');
               closeSoon(socket, CloseCodes.tooSlow, `Subscriber too slow: more than ${limits.queueLimit} events queued`);
             },
-            beforeEach: () => refreshEach(context, forOperation)(),
+            beforeEach: () => refreshContext(context, forOperation),
           }),
         };
         return context;
       },
-      onNext: (ctx, id, _payload, _args, result) => {
-        const telemetry = sessions.get(ctx.extra.socket)?.telemetry.get(id);
-        const raw = result.errors;
-        const errors = raw ? (telemetry ? within(telemetry, () => format(raw)) : format(raw)) : undefined;
-        // The response size cap HTTP applies, per message.
-        if (overSize(errors ? { ...result, errors } : result, deps.documents.maxResponseBytes)) {
-          const tooBig = format([tooLarge(deps.documents.maxResponseBytes)]);
-          telemetry?.answered(null, tooBig);
-          return { errors: telemetry ? withRequestId(tooBig, telemetry.requestId) : tooBig };
-        }
-        telemetry?.answered(result.data, errors);
-        if (!errors) return undefined;
-        return { ...result, errors: telemetry ? withRequestId(errors, telemetry.requestId) : errors };
-      },
+      onNext: (ctx, id, _payload, _args, result) =>
+        streamedResult(result, sessions.get(ctx.extra.socket)?.telemetry.get(id), format, deps.documents.maxResponseBytes),
       onError: (ctx, id, _payload, errors) => {
         const session = sessions.get(ctx.extra.socket);
         // An operation that fails to start (refused, or no operation of that name) never completes: free its slot here.
