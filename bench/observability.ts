@@ -74,7 +74,9 @@ async function run(rounds: number, perRound: number, latencyMs: number, separate
     for (let i = 0; i < 50; i++) await make.payout({ amount: 500 + i, customer: { id: customers[i % 10]!.id } });
 
     for (const variant of variants) {
-      const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', ...variant.env });
+      // The entity cache off: every operation makes its 11 upstream calls, so 11 call spans and
+      // their batch spans, the most traces can cost on this page.
+      const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', ENTITY_CACHE: 'false', ...variant.env });
       variant.upstream = createUpstreamClient({ baseUrl: emulator.url, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
       variant.gateway = await startGateway({ config, upstream: variant.upstream, logger: createLogger('silent') });
     }

@@ -95,7 +95,7 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
   return {
     api,
     callerId,
-    loaders: createLoaders(api, entityCache, observability.loaders),
+    loaders: createLoaders(api, entityCache, observability.loadersFor(telemetry)),
     pagination: deps.config.pagination,
     limits: deps.config.limits,
     logger: telemetry.logger,

@@ -95,6 +95,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   const limitsRedis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : null;
   limitsRedis?.on('error', (error: Error) => logger.warn({ err: { message: error.message } }, 'rate-limit store unreachable; limiting in memory meanwhile'));
   const schema = buildSchema();
+  observability.traceResolvers(schema);
   const formatError = createErrorFormatter({
     // With the operation's request id, so the masked error and the caller's report meet in the logs.
     onInternalError: (error) => operationLogger(logger).error({ err: error }, 'internal error masked in a GraphQL response'),

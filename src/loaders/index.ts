@@ -41,6 +41,8 @@ export interface Loaders {
 export interface LoaderStats {
   batch(loader: string, size: number): void;
   hit(loader: string): void;
+  /** Runs each batch, when given (traces: the batch's upstream calls under one span). */
+  around?<T>(loader: string, size: number, run: () => Promise<T>): Promise<T>;
 }
 
 /**
@@ -64,7 +66,7 @@ function watched<K, V>(name: string, stats: LoaderStats | undefined, batch: Data
   return [
     (keys) => {
       stats.batch(name, keys.length);
-      return batch(keys);
+      return stats.around ? stats.around(name, keys.length, async () => batch(keys)) : batch(keys);
     },
     { cacheMap },
   ];

@@ -5,6 +5,7 @@
  * `observe`, the webhook intake's result) and this module fills them in.
  */
 import type http from 'node:http';
+import type { GraphQLSchema } from 'graphql';
 import type { ObservabilityConfig } from '../config.js';
 import type { IdempotencyOutcome } from '../idempotency/index.js';
 import type { LoaderStats } from '../loaders/index.js';
@@ -12,6 +13,7 @@ import type { Logger } from '../logger.js';
 import type { AttemptStart, AttemptWatch, UpstreamObserver } from '../upstream/observer.js';
 import { GatewayMetrics, routeLabels, statusClass, type LiveSources } from './metrics.js';
 import { OperationTelemetry, type OperationStart } from './operation.js';
+import { batchScope, scopedCallContext, traceResolvers } from './spans.js';
 import { createTracing, endSpan, SpanKind, startSpan, traceHeaders, type Tracing } from './tracing.js';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 
@@ -26,7 +28,7 @@ export class Observability {
   readonly metrics: GatewayMetrics | null;
   private readonly tracing: Tracing;
   /** For the per-operation DataLoaders; undefined when nothing is counted. */
-  readonly loaders: LoaderStats | undefined;
+  private readonly loaders: LoaderStats | undefined;
 
   constructor(
     config: ObservabilityConfig,
@@ -35,6 +37,22 @@ export class Observability {
     this.metrics = config.metrics.enabled ? new GatewayMetrics({ defaultMetrics: true }) : null;
     this.tracing = createTracing(config.tracing, logger);
     this.loaders = loaderStats(this.metrics);
+  }
+
+  /** Hooks for one operation's DataLoaders: counted, and with traces on each batch a scope of its own (spans.ts). */
+  loadersFor(operation: OperationTelemetry): LoaderStats | undefined {
+    const tracer = this.tracing.tracer;
+    if (!tracer) return this.loaders;
+    return {
+      batch: (loader, size) => this.loaders?.batch(loader, size),
+      hit: (loader) => this.loaders?.hit(loader),
+      around: (loader, size, run) => batchScope(tracer, operation, loader, size, run),
+    };
+  }
+
+  /** With traces on, each resolver and loader batch that calls the upstream gets a span (spans.ts). */
+  traceResolvers(schema: GraphQLSchema): void {
+    if (this.tracing.tracer) traceResolvers(schema, this.tracing.tracer);
   }
 
   startOperation(start: OperationStart): OperationTelemetry {
@@ -88,7 +106,7 @@ export class Observability {
 
   private attempt({ method, pattern, attempt, operation: observed }: AttemptStart): AttemptWatch {
     const operation = observed instanceof OperationTelemetry ? observed : null;
-    const parent = operation?.traceContext ?? ROOT_CONTEXT;
+    const parent = scopedCallContext(operation) ?? operation?.traceContext ?? ROOT_CONTEXT;
     const attributes = { 'http.request.method': method, 'url.template': pattern, ...(attempt > 1 ? { 'http.request.resend_count': attempt - 1 } : {}) };
     const { span, context } = startSpan(this.tracing.tracer, `${method} ${pattern}`, SpanKind.CLIENT, attributes, parent);
     const started = performance.now();

@@ -11,11 +11,12 @@ import { startGateway, type RunningGateway } from '../../src/server.js';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
 import { factories } from '../support/factories.js';
 import { emulatorAdmin, newKey } from '../support/harness.js';
-import { logSink, startOtlpReceiver, startRecordingProxy, type OtlpReceiver, type RecordingProxy } from './support.js';
+import { logSink, startOtlpReceiver, startRecordingProxy, type OtlpReceiver, type OtlpSpan, type RecordingProxy } from './support.js';
 
 const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
 const TRACEPARENT = `00-${CALLER_TRACE}-${CALLER_SPAN}-01`;
+const INTERNAL = 1;
 const SERVER = 2;
 const CLIENT = 3;
 
@@ -60,17 +61,19 @@ afterEach(async () => {
   receiver = null;
 });
 
-async function query(s: Setup, headers: Record<string, string>) {
+const TX_WITH_CUSTOMER = 'query TxWithCustomer($id: ID!) { transaction(id: $id) { id customer { email } } }';
+
+async function query(s: Setup, headers: Record<string, string>, document = TX_WITH_CUSTOMER) {
   const res = await fetch(s.gateway.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${s.key}`, ...headers },
-    body: JSON.stringify({ query: 'query TxWithCustomer($id: ID!) { transaction(id: $id) { id customer { email } } }', variables: { id: String(s.txId) } }),
+    body: JSON.stringify({ query: document, variables: document === TX_WITH_CUSTOMER ? { id: String(s.txId) } : {} }),
   });
   return (await res.json()) as { data?: unknown; errors?: unknown[] };
 }
 
 describe('OpenTelemetry traces', () => {
-  it('makes the operation span the parent of its upstream calls, under the caller’s traceparent, and propagates it upstream', async () => {
+  it('puts each upstream call under the loader batch that made it, the batch under the operation, the operation under the caller’s traceparent, and propagates it upstream', async () => {
     receiver = await startOtlpReceiver();
     const s = await start({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'gateway-under-test' });
     // The customer read fails once and is retried: two attempts, two spans.
@@ -90,7 +93,21 @@ describe('OpenTelemetry traces', () => {
     });
     const calls = spans.filter((span) => span.kind === CLIENT);
     expect(calls.map((c) => c.name).sort()).toEqual(['GET /v1/customers/:id', 'GET /v1/customers/:id', 'GET /v1/transactions/:id']);
-    for (const call of calls) expect(call.parentSpanId).toBe(operation!.spanId);
+    // Both reads go through DataLoaders: each call's parent is its batch's span, a child of the
+    // operation. The resolvers that only asked a loader (Query.transaction, Transaction.customer)
+    // have no span of their own.
+    const internal = spans.filter((span) => span.kind === INTERNAL);
+    expect(internal.map((span) => span.name).sort()).toEqual(['DataLoader customer', 'DataLoader transaction']);
+    for (const batch of internal) {
+      expect(batch.parentSpanId).toBe(operation!.spanId);
+      expect(batch.attributes['gateway.loader.keys']).toBe(1);
+    }
+    const batchOf = (call: OtlpSpan) => internal.find((span) => span.spanId === call.parentSpanId)?.name;
+    expect(calls.map((call) => `${batchOf(call)} > ${call.name}`).sort()).toEqual([
+      'DataLoader customer > GET /v1/customers/:id',
+      'DataLoader customer > GET /v1/customers/:id',
+      'DataLoader transaction > GET /v1/transactions/:id',
+    ]);
     const customerCalls = calls.filter((c) => c.name === 'GET /v1/customers/:id');
     expect(customerCalls.map((c) => c.attributes['http.response.status_code']).sort()).toEqual([200, 500]);
     expect(customerCalls.find((c) => c.attributes['http.response.status_code'] === 200)!.attributes['http.request.resend_count']).toBe(1);
@@ -106,6 +123,27 @@ describe('OpenTelemetry traces', () => {
     }
     // No span says which key called.
     expect(JSON.stringify(receiver.spans)).not.toContain(s.key);
+  });
+
+  it('gives a resolver that calls the upstream itself a span, parent of its calls', async () => {
+    receiver = await startOtlpReceiver();
+    const s = await start({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ENTITY_CACHE: 'false' });
+    const answer = await query(s, {}, 'query Recent { transactions(first: 2) { nodes { id currency { iso } } } }');
+    expect(answer.errors).toBeUndefined();
+    await stop();
+
+    const operation = receiver.spans.find((span) => span.kind === SERVER)!;
+    const spans = receiver.spans.filter((span) => span.traceId === operation.traceId);
+    const field = spans.find((span) => span.name === 'resolve Query.transactions');
+    expect(field).toMatchObject({ kind: INTERNAL, parentSpanId: operation.spanId, attributes: { 'graphql.field.coordinate': 'Query.transactions' } });
+    const calls = spans.filter((span) => span.kind === CLIENT);
+    const listCalls = calls.filter((call) => call.parentSpanId === field!.spanId);
+    expect(listCalls.length).toBeGreaterThan(0);
+    for (const call of listCalls) expect(call.name).toMatch(/^GET \/v1\/transactions/);
+    // Every call hangs under a span of this operation's own: none is left at the top.
+    const ids = new Set(spans.map((span) => span.spanId));
+    for (const call of calls) expect(ids.has(call.parentSpanId!)).toBe(true);
+    expect(spans.filter((span) => span.name.startsWith('resolve ')).map((span) => span.name)).toEqual(['resolve Query.transactions']);
   });
 
   it('starts a trace of its own when the caller sends none', async () => {
