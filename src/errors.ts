@@ -23,7 +23,7 @@ import {
   UpstreamConflictError,
   UpstreamUnavailableError,
 } from './upstream/errors.js';
-import { UserErrorCode } from './__generated__/schema-enums.js';
+import { PaymentsUserErrorCode as UserErrorCode } from './__generated__/schema-enums.js';
 import { snakeToCamel } from './naming.js';
 
 export { UserErrorCode };

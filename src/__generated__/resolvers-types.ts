@@ -149,7 +149,7 @@ export type Customer = {
   /** Last name. */
   lastname?: Maybe<Scalars['String']['output']>;
   /** Phone number of the customer, when the payments API embeds it in the customer; `null` otherwise, or when the customer has none. */
-  phoneNumber?: Maybe<PhoneNumber>;
+  phoneNumber?: Maybe<PaymentsPhoneNumber>;
   /** ID of the customer's phone number at the payments API, even when the number itself is not embedded. */
   phoneNumberId?: Maybe<Scalars['ID']['output']>;
   /** Last update time. */
@@ -194,7 +194,7 @@ export type CustomerPayload = {
   /** The customer; `null` when the input was refused. */
   customer?: Maybe<Customer>;
   /** Why the input was refused; empty on success. */
-  userErrors: Array<UserError>;
+  userErrors: Array<PaymentsUserError>;
 };
 
 /**
@@ -333,18 +333,6 @@ export type LogEdge = {
   cursor: Scalars['String']['output'];
   /** The log. */
   node: Log;
-};
-
-/**
- * An amount of money: an exact decimal in the currency's unit (not in minor units: 100 FCFA is `"100"`,
- * 12.50 USD is `"12.5"`), with the currency's ISO 4217 code.
- */
-export type Money = {
-  __typename?: 'Money';
-  /** The amount, exactly as the payments API sent it. */
-  amount: Scalars['Decimal']['output'];
-  /** ISO 4217 alphabetic code of the currency, such as `XOF`. */
-  currencyIso: Scalars['String']['output'];
 };
 
 /**
@@ -525,7 +513,7 @@ export type PaymentIntent = {
    */
   amount?: Maybe<Scalars['Float']['output']>;
   /** Amount with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
-  amountMoney?: Maybe<Money>;
+  amountMoney?: Maybe<PaymentsMoney>;
   /** Time the payment intent was approved. */
   approvedAt?: Maybe<Scalars['DateTime']['output']>;
   /** Time the payment intent was canceled. */
@@ -563,6 +551,53 @@ export type PaymentIntentStatus =
   /** A status the upstream sent that the gateway does not know yet (logged, kept as data). */
   | 'UNKNOWN';
 
+/**
+ * An amount of money: an exact decimal in the currency's unit (not in minor units: 100 FCFA is `"100"`,
+ * 12.50 USD is `"12.5"`), with the currency's ISO 4217 code.
+ */
+export type PaymentsMoney = {
+  __typename?: 'PaymentsMoney';
+  /** The amount, exactly as the payments API sent it. */
+  amount: Scalars['Decimal']['output'];
+  /** ISO 4217 alphabetic code of the currency, such as `XOF`. */
+  currencyIso: Scalars['String']['output'];
+};
+
+/** A phone number as stored by the upstream (a value, not an entity of this subgraph). */
+export type PaymentsPhoneNumber = {
+  __typename?: 'PaymentsPhoneNumber';
+  /** Country of the number, upper-cased (the upstream uses both cases). */
+  country?: Maybe<Scalars['CountryCode']['output']>;
+  /** Phone number ID, when the upstream gives one. */
+  id?: Maybe<Scalars['ID']['output']>;
+  /** Subscriber number, with or without the international prefix, as stored. */
+  number: Scalars['String']['output'];
+};
+
+/** Why a mutation's input was refused, in a form a client can show next to the field. */
+export type PaymentsUserError = {
+  __typename?: 'PaymentsUserError';
+  /** Machine-readable kind of the error. */
+  code: PaymentsUserErrorCode;
+  /** Path to the offending input field, such as `["input", "customer", "email"]`; `null` when the error is not tied to one field. */
+  field?: Maybe<Array<Scalars['String']['output']>>;
+  /** Human-readable message, as given by the upstream when it gave one. */
+  message: Scalars['String']['output'];
+};
+
+/** Kinds of `PaymentsUserError`. */
+export type PaymentsUserErrorCode =
+  /** The value is malformed or out of range (e.g. an amount not above zero). */
+  | 'INVALID'
+  /** The object is not in a status that allows this operation (e.g. cancelling a transferred transaction). */
+  | 'INVALID_STATE'
+  /** The input refers to an object that does not exist (e.g. an unknown customer id). */
+  | 'NOT_FOUND'
+  /** A value the operation needs is missing. */
+  | 'REQUIRED'
+  /** The upstream refused the input without saying why in a way the gateway recognises. */
+  | 'UNKNOWN';
+
 /** A disbursement: money the account sends to a beneficiary (the customer) through a mobile-money mode. */
 export type Payout = {
   __typename?: 'Payout';
@@ -579,16 +614,16 @@ export type Payout = {
    */
   amountDebited?: Maybe<Scalars['Float']['output']>;
   /** Amount debited with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
-  amountDebitedMoney?: Maybe<Money>;
+  amountDebitedMoney?: Maybe<PaymentsMoney>;
   /** Payout amount with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
-  amountMoney?: Maybe<Money>;
+  amountMoney?: Maybe<PaymentsMoney>;
   /**
    * Amount transferred to the beneficiary.
    * @deprecated Use `amountTransferredMoney`: a Float cannot hold every amount exactly.
    */
   amountTransferred?: Maybe<Scalars['Float']['output']>;
   /** Amount transferred to the beneficiary with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
-  amountTransferredMoney?: Maybe<Money>;
+  amountTransferredMoney?: Maybe<PaymentsMoney>;
   /** Associated balance. */
   balanceId?: Maybe<Scalars['ID']['output']>;
   /**
@@ -597,7 +632,7 @@ export type Payout = {
    */
   commission?: Maybe<Scalars['Float']['output']>;
   /** Commission with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
-  commissionMoney?: Maybe<Money>;
+  commissionMoney?: Maybe<PaymentsMoney>;
   /** Creation time. */
   createdAt?: Maybe<Scalars['DateTime']['output']>;
   /** Associated currency (another upstream call, hence nullable). */
@@ -616,14 +651,14 @@ export type Payout = {
    */
   fees?: Maybe<Scalars['Float']['output']>;
   /** Fees with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
-  feesMoney?: Maybe<Money>;
+  feesMoney?: Maybe<PaymentsMoney>;
   /**
    * Fixed commission applied.
    * @deprecated Use `fixedCommissionMoney`: a Float cannot hold every amount exactly.
    */
   fixedCommission?: Maybe<Scalars['Float']['output']>;
   /** Fixed commission applied with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
-  fixedCommissionMoney?: Maybe<Money>;
+  fixedCommissionMoney?: Maybe<PaymentsMoney>;
   /** Payout ID. */
   id: Scalars['ID']['output'];
   /** Last error code met by the payout. */
@@ -720,7 +755,7 @@ export type PayoutPayload = {
   /** The payout; `null` when the input was refused. */
   payout?: Maybe<Payout>;
   /** Why the input was refused; empty on success. */
-  userErrors: Array<UserError>;
+  userErrors: Array<PaymentsUserError>;
 };
 
 /** Status of a payout. The upstream publishes no transition table; a payout starts `PENDING`. */
@@ -751,17 +786,6 @@ export type PayoutStatusHistoryEntry = {
   status: PayoutStatus;
 };
 
-/** A phone number as stored by the upstream (a value, not an entity of this subgraph). */
-export type PhoneNumber = {
-  __typename?: 'PhoneNumber';
-  /** Country of the number, upper-cased (the upstream uses both cases). */
-  country?: Maybe<Scalars['CountryCode']['output']>;
-  /** Phone number ID, when the upstream gives one. */
-  id?: Maybe<Scalars['ID']['output']>;
-  /** Subscriber number, with or without the international prefix, as stored. */
-  number: Scalars['String']['output'];
-};
-
 /** A phone number, as sent to the payments API. */
 export type PhoneNumberInput = {
   /** Country of the number, upper-case ISO 3166-1 alpha-2 (e.g. `BJ`). */
@@ -776,7 +800,7 @@ export type PhoneNumberInput = {
  * Conventions of every field:
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
- * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
+ * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -834,7 +858,7 @@ export type Query = {
  * Conventions of every field:
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
- * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
+ * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -864,7 +888,7 @@ export type QueryCurrencyArgs = {
  * Conventions of every field:
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
- * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
+ * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -894,7 +918,7 @@ export type QueryCustomerArgs = {
  * Conventions of every field:
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
- * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
+ * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -926,7 +950,7 @@ export type QueryCustomersArgs = {
  * Conventions of every field:
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
- * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
+ * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -956,7 +980,7 @@ export type QueryEventArgs = {
  * Conventions of every field:
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
- * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
+ * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -988,7 +1012,7 @@ export type QueryEventsArgs = {
  * Conventions of every field:
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
- * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
+ * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -1018,7 +1042,7 @@ export type QueryLogArgs = {
  * Conventions of every field:
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
- * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
+ * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -1049,7 +1073,7 @@ export type QueryLogsArgs = {
  * Conventions of every field:
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
- * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
+ * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -1079,7 +1103,7 @@ export type QueryPayoutArgs = {
  * Conventions of every field:
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
- * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
+ * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -1111,7 +1135,7 @@ export type QueryPayoutsArgs = {
  * Conventions of every field:
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
- * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
+ * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -1141,7 +1165,7 @@ export type QueryTransactionArgs = {
  * Conventions of every field:
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
- * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
+ * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -1173,7 +1197,7 @@ export type QueryTransactionsArgs = {
  * Conventions of every field:
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
- * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
+ * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -1204,7 +1228,7 @@ export type SendTransactionPayload = {
   /** The transaction, as read after the send; `null` when it could not be read. */
   transaction?: Maybe<Transaction>;
   /** Why the send was refused; empty on success. */
-  userErrors: Array<UserError>;
+  userErrors: Array<PaymentsUserError>;
 };
 
 /** A payout to start, now or at a given time. */
@@ -1223,7 +1247,7 @@ export type StartPayoutsPayload = {
   /** The started payouts, as the upstream returned them. */
   payouts: Array<Payout>;
   /** Why the start was refused; empty on success. */
-  userErrors: Array<UserError>;
+  userErrors: Array<PaymentsUserError>;
 };
 
 /**
@@ -1297,16 +1321,16 @@ export type Transaction = {
    */
   amountDebited?: Maybe<Scalars['Float']['output']>;
   /** Amount debited with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
-  amountDebitedMoney?: Maybe<Money>;
+  amountDebitedMoney?: Maybe<PaymentsMoney>;
   /** Transaction amount with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
-  amountMoney?: Maybe<Money>;
+  amountMoney?: Maybe<PaymentsMoney>;
   /**
    * Amount transferred to the beneficiary.
    * @deprecated Use `amountTransferredMoney`: a Float cannot hold every amount exactly.
    */
   amountTransferred?: Maybe<Scalars['Float']['output']>;
   /** Amount transferred to the beneficiary with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
-  amountTransferredMoney?: Maybe<Money>;
+  amountTransferredMoney?: Maybe<PaymentsMoney>;
   /** Time the transaction was approved. */
   approvedAt?: Maybe<Scalars['DateTime']['output']>;
   /** Associated balance. */
@@ -1321,7 +1345,7 @@ export type Transaction = {
    */
   commission?: Maybe<Scalars['Float']['output']>;
   /** Commission with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
-  commissionMoney?: Maybe<Money>;
+  commissionMoney?: Maybe<PaymentsMoney>;
   /** Creation time. */
   createdAt?: Maybe<Scalars['DateTime']['output']>;
   /** Associated currency (another upstream call, hence nullable). */
@@ -1342,14 +1366,14 @@ export type Transaction = {
    */
   fees?: Maybe<Scalars['Float']['output']>;
   /** Fees with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
-  feesMoney?: Maybe<Money>;
+  feesMoney?: Maybe<PaymentsMoney>;
   /**
    * Fixed commission applied.
    * @deprecated Use `fixedCommissionMoney`: a Float cannot hold every amount exactly.
    */
   fixedCommission?: Maybe<Scalars['Float']['output']>;
   /** Fixed commission applied with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
-  fixedCommissionMoney?: Maybe<Money>;
+  fixedCommissionMoney?: Maybe<PaymentsMoney>;
   /** Transaction ID. */
   id: Scalars['ID']['output'];
   /** Whether the payer paid: the status is approved, transferred, refunded or a partial refund. */
@@ -1428,7 +1452,7 @@ export type TransactionPayload = {
   /** The transaction; `null` when the input was refused. */
   transaction?: Maybe<Transaction>;
   /** Why the input was refused; empty on success. */
-  userErrors: Array<UserError>;
+  userErrors: Array<PaymentsUserError>;
 };
 
 /** Status of a transaction. The upstream publishes no transition table; a transaction starts `PENDING`. */
@@ -1483,7 +1507,7 @@ export type TransactionTokenPayload = {
   /** Hosted checkout link to send the payer to. */
   url?: Maybe<Scalars['URL']['output']>;
   /** Why the token was refused (e.g. unknown transaction, not pending); empty on success. */
-  userErrors: Array<UserError>;
+  userErrors: Array<PaymentsUserError>;
 };
 
 /** Changes to a transaction; omitted fields are left as they are. */
@@ -1510,30 +1534,6 @@ export type UpdateTransactionInput = {
    */
   status?: InputMaybe<TransactionStatusChange>;
 };
-
-/** Why a mutation's input was refused, in a form a client can show next to the field. */
-export type UserError = {
-  __typename?: 'UserError';
-  /** Machine-readable kind of the error. */
-  code: UserErrorCode;
-  /** Path to the offending input field, such as `["input", "customer", "email"]`; `null` when the error is not tied to one field. */
-  field?: Maybe<Array<Scalars['String']['output']>>;
-  /** Human-readable message, as given by the upstream when it gave one. */
-  message: Scalars['String']['output'];
-};
-
-/** Kinds of `UserError`. */
-export type UserErrorCode =
-  /** The value is malformed or out of range (e.g. an amount not above zero). */
-  | 'INVALID'
-  /** The object is not in a status that allows this operation (e.g. cancelling a transferred transaction). */
-  | 'INVALID_STATE'
-  /** The input refers to an object that does not exist (e.g. an unknown customer id). */
-  | 'NOT_FOUND'
-  /** A value the operation needs is missing. */
-  | 'REQUIRED'
-  /** The upstream refused the input without saying why in a way the gateway recognises. */
-  | 'UNKNOWN';
 
 /** A receiver the payments API posts events to. The signing secret is never exposed here. */
 export type Webhook = {
@@ -1717,11 +1717,14 @@ export type ResolversTypes = ResolversObject<{
   Log: ResolverTypeWrapper<LogModel>;
   LogConnection: ResolverTypeWrapper<Omit<LogConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['LogEdge']>, nodes: Array<ResolversTypes['Log']> }>;
   LogEdge: ResolverTypeWrapper<Omit<LogEdge, 'node'> & { node: ResolversTypes['Log'] }>;
-  Money: ResolverTypeWrapper<MoneyValue>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   PaymentIntent: ResolverTypeWrapper<PaymentIntentModel>;
   PaymentIntentStatus: PaymentIntentStatus;
+  PaymentsMoney: ResolverTypeWrapper<MoneyValue>;
+  PaymentsPhoneNumber: ResolverTypeWrapper<PhoneNumberModel>;
+  PaymentsUserError: ResolverTypeWrapper<PaymentsUserError>;
+  PaymentsUserErrorCode: PaymentsUserErrorCode;
   Payout: ResolverTypeWrapper<PayoutModel>;
   PayoutConnection: ResolverTypeWrapper<Omit<PayoutConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['PayoutEdge']>, nodes: Array<ResolversTypes['Payout']> }>;
   PayoutEdge: ResolverTypeWrapper<Omit<PayoutEdge, 'node'> & { node: ResolversTypes['Payout'] }>;
@@ -1730,7 +1733,6 @@ export type ResolversTypes = ResolversObject<{
   PayoutPayload: ResolverTypeWrapper<Omit<PayoutPayload, 'payout'> & { payout?: Maybe<ResolversTypes['Payout']> }>;
   PayoutStatus: PayoutStatus;
   PayoutStatusHistoryEntry: ResolverTypeWrapper<TimelineEntry>;
-  PhoneNumber: ResolverTypeWrapper<PhoneNumberModel>;
   PhoneNumberInput: PhoneNumberInput;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   SendTransactionPayload: ResolverTypeWrapper<SendTransactionPayloadModel>;
@@ -1748,8 +1750,6 @@ export type ResolversTypes = ResolversObject<{
   TransactionTokenPayload: ResolverTypeWrapper<TransactionTokenPayloadModel>;
   URL: ResolverTypeWrapper<Scalars['URL']['output']>;
   UpdateTransactionInput: UpdateTransactionInput;
-  UserError: ResolverTypeWrapper<UserError>;
-  UserErrorCode: UserErrorCode;
   Webhook: ResolverTypeWrapper<WebhookModel>;
 }>;
 
@@ -1784,10 +1784,12 @@ export type ResolversParentTypes = ResolversObject<{
   Log: LogModel;
   LogConnection: Omit<LogConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['LogEdge']>, nodes: Array<ResolversParentTypes['Log']> };
   LogEdge: Omit<LogEdge, 'node'> & { node: ResolversParentTypes['Log'] };
-  Money: MoneyValue;
   Mutation: Record<PropertyKey, never>;
   PageInfo: PageInfo;
   PaymentIntent: PaymentIntentModel;
+  PaymentsMoney: MoneyValue;
+  PaymentsPhoneNumber: PhoneNumberModel;
+  PaymentsUserError: PaymentsUserError;
   Payout: PayoutModel;
   PayoutConnection: Omit<PayoutConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['PayoutEdge']>, nodes: Array<ResolversParentTypes['Payout']> };
   PayoutEdge: Omit<PayoutEdge, 'node'> & { node: ResolversParentTypes['Payout'] };
@@ -1795,7 +1797,6 @@ export type ResolversParentTypes = ResolversObject<{
   PayoutInput: PayoutInput;
   PayoutPayload: Omit<PayoutPayload, 'payout'> & { payout?: Maybe<ResolversParentTypes['Payout']> };
   PayoutStatusHistoryEntry: TimelineEntry;
-  PhoneNumber: PhoneNumberModel;
   PhoneNumberInput: PhoneNumberInput;
   Query: Record<PropertyKey, never>;
   SendTransactionPayload: SendTransactionPayloadModel;
@@ -1811,7 +1812,6 @@ export type ResolversParentTypes = ResolversObject<{
   TransactionTokenPayload: TransactionTokenPayloadModel;
   URL: Scalars['URL']['output'];
   UpdateTransactionInput: UpdateTransactionInput;
-  UserError: UserError;
   Webhook: WebhookModel;
 }>;
 
@@ -1846,7 +1846,7 @@ export type CustomerResolvers<ContextType = Context, ParentType extends Resolver
   fullName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   lastname?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  phoneNumber?: Resolver<Maybe<ResolversTypes['PhoneNumber']>, ParentType, ContextType>;
+  phoneNumber?: Resolver<Maybe<ResolversTypes['PaymentsPhoneNumber']>, ParentType, ContextType>;
   phoneNumberId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   updatedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
@@ -1866,7 +1866,7 @@ export type CustomerEdgeResolvers<ContextType = Context, ParentType extends Reso
 
 export type CustomerPayloadResolvers<ContextType = Context, ParentType extends ResolversParentTypes['CustomerPayload'] = ResolversParentTypes['CustomerPayload']> = ResolversObject<{
   customer?: Resolver<Maybe<ResolversTypes['Customer']>, ParentType, ContextType>;
-  userErrors?: Resolver<Array<ResolversTypes['UserError']>, ParentType, ContextType>;
+  userErrors?: Resolver<Array<ResolversTypes['PaymentsUserError']>, ParentType, ContextType>;
 }>;
 
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
@@ -1943,11 +1943,6 @@ export type LogEdgeResolvers<ContextType = Context, ParentType extends Resolvers
   node?: Resolver<ResolversTypes['Log'], ParentType, ContextType>;
 }>;
 
-export type MoneyResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Money'] = ResolversParentTypes['Money']> = ResolversObject<{
-  amount?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
-  currencyIso?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-}>;
-
 export type MutationResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
   cancelTransaction?: Resolver<ResolversTypes['TransactionPayload'], ParentType, ContextType, RequireFields<MutationCancelTransactionArgs, 'id'>>;
   createCustomer?: Resolver<ResolversTypes['CustomerPayload'], ParentType, ContextType, RequireFields<MutationCreateCustomerArgs, 'input'>>;
@@ -1970,7 +1965,7 @@ export type PageInfoResolvers<ContextType = Context, ParentType extends Resolver
 export type PaymentIntentResolvers<ContextType = Context, ParentType extends ResolversParentTypes['PaymentIntent'] = ResolversParentTypes['PaymentIntent']> = ResolversObject<{
   accountId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   amount?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
-  amountMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
+  amountMoney?: Resolver<Maybe<ResolversTypes['PaymentsMoney']>, ParentType, ContextType>;
   approvedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   canceledAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   createdAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
@@ -1985,18 +1980,35 @@ export type PaymentIntentResolvers<ContextType = Context, ParentType extends Res
   updatedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
 }>;
 
+export type PaymentsMoneyResolvers<ContextType = Context, ParentType extends ResolversParentTypes['PaymentsMoney'] = ResolversParentTypes['PaymentsMoney']> = ResolversObject<{
+  amount?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
+  currencyIso?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type PaymentsPhoneNumberResolvers<ContextType = Context, ParentType extends ResolversParentTypes['PaymentsPhoneNumber'] = ResolversParentTypes['PaymentsPhoneNumber']> = ResolversObject<{
+  country?: Resolver<Maybe<ResolversTypes['CountryCode']>, ParentType, ContextType>;
+  id?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+  number?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
+export type PaymentsUserErrorResolvers<ContextType = Context, ParentType extends ResolversParentTypes['PaymentsUserError'] = ResolversParentTypes['PaymentsUserError']> = ResolversObject<{
+  code?: Resolver<ResolversTypes['PaymentsUserErrorCode'], ParentType, ContextType>;
+  field?: Resolver<Maybe<Array<ResolversTypes['String']>>, ParentType, ContextType>;
+  message?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
 export type PayoutResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Payout'] = ResolversParentTypes['Payout'], FederationReferenceType extends FederationReferenceTypes['Payout'] = FederationReferenceTypes['Payout']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Payout']> | FederationReferenceType, FederationReferenceType, ContextType>;
   accountId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   amount?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   amountDebited?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
-  amountDebitedMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
-  amountMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
+  amountDebitedMoney?: Resolver<Maybe<ResolversTypes['PaymentsMoney']>, ParentType, ContextType>;
+  amountMoney?: Resolver<Maybe<ResolversTypes['PaymentsMoney']>, ParentType, ContextType>;
   amountTransferred?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
-  amountTransferredMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
+  amountTransferredMoney?: Resolver<Maybe<ResolversTypes['PaymentsMoney']>, ParentType, ContextType>;
   balanceId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   commission?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
-  commissionMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
+  commissionMoney?: Resolver<Maybe<ResolversTypes['PaymentsMoney']>, ParentType, ContextType>;
   createdAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   currency?: Resolver<Maybe<ResolversTypes['Currency']>, ParentType, ContextType>;
   customMetadata?: Resolver<Maybe<ResolversTypes['JSONObject']>, ParentType, ContextType>;
@@ -2004,9 +2016,9 @@ export type PayoutResolvers<ContextType = Context, ParentType extends ResolversP
   deletedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   failedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   fees?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
-  feesMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
+  feesMoney?: Resolver<Maybe<ResolversTypes['PaymentsMoney']>, ParentType, ContextType>;
   fixedCommission?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
-  fixedCommissionMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
+  fixedCommissionMoney?: Resolver<Maybe<ResolversTypes['PaymentsMoney']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   lastErrorCode?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   merchantReference?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -2037,19 +2049,13 @@ export type PayoutEdgeResolvers<ContextType = Context, ParentType extends Resolv
 
 export type PayoutPayloadResolvers<ContextType = Context, ParentType extends ResolversParentTypes['PayoutPayload'] = ResolversParentTypes['PayoutPayload']> = ResolversObject<{
   payout?: Resolver<Maybe<ResolversTypes['Payout']>, ParentType, ContextType>;
-  userErrors?: Resolver<Array<ResolversTypes['UserError']>, ParentType, ContextType>;
+  userErrors?: Resolver<Array<ResolversTypes['PaymentsUserError']>, ParentType, ContextType>;
 }>;
 
 export type PayoutStatusHistoryEntryResolvers<ContextType = Context, ParentType extends ResolversParentTypes['PayoutStatusHistoryEntry'] = ResolversParentTypes['PayoutStatusHistoryEntry']> = ResolversObject<{
   at?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   event?: Resolver<Maybe<ResolversTypes['Event']>, ParentType, ContextType>;
   status?: Resolver<ResolversTypes['PayoutStatus'], ParentType, ContextType>;
-}>;
-
-export type PhoneNumberResolvers<ContextType = Context, ParentType extends ResolversParentTypes['PhoneNumber'] = ResolversParentTypes['PhoneNumber']> = ResolversObject<{
-  country?: Resolver<Maybe<ResolversTypes['CountryCode']>, ParentType, ContextType>;
-  id?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
-  number?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
 export type QueryResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
@@ -2072,12 +2078,12 @@ export type QueryResolvers<ContextType = Context, ParentType extends ResolversPa
 export type SendTransactionPayloadResolvers<ContextType = Context, ParentType extends ResolversParentTypes['SendTransactionPayload'] = ResolversParentTypes['SendTransactionPayload']> = ResolversObject<{
   paymentIntents?: Resolver<Array<ResolversTypes['PaymentIntent']>, ParentType, ContextType>;
   transaction?: Resolver<Maybe<ResolversTypes['Transaction']>, ParentType, ContextType>;
-  userErrors?: Resolver<Array<ResolversTypes['UserError']>, ParentType, ContextType>;
+  userErrors?: Resolver<Array<ResolversTypes['PaymentsUserError']>, ParentType, ContextType>;
 }>;
 
 export type StartPayoutsPayloadResolvers<ContextType = Context, ParentType extends ResolversParentTypes['StartPayoutsPayload'] = ResolversParentTypes['StartPayoutsPayload']> = ResolversObject<{
   payouts?: Resolver<Array<ResolversTypes['Payout']>, ParentType, ContextType>;
-  userErrors?: Resolver<Array<ResolversTypes['UserError']>, ParentType, ContextType>;
+  userErrors?: Resolver<Array<ResolversTypes['PaymentsUserError']>, ParentType, ContextType>;
 }>;
 
 export type SubscriptionResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = ResolversObject<{
@@ -2091,16 +2097,16 @@ export type TransactionResolvers<ContextType = Context, ParentType extends Resol
   accountId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   amount?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   amountDebited?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
-  amountDebitedMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
-  amountMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
+  amountDebitedMoney?: Resolver<Maybe<ResolversTypes['PaymentsMoney']>, ParentType, ContextType>;
+  amountMoney?: Resolver<Maybe<ResolversTypes['PaymentsMoney']>, ParentType, ContextType>;
   amountTransferred?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
-  amountTransferredMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
+  amountTransferredMoney?: Resolver<Maybe<ResolversTypes['PaymentsMoney']>, ParentType, ContextType>;
   approvedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   balanceId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   callbackUrl?: Resolver<Maybe<ResolversTypes['URL']>, ParentType, ContextType>;
   canceledAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   commission?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
-  commissionMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
+  commissionMoney?: Resolver<Maybe<ResolversTypes['PaymentsMoney']>, ParentType, ContextType>;
   createdAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   currency?: Resolver<Maybe<ResolversTypes['Currency']>, ParentType, ContextType>;
   customMetadata?: Resolver<Maybe<ResolversTypes['JSONObject']>, ParentType, ContextType>;
@@ -2109,9 +2115,9 @@ export type TransactionResolvers<ContextType = Context, ParentType extends Resol
   deletedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   fees?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
-  feesMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
+  feesMoney?: Resolver<Maybe<ResolversTypes['PaymentsMoney']>, ParentType, ContextType>;
   fixedCommission?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
-  fixedCommissionMoney?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
+  fixedCommissionMoney?: Resolver<Maybe<ResolversTypes['PaymentsMoney']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   isPaid?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   lastErrorCode?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -2145,7 +2151,7 @@ export type TransactionEdgeResolvers<ContextType = Context, ParentType extends R
 
 export type TransactionPayloadResolvers<ContextType = Context, ParentType extends ResolversParentTypes['TransactionPayload'] = ResolversParentTypes['TransactionPayload']> = ResolversObject<{
   transaction?: Resolver<Maybe<ResolversTypes['Transaction']>, ParentType, ContextType>;
-  userErrors?: Resolver<Array<ResolversTypes['UserError']>, ParentType, ContextType>;
+  userErrors?: Resolver<Array<ResolversTypes['PaymentsUserError']>, ParentType, ContextType>;
 }>;
 
 export type TransactionStatusHistoryEntryResolvers<ContextType = Context, ParentType extends ResolversParentTypes['TransactionStatusHistoryEntry'] = ResolversParentTypes['TransactionStatusHistoryEntry']> = ResolversObject<{
@@ -2158,18 +2164,12 @@ export type TransactionTokenPayloadResolvers<ContextType = Context, ParentType e
   token?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   transaction?: Resolver<Maybe<ResolversTypes['Transaction']>, ParentType, ContextType>;
   url?: Resolver<Maybe<ResolversTypes['URL']>, ParentType, ContextType>;
-  userErrors?: Resolver<Array<ResolversTypes['UserError']>, ParentType, ContextType>;
+  userErrors?: Resolver<Array<ResolversTypes['PaymentsUserError']>, ParentType, ContextType>;
 }>;
 
 export interface UrlScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['URL'], any> {
   name: 'URL';
 }
-
-export type UserErrorResolvers<ContextType = Context, ParentType extends ResolversParentTypes['UserError'] = ResolversParentTypes['UserError']> = ResolversObject<{
-  code?: Resolver<ResolversTypes['UserErrorCode'], ParentType, ContextType>;
-  field?: Resolver<Maybe<Array<ResolversTypes['String']>>, ParentType, ContextType>;
-  message?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-}>;
 
 export type WebhookResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Webhook'] = ResolversParentTypes['Webhook'], FederationReferenceType extends FederationReferenceTypes['Webhook'] = FederationReferenceTypes['Webhook']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Webhook']> | FederationReferenceType, FederationReferenceType, ContextType>;
@@ -2203,16 +2203,17 @@ export type Resolvers<ContextType = Context> = ResolversObject<{
   Log?: LogResolvers<ContextType>;
   LogConnection?: LogConnectionResolvers<ContextType>;
   LogEdge?: LogEdgeResolvers<ContextType>;
-  Money?: MoneyResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
   PaymentIntent?: PaymentIntentResolvers<ContextType>;
+  PaymentsMoney?: PaymentsMoneyResolvers<ContextType>;
+  PaymentsPhoneNumber?: PaymentsPhoneNumberResolvers<ContextType>;
+  PaymentsUserError?: PaymentsUserErrorResolvers<ContextType>;
   Payout?: PayoutResolvers<ContextType>;
   PayoutConnection?: PayoutConnectionResolvers<ContextType>;
   PayoutEdge?: PayoutEdgeResolvers<ContextType>;
   PayoutPayload?: PayoutPayloadResolvers<ContextType>;
   PayoutStatusHistoryEntry?: PayoutStatusHistoryEntryResolvers<ContextType>;
-  PhoneNumber?: PhoneNumberResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   SendTransactionPayload?: SendTransactionPayloadResolvers<ContextType>;
   StartPayoutsPayload?: StartPayoutsPayloadResolvers<ContextType>;
@@ -2224,7 +2225,6 @@ export type Resolvers<ContextType = Context> = ResolversObject<{
   TransactionStatusHistoryEntry?: TransactionStatusHistoryEntryResolvers<ContextType>;
   TransactionTokenPayload?: TransactionTokenPayloadResolvers<ContextType>;
   URL?: GraphQLScalarType;
-  UserError?: UserErrorResolvers<ContextType>;
   Webhook?: WebhookResolvers<ContextType>;
 }>;
 

@@ -12,6 +12,21 @@ export const PaymentIntentStatus = {
 } as const;
 
 export type PaymentIntentStatus = typeof PaymentIntentStatus[keyof typeof PaymentIntentStatus];
+/** Kinds of `PaymentsUserError`. */
+export const PaymentsUserErrorCode = {
+  /** The value is malformed or out of range (e.g. an amount not above zero). */
+  Invalid: 'INVALID',
+  /** The object is not in a status that allows this operation (e.g. cancelling a transferred transaction). */
+  InvalidState: 'INVALID_STATE',
+  /** The input refers to an object that does not exist (e.g. an unknown customer id). */
+  NotFound: 'NOT_FOUND',
+  /** A value the operation needs is missing. */
+  Required: 'REQUIRED',
+  /** The upstream refused the input without saying why in a way the gateway recognises. */
+  Unknown: 'UNKNOWN'
+} as const;
+
+export type PaymentsUserErrorCode = typeof PaymentsUserErrorCode[keyof typeof PaymentsUserErrorCode];
 /** Status of a payout. The upstream publishes no transition table; a payout starts `PENDING`. */
 export const PayoutStatus = {
   /** Failed (see `failedAt` and `lastErrorCode`). */
@@ -66,18 +81,3 @@ export const TransactionStatusChange = {
 } as const;
 
 export type TransactionStatusChange = typeof TransactionStatusChange[keyof typeof TransactionStatusChange];
-/** Kinds of `UserError`. */
-export const UserErrorCode = {
-  /** The value is malformed or out of range (e.g. an amount not above zero). */
-  Invalid: 'INVALID',
-  /** The object is not in a status that allows this operation (e.g. cancelling a transferred transaction). */
-  InvalidState: 'INVALID_STATE',
-  /** The input refers to an object that does not exist (e.g. an unknown customer id). */
-  NotFound: 'NOT_FOUND',
-  /** A value the operation needs is missing. */
-  Required: 'REQUIRED',
-  /** The upstream refused the input without saying why in a way the gateway recognises. */
-  Unknown: 'UNKNOWN'
-} as const;
-
-export type UserErrorCode = typeof UserErrorCode[keyof typeof UserErrorCode];

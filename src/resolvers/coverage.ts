@@ -26,7 +26,7 @@ export type Coverage = [
   NoUnsourcedFields<Unsourced<Gql.PaymentIntent, M.PaymentIntentModel, (typeof transactionResolvers)['PaymentIntent']>>,
   NoUnsourcedFields<Unsourced<Gql.Payout, M.PayoutModel, (typeof payoutResolvers)['Payout']>>,
   NoUnsourcedFields<Unsourced<Gql.Customer, M.CustomerModel, (typeof customerResolvers)['Customer']>>,
-  NoUnsourcedFields<Unsourced<Gql.PhoneNumber, M.PhoneNumberModel, (typeof customerResolvers)['PhoneNumber']>>,
+  NoUnsourcedFields<Unsourced<Gql.PaymentsPhoneNumber, M.PhoneNumberModel, (typeof customerResolvers)['PaymentsPhoneNumber']>>,
   NoUnsourcedFields<Unsourced<Gql.Currency, M.CurrencyModel, (typeof currencyResolvers)['Currency']>>,
   NoUnsourcedFields<Unsourced<Gql.Webhook, M.WebhookModel, (typeof webhookResolvers)['Webhook']>>,
   NoUnsourcedFields<Unsourced<Gql.Event, M.EventModel, (typeof eventResolvers)['Event']>>,

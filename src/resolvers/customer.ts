@@ -52,7 +52,7 @@ export const customerResolvers = {
     ...renamed<CustomerModel>()('account_id', 'phone_number_id', 'created_at', 'updated_at', 'deleted_at'),
   },
 
-  PhoneNumber: {
+  PaymentsPhoneNumber: {
     // The upstream writes the country in either case; CountryCode is upper case.
     country: (p) => p.country?.toUpperCase() ?? null,
   },

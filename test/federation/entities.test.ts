@@ -83,11 +83,14 @@ describe('payments subgraph entities', () => {
     expect(keysOf(typeDefinitions(sdl).get(typeName))).toContain(fields);
   });
 
-  it('links the Federation 2 spec and marks shared value types @shareable', () => {
+  it('links the Federation 2 spec, shares Relay’s PageInfo and keeps its other value types under names of its own', () => {
     expect(sdl).toMatch(/@link\(url: "https:\/\/specs\.apollo\.dev\/federation\/v2\.\d+"/);
     const types = typeDefinitions(sdl);
-    for (const name of ['PageInfo', 'UserError', 'PhoneNumber']) {
-      expect(types.get(name)?.directives?.map((d) => d.name.value), name).toContain('shareable');
+    expect(types.get('PageInfo')?.directives?.map((d) => d.name.value)).toContain('shareable');
+    const named = new Set(parse(sdl).definitions.flatMap((def) => ('name' in def && def.name ? [def.name.value] : [])));
+    for (const name of ['UserError', 'UserErrorCode', 'PhoneNumber', 'Money']) {
+      expect(named.has(name), name).toBe(false);
+      expect(named.has(`Payments${name}`), `Payments${name}`).toBe(true);
     }
   });
 

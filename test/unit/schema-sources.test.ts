@@ -14,7 +14,7 @@ const MAPPED: Record<string, { shape: Record<string, unknown> }> = {
   Payout: models.payoutModel,
   PaymentIntent: models.paymentIntentModel,
   Customer: models.customerModel,
-  PhoneNumber: models.phoneNumberModel,
+  PaymentsPhoneNumber: models.phoneNumberModel,
   Currency: models.currencyModel,
   Webhook: models.webhookModel,
   Event: models.eventModel,

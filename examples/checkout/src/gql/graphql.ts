@@ -56,6 +56,19 @@ export type CustomerRefInput = {
   phoneNumber?: PhoneNumberInput | null | undefined;
 };
 
+/** Kinds of `PaymentsUserError`. */
+export type PaymentsUserErrorCode =
+  /** The value is malformed or out of range (e.g. an amount not above zero). */
+  | 'INVALID'
+  /** The object is not in a status that allows this operation (e.g. cancelling a transferred transaction). */
+  | 'INVALID_STATE'
+  /** The input refers to an object that does not exist (e.g. an unknown customer id). */
+  | 'NOT_FOUND'
+  /** A value the operation needs is missing. */
+  | 'REQUIRED'
+  /** The upstream refused the input without saying why in a way the gateway recognises. */
+  | 'UNKNOWN';
+
 /** A phone number, as sent to the payments API. */
 export type PhoneNumberInput = {
   /** Country of the number, upper-case ISO 3166-1 alpha-2 (e.g. `BJ`). */
@@ -87,26 +100,13 @@ export type TransactionStatus =
   /** A status the upstream sent that the gateway does not know yet (logged, kept as data). */
   | 'UNKNOWN';
 
-/** Kinds of `UserError`. */
-export type UserErrorCode =
-  /** The value is malformed or out of range (e.g. an amount not above zero). */
-  | 'INVALID'
-  /** The object is not in a status that allows this operation (e.g. cancelling a transferred transaction). */
-  | 'INVALID_STATE'
-  /** The input refers to an object that does not exist (e.g. an unknown customer id). */
-  | 'NOT_FOUND'
-  /** A value the operation needs is missing. */
-  | 'REQUIRED'
-  /** The upstream refused the input without saying why in a way the gateway recognises. */
-  | 'UNKNOWN';
-
 export type CreateCheckoutMutationVariables = Exact<{
   input: CreateTransactionInput;
   idempotencyKey?: string | null | undefined;
 }>;
 
 
-export type CreateCheckoutMutation = { createTransaction: { transaction: { id: string, status: TransactionStatus, amountMoney: { amount: string, currencyIso: string } | null } | null, userErrors: Array<{ field: Array<string> | null, message: string, code: UserErrorCode }> } };
+export type CreateCheckoutMutation = { createTransaction: { transaction: { id: string, status: TransactionStatus, amountMoney: { amount: string, currencyIso: string } | null } | null, userErrors: Array<{ field: Array<string> | null, message: string, code: PaymentsUserErrorCode }> } };
 
 export type PayWithPhoneMutationVariables = Exact<{
   id: string;
@@ -116,7 +116,7 @@ export type PayWithPhoneMutationVariables = Exact<{
 }>;
 
 
-export type PayWithPhoneMutation = { sendTransaction: { transaction: { id: string, status: TransactionStatus } | null, userErrors: Array<{ field: Array<string> | null, message: string, code: UserErrorCode }> } };
+export type PayWithPhoneMutation = { sendTransaction: { transaction: { id: string, status: TransactionStatus } | null, userErrors: Array<{ field: Array<string> | null, message: string, code: PaymentsUserErrorCode }> } };
 
 export type CheckoutStatusSubscriptionVariables = Exact<{
   id: string;
