@@ -39,14 +39,32 @@ export function resourceShape<T>(name: string, plural: string, model: z.ZodType<
   return { name, plural, model };
 }
 
-/** One object: enveloped, bare, or the first of an array (an empty array means not found). */
-export function decodeOne<T>(body: unknown, shape: ResourceShape<T>, ctx: UpstreamErrorInit): T {
+/**
+ * One object: enveloped, bare, or from an array (an empty array means not
+ * found). With `expectedId` (a read by id), the object must be that one: from
+ * an array, the item with that id, wherever it stands; an answer about
+ * another object is an invalid response, never taken for the one asked.
+ */
+export function decodeOne<T>(body: unknown, shape: ResourceShape<T>, ctx: UpstreamErrorInit, expectedId?: unknown): T {
   const unwrapped = unwrap(body, shape);
+  const wanted = expectedId === undefined ? undefined : String(expectedId);
   if (Array.isArray(unwrapped)) {
     if (unwrapped.length === 0) throw new UpstreamNotFoundError(ctx);
-    return validate(unwrapped[0], shape, '[0]', ctx);
+    const at = wanted === undefined ? 0 : unwrapped.findIndex((item) => idOf(item) === wanted);
+    if (at < 0) throw new UpstreamInvalidResponseError({ ...ctx, detail: `${shape.name}: none of the ${unwrapped.length} items has the requested id` });
+    return validate(unwrapped[at], shape, `[${at}]`, ctx);
+  }
+  const given = idOf(unwrapped);
+  if (wanted !== undefined && given !== undefined && given !== wanted) {
+    throw new UpstreamInvalidResponseError({ ...ctx, detail: `${shape.name}: the object has another id than the one requested` });
   }
   return validate(unwrapped, shape, '', ctx);
+}
+
+/** An item's id as text (a number, a lossless number or a string), when it has one. */
+function idOf(item: unknown): string | undefined {
+  if (!isPlainObject(item) || item.id === undefined || item.id === null) return undefined;
+  return String(item.id);
 }
 
 /** Several objects: a list in any shape, or a single object taken as a list of one. */

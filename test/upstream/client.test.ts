@@ -246,7 +246,7 @@ describe('request bodies are the snake_case wire shapes', () => {
   });
 
   it('sends no body on reads', async () => {
-    h.upstream.replyWith({ json: aCustomer() });
+    h.upstream.replyWith((req) => ({ json: aCustomer({ id: Number(req.path.split('/').pop()) }) }));
 
     await h.api.customers.retrieve(7);
     await h.api.customers.retrieve(8);

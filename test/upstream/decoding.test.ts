@@ -31,10 +31,29 @@ describe('single resources', () => {
     expect(String(trx.amount)).toBe('2500');
   });
 
-  it('takes the first element when an array of several is returned for one id', async () => {
+  it('takes the element with the requested id when an array of several is returned for one id', async () => {
     h.upstream.replyWith({ json: [aWebhook({ id: 11 }), aWebhook({ id: 12 })] });
+    await expect(h.api.webhooks.retrieve(12)).resolves.toMatchObject({ id: 12 });
 
+    h.upstream.replyWith({ json: [aWebhook({ id: 11 }), aWebhook({ id: 12 })] });
     await expect(h.api.webhooks.retrieve(11)).resolves.toMatchObject({ id: 11 });
+  });
+
+  it.each([
+    ['an array of one other object', [aWebhook({ id: 12 })]],
+    ['an array of others', [aWebhook({ id: 12 }), aWebhook({ id: 13 })]],
+    ['another object, bare', aWebhook({ id: 12 })],
+    ['another object, enveloped', enveloped('webhook', aWebhook({ id: 12 }))],
+  ])('refuses %s as the answer to a read by id, naming no value', async (_shape, json) => {
+    h.upstream.replyWith({ json });
+
+    const error = await h.api.webhooks.retrieve(11).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(UpstreamInvalidResponseError);
+    expect(String((error as Error).message)).toMatch(/requested/);
+    expect(String((error as Error).message)).not.toContain('12');
   });
 
   it.each([

@@ -17,7 +17,9 @@ export function createFetch(send: Send): Fetch {
   return {
     async one(shape, call, opts) {
       const { text, ctx } = await send(call, opts);
-      return decodeOne(parseJsonBody(text, shape.name, ctx), shape, ctx);
+      // A read by id must answer that object (the spec's reads of events and logs return arrays).
+      const expectedId = call.method === 'GET' ? call.path?.id : undefined;
+      return decodeOne(parseJsonBody(text, shape.name, ctx), shape, ctx, expectedId);
     },
     async many(shape, call, opts) {
       const { text, ctx } = await send(call, opts);
