@@ -21,6 +21,7 @@ export class LazySpan {
   private readonly started = Date.now();
   private span: Span | null = null;
   private context: TraceContext | null = null;
+  private ended = false;
 
   constructor(
     private readonly tracer: Tracer,
@@ -33,6 +34,8 @@ export class LazySpan {
 
   /** The context an upstream call under this scope is parented by: the span, made now if needed. */
   contextForCall(): TraceContext {
+    // Work started in the scope that outlives it (none today) goes under the parent, not a span never ended.
+    if (this.ended) return this.context ?? this.parent;
     if (!this.context) {
       this.span = this.tracer.startSpan(this.name, { kind: SpanKind.INTERNAL, attributes: this.attributes, startTime: this.started }, this.parent);
       this.context = trace.setSpan(this.parent, this.span);
@@ -41,6 +44,7 @@ export class LazySpan {
   }
 
   end(failed: boolean): void {
+    this.ended = true;
     endSpan(this.span, failed);
   }
 }
