@@ -21,6 +21,7 @@ import {
   UpstreamTimeoutError,
   UpstreamValidationError,
   UpstreamConflictError,
+  UpstreamRouteMissingError,
   UpstreamUnavailableError,
 } from './upstream/errors.js';
 import { UserErrorCode } from './__generated__/schema-enums.js';
@@ -36,6 +37,7 @@ export const ErrorCode = {
   UPSTREAM_TIMEOUT: 'UPSTREAM_TIMEOUT',
   UPSTREAM_UNAVAILABLE: 'UPSTREAM_UNAVAILABLE',
   UPSTREAM_ERROR: 'UPSTREAM_ERROR',
+  UPSTREAM_ROUTE_MISSING: 'UPSTREAM_ROUTE_MISSING',
   RATE_LIMITED: 'RATE_LIMITED',
   IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
   IDEMPOTENCY_IN_PROGRESS: 'IDEMPOTENCY_IN_PROGRESS',
@@ -88,6 +90,10 @@ export function toGraphQLError(error: UpstreamError): Mapped {
       message: plainText(error.message),
       extra: { fieldErrors: error.fieldErrors },
     };
+  }
+  if (error instanceof UpstreamRouteMissingError) {
+    // The route is our own label (method and pattern), never a value: safe to name.
+    return { code: ErrorCode.UPSTREAM_ROUTE_MISSING, message: `The payments API does not offer ${error.route}, which this field needs.` };
   }
   if (error instanceof UpstreamNotFoundError) {
     return { code: ErrorCode.BAD_USER_INPUT, message: 'The referenced object does not exist.' };

@@ -3,13 +3,16 @@
  * list or a page (decode.ts handles the envelopes), and the wire shapes that
  * several resources send (pages, phone numbers, customer references).
  */
-import type { CallOptions, CustomerRefParams, ListParams, Page, PhoneNumberParams } from '../api.js';
-import { decodeMany, decodeOne, decodePage, parseJsonBody, type ResourceShape } from '../decode.js';
+import type { CallOptions, CustomerRefParams, ListItem, ListParams, Page, PhoneNumberParams } from '../api.js';
+import { decodeList, decodeMany, decodeOne, decodePage, parseJsonBody, type ResourceShape } from '../decode.js';
 import type { Call, QueryValue, Send } from '../http.js';
 
 export interface Fetch {
   one<T>(shape: ResourceShape<T>, call: Call, opts?: CallOptions): Promise<T>;
+  /** A write's answer of several objects: all decode, or the call fails. */
   many<T>(shape: ResourceShape<T>, call: Call, opts?: CallOptions): Promise<T[]>;
+  /** A list read: a bad item is an error in its place, the others stand. */
+  list<T>(shape: ResourceShape<T>, call: Call, opts?: CallOptions): Promise<ListItem<T>[]>;
   page<T>(shape: ResourceShape<T>, call: Call, params?: ListParams, opts?: CallOptions): Promise<Page<T>>;
 }
 
@@ -22,6 +25,10 @@ export function createFetch(send: Send): Fetch {
     async many(shape, call, opts) {
       const { text, ctx } = await send(call, opts);
       return decodeMany(parseJsonBody(text, shape.plural, ctx), shape, ctx);
+    },
+    async list(shape, call, opts) {
+      const { text, ctx } = await send(call, opts);
+      return decodeList(parseJsonBody(text, shape.plural, ctx), shape, ctx);
     },
     async page(shape, call, params = {}, opts) {
       const { text, ctx } = await send(call, opts);
