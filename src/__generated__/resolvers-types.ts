@@ -524,7 +524,7 @@ export type PaymentIntent = {
    * @deprecated Use `amountMoney`: a Float cannot hold every amount exactly.
    */
   amount?: Maybe<Scalars['Float']['output']>;
-  /** Amount with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Amount with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   amountMoney?: Maybe<Money>;
   /** Time the payment intent was approved. */
   approvedAt?: Maybe<Scalars['DateTime']['output']>;
@@ -578,16 +578,16 @@ export type Payout = {
    * @deprecated Use `amountDebitedMoney`: a Float cannot hold every amount exactly.
    */
   amountDebited?: Maybe<Scalars['Float']['output']>;
-  /** Amount debited with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Amount debited with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   amountDebitedMoney?: Maybe<Money>;
-  /** Payout amount with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Payout amount with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   amountMoney?: Maybe<Money>;
   /**
    * Amount transferred to the beneficiary.
    * @deprecated Use `amountTransferredMoney`: a Float cannot hold every amount exactly.
    */
   amountTransferred?: Maybe<Scalars['Float']['output']>;
-  /** Amount transferred to the beneficiary with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Amount transferred to the beneficiary with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   amountTransferredMoney?: Maybe<Money>;
   /** Associated balance. */
   balanceId?: Maybe<Scalars['ID']['output']>;
@@ -596,7 +596,7 @@ export type Payout = {
    * @deprecated Use `commissionMoney`: a Float cannot hold every amount exactly.
    */
   commission?: Maybe<Scalars['Float']['output']>;
-  /** Commission with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Commission with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   commissionMoney?: Maybe<Money>;
   /** Creation time. */
   createdAt?: Maybe<Scalars['DateTime']['output']>;
@@ -615,14 +615,14 @@ export type Payout = {
    * @deprecated Use `feesMoney`: a Float cannot hold every amount exactly.
    */
   fees?: Maybe<Scalars['Float']['output']>;
-  /** Fees with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Fees with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   feesMoney?: Maybe<Money>;
   /**
    * Fixed commission applied.
    * @deprecated Use `fixedCommissionMoney`: a Float cannot hold every amount exactly.
    */
   fixedCommission?: Maybe<Scalars['Float']['output']>;
-  /** Fixed commission applied with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Fixed commission applied with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   fixedCommissionMoney?: Maybe<Money>;
   /** Payout ID. */
   id: Scalars['ID']['output'];
@@ -1322,16 +1322,16 @@ export type Transaction = {
    * @deprecated Use `amountDebitedMoney`: a Float cannot hold every amount exactly.
    */
   amountDebited?: Maybe<Scalars['Float']['output']>;
-  /** Amount debited with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Amount debited with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   amountDebitedMoney?: Maybe<Money>;
-  /** Transaction amount with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Transaction amount with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   amountMoney?: Maybe<Money>;
   /**
    * Amount transferred to the beneficiary.
    * @deprecated Use `amountTransferredMoney`: a Float cannot hold every amount exactly.
    */
   amountTransferred?: Maybe<Scalars['Float']['output']>;
-  /** Amount transferred to the beneficiary with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Amount transferred to the beneficiary with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   amountTransferredMoney?: Maybe<Money>;
   /** Time the transaction was approved. */
   approvedAt?: Maybe<Scalars['DateTime']['output']>;
@@ -1346,7 +1346,7 @@ export type Transaction = {
    * @deprecated Use `commissionMoney`: a Float cannot hold every amount exactly.
    */
   commission?: Maybe<Scalars['Float']['output']>;
-  /** Commission with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Commission with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   commissionMoney?: Maybe<Money>;
   /** Creation time. */
   createdAt?: Maybe<Scalars['DateTime']['output']>;
@@ -1367,14 +1367,14 @@ export type Transaction = {
    * @deprecated Use `feesMoney`: a Float cannot hold every amount exactly.
    */
   fees?: Maybe<Scalars['Float']['output']>;
-  /** Fees with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Fees with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   feesMoney?: Maybe<Money>;
   /**
    * Fixed commission applied.
    * @deprecated Use `fixedCommissionMoney`: a Float cannot hold every amount exactly.
    */
   fixedCommission?: Maybe<Scalars['Float']['output']>;
-  /** Fixed commission applied with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Fixed commission applied with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   fixedCommissionMoney?: Maybe<Money>;
   /** Transaction ID. */
   id: Scalars['ID']['output'];
@@ -1522,7 +1522,7 @@ export type UpdateTransactionInput = {
   /**
    * New amount, exact, in the transaction's currency unit: above zero, with no more decimals than
    * the currency has, else a `userErrors` entry on this field. Checking the decimals reads the
-   * transaction (`GET /v1/transactions/{id}`) and the cached currency list.
+   * transaction (`GET /v1/transactions/{id}`) and its currency (`GET /v1/currencies/{id}`, cached).
    */
   amountDecimal?: InputMaybe<Scalars['Decimal']['input']>;
   /** New callback URL. */
