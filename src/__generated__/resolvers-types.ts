@@ -787,7 +787,7 @@ export type PhoneNumberInput = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_ROUTE_MISSING`: the payments API does not offer a call this field needs (it answered 404 or 405 on a route that names no object, such as a list); `extensions.upstream.route` names it. Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -847,7 +847,7 @@ export type Query = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_ROUTE_MISSING`: the payments API does not offer a call this field needs (it answered 404 or 405 on a route that names no object, such as a list); `extensions.upstream.route` names it. Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -879,7 +879,7 @@ export type QueryCurrencyArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_ROUTE_MISSING`: the payments API does not offer a call this field needs (it answered 404 or 405 on a route that names no object, such as a list); `extensions.upstream.route` names it. Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -911,7 +911,7 @@ export type QueryCustomerArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_ROUTE_MISSING`: the payments API does not offer a call this field needs (it answered 404 or 405 on a route that names no object, such as a list); `extensions.upstream.route` names it. Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -945,7 +945,7 @@ export type QueryCustomersArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_ROUTE_MISSING`: the payments API does not offer a call this field needs (it answered 404 or 405 on a route that names no object, such as a list); `extensions.upstream.route` names it. Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -977,7 +977,7 @@ export type QueryEventArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_ROUTE_MISSING`: the payments API does not offer a call this field needs (it answered 404 or 405 on a route that names no object, such as a list); `extensions.upstream.route` names it. Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -1011,7 +1011,7 @@ export type QueryEventsArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_ROUTE_MISSING`: the payments API does not offer a call this field needs (it answered 404 or 405 on a route that names no object, such as a list); `extensions.upstream.route` names it. Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -1043,7 +1043,7 @@ export type QueryLogArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_ROUTE_MISSING`: the payments API does not offer a call this field needs (it answered 404 or 405 on a route that names no object, such as a list); `extensions.upstream.route` names it. Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -1076,7 +1076,7 @@ export type QueryLogsArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_ROUTE_MISSING`: the payments API does not offer a call this field needs (it answered 404 or 405 on a route that names no object, such as a list); `extensions.upstream.route` names it. Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -1108,7 +1108,7 @@ export type QueryPayoutArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_ROUTE_MISSING`: the payments API does not offer a call this field needs (it answered 404 or 405 on a route that names no object, such as a list); `extensions.upstream.route` names it. Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -1142,7 +1142,7 @@ export type QueryPayoutsArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_ROUTE_MISSING`: the payments API does not offer a call this field needs (it answered 404 or 405 on a route that names no object, such as a list); `extensions.upstream.route` names it. Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -1174,7 +1174,7 @@ export type QueryTransactionArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_ROUTE_MISSING`: the payments API does not offer a call this field needs (it answered 404 or 405 on a route that names no object, such as a list); `extensions.upstream.route` names it. Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -1208,7 +1208,7 @@ export type QueryTransactionsArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_ROUTE_MISSING`: the payments API does not offer a call this field needs (it answered 404 or 405 on a route that names no object, such as a list); `extensions.upstream.route` names it. Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.

@@ -82,6 +82,20 @@ export class UpstreamRouteMissingError extends UpstreamError {
   }
 }
 
+/**
+ * The upstream answered as if a page or filter parameter had not been sent
+ * (resources/applied.ts): serving that answer would serve the wrong items.
+ */
+export class UpstreamParameterIgnoredError extends UpstreamError {
+  override readonly name = 'UpstreamParameterIgnoredError';
+  /** The parameter as sent, e.g. `filters[status]` or `page`. */
+  readonly parameter: string;
+  constructor(init: UpstreamErrorInit & { parameter: string }) {
+    super(`Upstream ignored ${init.parameter} on ${init.route}`, 'parameter_ignored', init);
+    this.parameter = init.parameter;
+  }
+}
+
 /** The request was rejected as invalid (400/422), or failed the client's own checks before sending. */
 export class UpstreamValidationError extends UpstreamError {
   override readonly name = 'UpstreamValidationError';

@@ -18,7 +18,7 @@ const KEY = 'sk_sandbox_upstream_gaps_SECRET123';
 interface GqlError {
   message: string;
   path?: (string | number)[];
-  extensions?: { code?: string; upstream?: { route?: string; status?: number } };
+  extensions?: { code?: string; reason?: string; parameter?: string; upstream?: { route?: string; status?: number } };
 }
 interface Answer<T = Record<string, unknown>> {
   data?: T | null;
@@ -69,7 +69,7 @@ describe('the upstream without the calls beyond the spec, or with a malformed li
     });
 
   describe('a call beyond the spec that the upstream lacks', () => {
-    it('fails `transactions` with UPSTREAM_ROUTE_MISSING naming GET /v1/transactions, not an empty list', async () => {
+    it('fails `transactions` with UPSTREAM_UNSUPPORTED naming GET /v1/transactions, not an empty list', async () => {
       specOnly(['GET /v1/transactions']);
       const answer = await gql('{ transactions(first: 5) { nodes { id } } }');
       expect(answer.data).toBeNull();
@@ -77,15 +77,15 @@ describe('the upstream without the calls beyond the spec, or with a malformed li
       expect(answer.errors![0]).toMatchObject({
         path: ['transactions'],
         message: 'The payments API does not offer GET /v1/transactions, which this field needs.',
-        extensions: { code: 'UPSTREAM_ROUTE_MISSING', upstream: { route: 'GET /v1/transactions', status: 404 } },
+        extensions: { code: 'UPSTREAM_UNSUPPORTED', reason: 'route_missing', upstream: { route: 'GET /v1/transactions', status: 404 } },
       });
     });
 
-    it('fails `currencies` and a Currency reference by ISO code (both need GET /v1/currencies) with UPSTREAM_ROUTE_MISSING', async () => {
+    it('fails `currencies` and a Currency reference by ISO code (both need GET /v1/currencies) with UPSTREAM_UNSUPPORTED', async () => {
       specOnly(['GET /v1/currencies']);
       const list = await gql('{ currencies { iso } }');
       expect(list.data).toBeNull();
-      expect(list.errors?.map((e) => [e.path?.join('.'), e.extensions?.code])).toEqual([['currencies', 'UPSTREAM_ROUTE_MISSING']]);
+      expect(list.errors?.map((e) => [e.path?.join('.'), e.extensions?.code])).toEqual([['currencies', 'UPSTREAM_UNSUPPORTED']]);
 
       const entities = await gql<{ _entities: ({ iso: string } | null)[] }>(
         'query ($r: [_Any!]!) { _entities(representations: $r) { ... on Currency { iso } } }',
@@ -94,14 +94,14 @@ describe('the upstream without the calls beyond the spec, or with a malformed li
       // The id key reads the spec's GET /v1/currencies/{id} and still answers.
       expect(entities.data!._entities).toEqual([null, { iso: 'XOF' }]);
       expect(entities.errors?.map((e) => [e.path?.join('.'), e.extensions?.code, e.extensions?.upstream?.route])).toEqual([
-        ['_entities.0', 'UPSTREAM_ROUTE_MISSING', 'GET /v1/currencies'],
+        ['_entities.0', 'UPSTREAM_UNSUPPORTED', 'GET /v1/currencies'],
       ]);
     });
 
     it('tells a missing route (405) from an unknown object on the token step, and keeps a 404 by id as null', async () => {
       specOnly(['POST /v1/transactions/101/token'], 405);
       const token = await gql<{ createTransactionToken: unknown }>('mutation { createTransactionToken(id: "101") { token userErrors { code } } }');
-      expect(token.errors?.map((e) => e.extensions?.code)).toEqual(['UPSTREAM_ROUTE_MISSING']);
+      expect(token.errors?.map((e) => e.extensions?.code)).toEqual(['UPSTREAM_UNSUPPORTED']);
 
       // A 404 on a read by id is the object unknown: null, no error.
       const read = await gql('{ transaction(id: "999") { id } known: transaction(id: "101") { id } }');
@@ -118,9 +118,21 @@ describe('the upstream without the calls beyond the spec, or with a malformed li
           f: logs(first: 1) { totalCount } g: webhooks { id } }`);
         expect(answer.data).toBeNull();
         const routes = (answer.errors ?? []).map((e) => [e.extensions?.code, e.extensions?.upstream?.route]);
-        expect(new Set(routes.map(([code]) => code))).toEqual(new Set(['UPSTREAM_ROUTE_MISSING']));
+        expect(new Set(routes.map(([code]) => code))).toEqual(new Set(['UPSTREAM_UNSUPPORTED']));
         expect(routes.length).toBeGreaterThan(0);
       }
+    });
+  });
+
+  it('fails a filtered page the upstream did not filter with UPSTREAM_UNSUPPORTED, naming the parameter, not as the filtered answer', async () => {
+    upstream.replyWith({ json: enveloped('transactions', [aTransaction({ id: 1, status: 'pending' }), aTransaction({ id: 2, status: 'approved' })]) });
+    const answer = await gql('{ transactions(first: 5, filter: { status: PENDING }) { nodes { id status } } }');
+    expect(answer.data).toBeNull();
+    expect(answer.errors).toHaveLength(1);
+    expect(answer.errors![0]).toMatchObject({
+      path: ['transactions'],
+      message: 'The payments API ignored filters[status] on GET /v1/transactions/search, so its answer cannot be served for this field.',
+      extensions: { code: 'UPSTREAM_UNSUPPORTED', reason: 'parameter_ignored', parameter: 'filters[status]', upstream: { route: 'GET /v1/transactions/search' } },
     });
   });
 

@@ -9,11 +9,13 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   UpstreamNotFoundError,
+  UpstreamParameterIgnoredError,
   UpstreamRouteMissingError,
   type PaymentsApi,
 } from '../../src/upstream/index.js';
 import { SPEC_ROUTES } from '../../src/upstream/spec.js';
 import { Decimal } from '../../src/upstream/decimal.js';
+import { aCustomer, anEvent, aPageMeta, aPayout, aTransaction, enveloped } from './fixtures.js';
 import { useUpstreamHarness } from './harness.js';
 
 const h = useUpstreamHarness();
@@ -96,5 +98,36 @@ describe('a 404 means the route is missing only where no object is named', () =>
     expect(error).toBeInstanceOf(expected);
     // The two are distinct: a missing route must never pass for an unknown object.
     if (expected === UpstreamRouteMissingError) expect(error).not.toBeInstanceOf(UpstreamNotFoundError);
+  });
+});
+
+describe('a page that shows a parameter beyond the spec was ignored', () => {
+  const list = (name: string, items: unknown[], meta?: Record<string, unknown>) => enveloped(name, items, meta ? { meta } : {});
+
+  it.each<[string, (api: PaymentsApi) => Promise<unknown>, unknown, string]>([
+    ['a status filter', (api) => api.transactions.search({ status: 'pending' }), list('transactions', [aTransaction({ status: 'pending' }), aTransaction({ id: 2, status: 'approved' })]), 'filters[status]'],
+    ['a customer filter', (api) => api.payouts.search({ customerId: 7 }), list('payouts', [aPayout({ customer_id: 8 })]), 'filters[customer_id]'],
+    ['a creation bound', (api) => api.payouts.search({ createdAfter: '2024-06-01T00:00:00Z' }), list('payouts', [aPayout({ created_at: '2024-05-01T00:00:00Z' })]), 'filters[created_after]'],
+    ['an e-mail filter', (api) => api.customers.search({ email: 'ada@example.com' }), list('customers', [aCustomer({ email: 'grace@example.com' })]), 'filters[email]'],
+    ['an event type filter', (api) => api.events.list({ type: 'transaction.approved' }), list('events', [anEvent({ type: 'payout.sent' })]), 'filters[type]'],
+    ['an object filter', (api) => api.events.list({ objectId: 101 }), list('events', [anEvent({ object_id: 102 })]), 'filters[object_id]'],
+    ['the page size', (api) => api.transactions.list({ page: 1, perPage: 1 }), list('transactions', [aTransaction(), aTransaction({ id: 2 })]), 'per_page'],
+    ['the page', (api) => api.transactions.list({ page: 3, perPage: 1 }), list('transactions', [aTransaction()], aPageMeta({ current_page: 1 })), 'page'],
+  ])('fails on %s', async (_label, call, reply, parameter) => {
+    h.upstream.replyWith({ json: reply });
+    const error = await call(h.api).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UpstreamParameterIgnoredError);
+    expect(error).toMatchObject({ parameter, code: 'parameter_ignored' });
+  });
+
+  it.each<[string, (api: PaymentsApi) => Promise<unknown>, unknown]>([
+    ['items that match, in another case', (api) => api.transactions.search({ status: 'pending', customerId: 7 }), list('transactions', [aTransaction({ status: 'PENDING', customer_id: 7 })])],
+    ['items that do not carry the filtered field', (api) => api.payouts.search({ customerId: 7 }), list('payouts', [aPayout({ customer_id: null })])],
+    ['an e-mail that contains the filter', (api) => api.customers.search({ email: 'ADA@example.com' }), list('customers', [aCustomer({ email: 'ada@example.com' })])],
+    ['an empty page whatever page it claims', (api) => api.transactions.list({ page: 9, perPage: 5 }), list('transactions', [], aPageMeta({ current_page: 2 }))],
+    ['a malformed item, which is its own error', (api) => api.transactions.search({ status: 'pending' }), list('transactions', [{ id: 'x', status: 'approved' }])],
+  ])('accepts %s', async (_label, call, reply) => {
+    h.upstream.replyWith({ json: reply });
+    await expect(call(h.api)).resolves.toBeDefined();
   });
 });

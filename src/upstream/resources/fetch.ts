@@ -5,6 +5,8 @@
  */
 import type { CallOptions, CustomerRefParams, ListItem, ListParams, Page, PhoneNumberParams } from '../api.js';
 import { decodeList, decodeMany, decodeOne, decodePage, parseJsonBody, type ResourceShape } from '../decode.js';
+import { UpstreamParameterIgnoredError } from '../errors.js';
+import { ignoredParameter, type FilterCheck } from './applied.js';
 import type { Call, QueryValue, Send } from '../http.js';
 
 export interface Fetch {
@@ -13,7 +15,8 @@ export interface Fetch {
   many<T>(shape: ResourceShape<T>, call: Call, opts?: CallOptions): Promise<T[]>;
   /** A list read: a bad item is an error in its place, the others stand. */
   list<T>(shape: ResourceShape<T>, call: Call, opts?: CallOptions): Promise<ListItem<T>[]>;
-  page<T>(shape: ResourceShape<T>, call: Call, params?: ListParams, opts?: CallOptions): Promise<Page<T>>;
+  /** A page; `filters` say which answers contradict the filters sent (applied.ts). */
+  page<T>(shape: ResourceShape<T>, call: Call, params?: ListParams, opts?: CallOptions, filters?: readonly FilterCheck<T>[]): Promise<Page<T>>;
 }
 
 export function createFetch(send: Send): Fetch {
@@ -30,9 +33,12 @@ export function createFetch(send: Send): Fetch {
       const { text, ctx } = await send(call, opts);
       return decodeList(parseJsonBody(text, shape.plural, ctx), shape, ctx);
     },
-    async page(shape, call, params = {}, opts) {
+    async page(shape, call, params = {}, opts, filters = []) {
       const { text, ctx } = await send(call, opts);
-      return decodePage(parseJsonBody(text, shape.plural, ctx), shape, ctx, params);
+      const page = decodePage(parseJsonBody(text, shape.plural, ctx), shape, ctx, params);
+      const ignored = ignoredParameter(page, params, filters);
+      if (ignored !== null) throw new UpstreamParameterIgnoredError({ ...ctx, parameter: ignored });
+      return page;
     },
   };
 }
