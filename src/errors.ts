@@ -21,6 +21,8 @@ import {
   UpstreamTimeoutError,
   UpstreamValidationError,
   UpstreamConflictError,
+  UpstreamParameterIgnoredError,
+  UpstreamRouteMissingError,
   UpstreamUnavailableError,
 } from './upstream/errors.js';
 import { PaymentsUserErrorCode as UserErrorCode } from './__generated__/schema-enums.js';
@@ -36,6 +38,7 @@ export const ErrorCode = {
   UPSTREAM_TIMEOUT: 'UPSTREAM_TIMEOUT',
   UPSTREAM_UNAVAILABLE: 'UPSTREAM_UNAVAILABLE',
   UPSTREAM_ERROR: 'UPSTREAM_ERROR',
+  UPSTREAM_UNSUPPORTED: 'UPSTREAM_UNSUPPORTED',
   RATE_LIMITED: 'RATE_LIMITED',
   IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
   IDEMPOTENCY_IN_PROGRESS: 'IDEMPOTENCY_IN_PROGRESS',
@@ -87,6 +90,21 @@ export function toGraphQLError(error: UpstreamError): Mapped {
       code: ErrorCode.BAD_USER_INPUT,
       message: plainText(error.message),
       extra: { fieldErrors: error.fieldErrors },
+    };
+  }
+  // The route and parameter are our own labels (method, pattern, parameter name), never a value: safe to name.
+  if (error instanceof UpstreamRouteMissingError) {
+    return {
+      code: ErrorCode.UPSTREAM_UNSUPPORTED,
+      message: `The payments API does not offer ${error.route}, which this field needs.`,
+      extra: { reason: 'route_missing' },
+    };
+  }
+  if (error instanceof UpstreamParameterIgnoredError) {
+    return {
+      code: ErrorCode.UPSTREAM_UNSUPPORTED,
+      message: `The payments API ignored ${error.parameter} on ${error.route}, so its answer cannot be served for this field.`,
+      extra: { reason: 'parameter_ignored', parameter: error.parameter },
     };
   }
   if (error instanceof UpstreamNotFoundError) {

@@ -25,9 +25,15 @@ export interface Window {
   first: number;
 }
 
+/**
+ * Nodes are typed `T | null`, but a malformed item is its Error (`ListItem`,
+ * src/upstream/api.ts): graphql-js reports an Error value at the item's path,
+ * `null` there, and the other items stand. The generated resolver types know
+ * no Error values, hence the type.
+ */
 export interface Connection<T> {
-  edges: { cursor: string; node: T }[];
-  nodes: T[];
+  edges: { cursor: string; node: T | null }[];
+  nodes: (T | null)[];
   pageInfo: {
     hasNextPage: boolean;
     hasPreviousPage: boolean;
@@ -93,7 +99,8 @@ export async function paginate<T>(
   const first = requests[0]!;
   const skip = window.offset - (first.page - 1) * first.perPage;
   const all = pages.flatMap((p) => p.items);
-  const nodes = all.slice(skip, skip + window.first);
+  // A malformed item keeps its place (and its cursor), so offsets stay true.
+  const nodes = all.slice(skip, skip + window.first) as (T | null)[];
   const last = pages[pages.length - 1]!;
   const lastRequest = requests[requests.length - 1]!;
   const totalCount = pages[0]!.meta?.totalCount ?? null;

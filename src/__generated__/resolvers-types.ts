@@ -161,8 +161,8 @@ export type CustomerConnection = {
   __typename?: 'CustomerConnection';
   /** The customers of this page, each with its cursor. */
   edges: Array<CustomerEdge>;
-  /** The customers of this page, without cursors. */
-  nodes: Array<Customer>;
+  /** The customers of this page, without cursors. An item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the others stand. */
+  nodes: Array<Maybe<Customer>>;
   /** Pagination state. */
   pageInfo: PageInfo;
   /** Total number of matching customers across all pages; `null` when the upstream does not say. */
@@ -174,8 +174,8 @@ export type CustomerEdge = {
   __typename?: 'CustomerEdge';
   /** Opaque cursor of this edge, to pass as `after`. */
   cursor: Scalars['String']['output'];
-  /** The customer. */
-  node: Customer;
+  /** The customer, or `null` with an `UPSTREAM_ERROR` at this path when the upstream sent it malformed (the cursor still holds). */
+  node?: Maybe<Customer>;
 };
 
 /** Filters on the customer list; all given filters must match. */
@@ -251,8 +251,8 @@ export type EventConnection = {
   __typename?: 'EventConnection';
   /** The events of this page, each with its cursor. */
   edges: Array<EventEdge>;
-  /** The events of this page, without cursors. */
-  nodes: Array<Event>;
+  /** The events of this page, without cursors. An item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the others stand. */
+  nodes: Array<Maybe<Event>>;
   /** Pagination state. */
   pageInfo: PageInfo;
   /** Total number of matching events across all pages; `null` when the upstream does not say. */
@@ -264,8 +264,8 @@ export type EventEdge = {
   __typename?: 'EventEdge';
   /** Opaque cursor of this edge, to pass as `after`. */
   cursor: Scalars['String']['output'];
-  /** The event. */
-  node: Event;
+  /** The event, or `null` with an `UPSTREAM_ERROR` at this path when the upstream sent it malformed (the cursor still holds). */
+  node?: Maybe<Event>;
 };
 
 /** The objects an event can carry. */
@@ -318,8 +318,8 @@ export type LogConnection = {
   __typename?: 'LogConnection';
   /** The logs of this page, each with its cursor. */
   edges: Array<LogEdge>;
-  /** The logs of this page, without cursors. */
-  nodes: Array<Log>;
+  /** The logs of this page, without cursors. An item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the others stand. */
+  nodes: Array<Maybe<Log>>;
   /** Pagination state. */
   pageInfo: PageInfo;
   /** Total number of logs across all pages; `null` when the upstream does not say. */
@@ -331,8 +331,8 @@ export type LogEdge = {
   __typename?: 'LogEdge';
   /** Opaque cursor of this edge, to pass as `after`. */
   cursor: Scalars['String']['output'];
-  /** The log. */
-  node: Log;
+  /** The log, or `null` with an `UPSTREAM_ERROR` at this path when the upstream sent it malformed (the cursor still holds). */
+  node?: Maybe<Log>;
 };
 
 /**
@@ -512,7 +512,7 @@ export type PaymentIntent = {
    * @deprecated Use `amountMoney`: a Float cannot hold every amount exactly.
    */
   amount?: Maybe<Scalars['Float']['output']>;
-  /** Amount with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Amount with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   amountMoney?: Maybe<PaymentsMoney>;
   /** Time the payment intent was approved. */
   approvedAt?: Maybe<Scalars['DateTime']['output']>;
@@ -613,16 +613,16 @@ export type Payout = {
    * @deprecated Use `amountDebitedMoney`: a Float cannot hold every amount exactly.
    */
   amountDebited?: Maybe<Scalars['Float']['output']>;
-  /** Amount debited with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Amount debited with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   amountDebitedMoney?: Maybe<PaymentsMoney>;
-  /** Payout amount with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Payout amount with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   amountMoney?: Maybe<PaymentsMoney>;
   /**
    * Amount transferred to the beneficiary.
    * @deprecated Use `amountTransferredMoney`: a Float cannot hold every amount exactly.
    */
   amountTransferred?: Maybe<Scalars['Float']['output']>;
-  /** Amount transferred to the beneficiary with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Amount transferred to the beneficiary with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   amountTransferredMoney?: Maybe<PaymentsMoney>;
   /** Associated balance. */
   balanceId?: Maybe<Scalars['ID']['output']>;
@@ -631,7 +631,7 @@ export type Payout = {
    * @deprecated Use `commissionMoney`: a Float cannot hold every amount exactly.
    */
   commission?: Maybe<Scalars['Float']['output']>;
-  /** Commission with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Commission with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   commissionMoney?: Maybe<PaymentsMoney>;
   /** Creation time. */
   createdAt?: Maybe<Scalars['DateTime']['output']>;
@@ -650,14 +650,14 @@ export type Payout = {
    * @deprecated Use `feesMoney`: a Float cannot hold every amount exactly.
    */
   fees?: Maybe<Scalars['Float']['output']>;
-  /** Fees with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Fees with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   feesMoney?: Maybe<PaymentsMoney>;
   /**
    * Fixed commission applied.
    * @deprecated Use `fixedCommissionMoney`: a Float cannot hold every amount exactly.
    */
   fixedCommission?: Maybe<Scalars['Float']['output']>;
-  /** Fixed commission applied with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Fixed commission applied with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   fixedCommissionMoney?: Maybe<PaymentsMoney>;
   /** Payout ID. */
   id: Scalars['ID']['output'];
@@ -698,8 +698,8 @@ export type PayoutConnection = {
   __typename?: 'PayoutConnection';
   /** The payouts of this page, each with its cursor. */
   edges: Array<PayoutEdge>;
-  /** The payouts of this page, without cursors. */
-  nodes: Array<Payout>;
+  /** The payouts of this page, without cursors. An item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the others stand. */
+  nodes: Array<Maybe<Payout>>;
   /** Pagination state. */
   pageInfo: PageInfo;
   /** Total number of matching payouts across all pages; `null` when the upstream does not say. */
@@ -711,8 +711,8 @@ export type PayoutEdge = {
   __typename?: 'PayoutEdge';
   /** Opaque cursor of this edge, to pass as `after`. */
   cursor: Scalars['String']['output'];
-  /** The payout. */
-  node: Payout;
+  /** The payout, or `null` with an `UPSTREAM_ERROR` at this path when the upstream sent it malformed (the cursor still holds). */
+  node?: Maybe<Payout>;
 };
 
 /** Filters on the payout list; all given filters must match. */
@@ -802,6 +802,7 @@ export type PhoneNumberInput = {
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -810,6 +811,7 @@ export type PhoneNumberInput = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -821,8 +823,8 @@ export type PhoneNumberInput = {
  */
 export type Query = {
   __typename?: 'Query';
-  /** Every currency of the account (the upstream does not paginate currencies). */
-  currencies: Array<Currency>;
+  /** Every currency of the account (the upstream does not paginate currencies). A currency the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path. */
+  currencies: Array<Maybe<Currency>>;
   /** The currency with this id, or `null` if there is none. */
   currency?: Maybe<Currency>;
   /** The customer with this id, or `null` if there is none. */
@@ -847,8 +849,8 @@ export type Query = {
   transactions: TransactionConnection;
   /** The webhook with this id, or `null` if there is none. */
   webhook?: Maybe<Webhook>;
-  /** Every webhook of the account (the upstream does not paginate webhooks). */
-  webhooks: Array<Webhook>;
+  /** Every webhook of the account (the upstream does not paginate webhooks). A webhook the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path. */
+  webhooks: Array<Maybe<Webhook>>;
 };
 
 
@@ -860,6 +862,7 @@ export type Query = {
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -868,6 +871,7 @@ export type Query = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -890,6 +894,7 @@ export type QueryCurrencyArgs = {
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -898,6 +903,7 @@ export type QueryCurrencyArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -920,6 +926,7 @@ export type QueryCustomerArgs = {
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -928,6 +935,7 @@ export type QueryCustomerArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -952,6 +960,7 @@ export type QueryCustomersArgs = {
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -960,6 +969,7 @@ export type QueryCustomersArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -982,6 +992,7 @@ export type QueryEventArgs = {
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -990,6 +1001,7 @@ export type QueryEventArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -1014,6 +1026,7 @@ export type QueryEventsArgs = {
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -1022,6 +1035,7 @@ export type QueryEventsArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -1044,6 +1058,7 @@ export type QueryLogArgs = {
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -1052,6 +1067,7 @@ export type QueryLogArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -1075,6 +1091,7 @@ export type QueryLogsArgs = {
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -1083,6 +1100,7 @@ export type QueryLogsArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -1105,6 +1123,7 @@ export type QueryPayoutArgs = {
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -1113,6 +1132,7 @@ export type QueryPayoutArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -1137,6 +1157,7 @@ export type QueryPayoutsArgs = {
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -1145,6 +1166,7 @@ export type QueryPayoutsArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -1167,6 +1189,7 @@ export type QueryTransactionArgs = {
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -1175,6 +1198,7 @@ export type QueryTransactionArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -1199,6 +1223,7 @@ export type QueryTransactionsArgs = {
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
  * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -1207,6 +1232,7 @@ export type QueryTransactionsArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
@@ -1320,16 +1346,16 @@ export type Transaction = {
    * @deprecated Use `amountDebitedMoney`: a Float cannot hold every amount exactly.
    */
   amountDebited?: Maybe<Scalars['Float']['output']>;
-  /** Amount debited with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Amount debited with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   amountDebitedMoney?: Maybe<PaymentsMoney>;
-  /** Transaction amount with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Transaction amount with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   amountMoney?: Maybe<PaymentsMoney>;
   /**
    * Amount transferred to the beneficiary.
    * @deprecated Use `amountTransferredMoney`: a Float cannot hold every amount exactly.
    */
   amountTransferred?: Maybe<Scalars['Float']['output']>;
-  /** Amount transferred to the beneficiary with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Amount transferred to the beneficiary with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   amountTransferredMoney?: Maybe<PaymentsMoney>;
   /** Time the transaction was approved. */
   approvedAt?: Maybe<Scalars['DateTime']['output']>;
@@ -1344,7 +1370,7 @@ export type Transaction = {
    * @deprecated Use `commissionMoney`: a Float cannot hold every amount exactly.
    */
   commission?: Maybe<Scalars['Float']['output']>;
-  /** Commission with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Commission with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   commissionMoney?: Maybe<PaymentsMoney>;
   /** Creation time. */
   createdAt?: Maybe<Scalars['DateTime']['output']>;
@@ -1365,14 +1391,14 @@ export type Transaction = {
    * @deprecated Use `feesMoney`: a Float cannot hold every amount exactly.
    */
   fees?: Maybe<Scalars['Float']['output']>;
-  /** Fees with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Fees with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   feesMoney?: Maybe<PaymentsMoney>;
   /**
    * Fixed commission applied.
    * @deprecated Use `fixedCommissionMoney`: a Float cannot hold every amount exactly.
    */
   fixedCommission?: Maybe<Scalars['Float']['output']>;
-  /** Fixed commission applied with its currency, exact. Costs at most one upstream call per operation, shared with `currency` and every other amount: the caller's currency list (`GET /v1/currencies`, cached per caller). `null` when that read fails or the object has no currency. */
+  /** Fixed commission applied with its currency, exact. Costs at most one upstream call per currency per operation, shared with `currency` and every other amount of that currency: the currency read by id (`GET /v1/currencies/{id}`, cached per caller). `null` when that read fails or the object has no currency. */
   fixedCommissionMoney?: Maybe<PaymentsMoney>;
   /** Transaction ID. */
   id: Scalars['ID']['output'];
@@ -1419,8 +1445,8 @@ export type TransactionConnection = {
   __typename?: 'TransactionConnection';
   /** The transactions of this page, each with its cursor. */
   edges: Array<TransactionEdge>;
-  /** The transactions of this page, without cursors. */
-  nodes: Array<Transaction>;
+  /** The transactions of this page, without cursors. An item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the others stand. */
+  nodes: Array<Maybe<Transaction>>;
   /** Pagination state. */
   pageInfo: PageInfo;
   /** Total number of matching transactions across all pages; `null` when the upstream does not say. */
@@ -1432,8 +1458,8 @@ export type TransactionEdge = {
   __typename?: 'TransactionEdge';
   /** Opaque cursor of this edge, to pass as `after`. */
   cursor: Scalars['String']['output'];
-  /** The transaction. */
-  node: Transaction;
+  /** The transaction, or `null` with an `UPSTREAM_ERROR` at this path when the upstream sent it malformed (the cursor still holds). */
+  node?: Maybe<Transaction>;
 };
 
 /** Filters on the transaction list; all given filters must match. */
@@ -1520,7 +1546,7 @@ export type UpdateTransactionInput = {
   /**
    * New amount, exact, in the transaction's currency unit: above zero, with no more decimals than
    * the currency has, else a `userErrors` entry on this field. Checking the decimals reads the
-   * transaction (`GET /v1/transactions/{id}`) and the cached currency list.
+   * transaction (`GET /v1/transactions/{id}`) and its currency (`GET /v1/currencies/{id}`, cached).
    */
   amountDecimal?: InputMaybe<Scalars['Decimal']['input']>;
   /** New callback URL. */
@@ -1699,8 +1725,8 @@ export type ResolversTypes = ResolversObject<{
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   CurrencyRefInput: CurrencyRefInput;
   Customer: ResolverTypeWrapper<CustomerParent>;
-  CustomerConnection: ResolverTypeWrapper<Omit<CustomerConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['CustomerEdge']>, nodes: Array<ResolversTypes['Customer']> }>;
-  CustomerEdge: ResolverTypeWrapper<Omit<CustomerEdge, 'node'> & { node: ResolversTypes['Customer'] }>;
+  CustomerConnection: ResolverTypeWrapper<Omit<CustomerConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['CustomerEdge']>, nodes: Array<Maybe<ResolversTypes['Customer']>> }>;
+  CustomerEdge: ResolverTypeWrapper<Omit<CustomerEdge, 'node'> & { node?: Maybe<ResolversTypes['Customer']> }>;
   CustomerFilter: CustomerFilter;
   CustomerPayload: ResolverTypeWrapper<Omit<CustomerPayload, 'customer'> & { customer?: Maybe<ResolversTypes['Customer']> }>;
   CustomerRefInput: CustomerRefInput;
@@ -1709,14 +1735,14 @@ export type ResolversTypes = ResolversObject<{
   Decimal: ResolverTypeWrapper<Scalars['Decimal']['output']>;
   EmailAddress: ResolverTypeWrapper<Scalars['EmailAddress']['output']>;
   Event: ResolverTypeWrapper<EventModel>;
-  EventConnection: ResolverTypeWrapper<Omit<EventConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['EventEdge']>, nodes: Array<ResolversTypes['Event']> }>;
-  EventEdge: ResolverTypeWrapper<Omit<EventEdge, 'node'> & { node: ResolversTypes['Event'] }>;
+  EventConnection: ResolverTypeWrapper<Omit<EventConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['EventEdge']>, nodes: Array<Maybe<ResolversTypes['Event']>> }>;
+  EventEdge: ResolverTypeWrapper<Omit<EventEdge, 'node'> & { node?: Maybe<ResolversTypes['Event']> }>;
   EventEntity: ResolverTypeWrapper<ResolversUnionTypes<ResolversTypes>['EventEntity']>;
   EventFilter: EventFilter;
   JSONObject: ResolverTypeWrapper<Scalars['JSONObject']['output']>;
   Log: ResolverTypeWrapper<LogModel>;
-  LogConnection: ResolverTypeWrapper<Omit<LogConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['LogEdge']>, nodes: Array<ResolversTypes['Log']> }>;
-  LogEdge: ResolverTypeWrapper<Omit<LogEdge, 'node'> & { node: ResolversTypes['Log'] }>;
+  LogConnection: ResolverTypeWrapper<Omit<LogConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['LogEdge']>, nodes: Array<Maybe<ResolversTypes['Log']>> }>;
+  LogEdge: ResolverTypeWrapper<Omit<LogEdge, 'node'> & { node?: Maybe<ResolversTypes['Log']> }>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   PaymentIntent: ResolverTypeWrapper<PaymentIntentModel>;
@@ -1726,8 +1752,8 @@ export type ResolversTypes = ResolversObject<{
   PaymentsUserError: ResolverTypeWrapper<PaymentsUserError>;
   PaymentsUserErrorCode: PaymentsUserErrorCode;
   Payout: ResolverTypeWrapper<PayoutModel>;
-  PayoutConnection: ResolverTypeWrapper<Omit<PayoutConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['PayoutEdge']>, nodes: Array<ResolversTypes['Payout']> }>;
-  PayoutEdge: ResolverTypeWrapper<Omit<PayoutEdge, 'node'> & { node: ResolversTypes['Payout'] }>;
+  PayoutConnection: ResolverTypeWrapper<Omit<PayoutConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['PayoutEdge']>, nodes: Array<Maybe<ResolversTypes['Payout']>> }>;
+  PayoutEdge: ResolverTypeWrapper<Omit<PayoutEdge, 'node'> & { node?: Maybe<ResolversTypes['Payout']> }>;
   PayoutFilter: PayoutFilter;
   PayoutInput: PayoutInput;
   PayoutPayload: ResolverTypeWrapper<Omit<PayoutPayload, 'payout'> & { payout?: Maybe<ResolversTypes['Payout']> }>;
@@ -1740,8 +1766,8 @@ export type ResolversTypes = ResolversObject<{
   StartPayoutsPayload: ResolverTypeWrapper<Omit<StartPayoutsPayload, 'payouts'> & { payouts: Array<ResolversTypes['Payout']> }>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Transaction: ResolverTypeWrapper<TransactionModel>;
-  TransactionConnection: ResolverTypeWrapper<Omit<TransactionConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['TransactionEdge']>, nodes: Array<ResolversTypes['Transaction']> }>;
-  TransactionEdge: ResolverTypeWrapper<Omit<TransactionEdge, 'node'> & { node: ResolversTypes['Transaction'] }>;
+  TransactionConnection: ResolverTypeWrapper<Omit<TransactionConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['TransactionEdge']>, nodes: Array<Maybe<ResolversTypes['Transaction']>> }>;
+  TransactionEdge: ResolverTypeWrapper<Omit<TransactionEdge, 'node'> & { node?: Maybe<ResolversTypes['Transaction']> }>;
   TransactionFilter: TransactionFilter;
   TransactionPayload: ResolverTypeWrapper<Omit<TransactionPayload, 'transaction'> & { transaction?: Maybe<ResolversTypes['Transaction']> }>;
   TransactionStatus: TransactionStatus;
@@ -1766,8 +1792,8 @@ export type ResolversParentTypes = ResolversObject<{
   Boolean: Scalars['Boolean']['output'];
   CurrencyRefInput: CurrencyRefInput;
   Customer: CustomerParent;
-  CustomerConnection: Omit<CustomerConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['CustomerEdge']>, nodes: Array<ResolversParentTypes['Customer']> };
-  CustomerEdge: Omit<CustomerEdge, 'node'> & { node: ResolversParentTypes['Customer'] };
+  CustomerConnection: Omit<CustomerConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['CustomerEdge']>, nodes: Array<Maybe<ResolversParentTypes['Customer']>> };
+  CustomerEdge: Omit<CustomerEdge, 'node'> & { node?: Maybe<ResolversParentTypes['Customer']> };
   CustomerFilter: CustomerFilter;
   CustomerPayload: Omit<CustomerPayload, 'customer'> & { customer?: Maybe<ResolversParentTypes['Customer']> };
   CustomerRefInput: CustomerRefInput;
@@ -1776,14 +1802,14 @@ export type ResolversParentTypes = ResolversObject<{
   Decimal: Scalars['Decimal']['output'];
   EmailAddress: Scalars['EmailAddress']['output'];
   Event: EventModel;
-  EventConnection: Omit<EventConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['EventEdge']>, nodes: Array<ResolversParentTypes['Event']> };
-  EventEdge: Omit<EventEdge, 'node'> & { node: ResolversParentTypes['Event'] };
+  EventConnection: Omit<EventConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['EventEdge']>, nodes: Array<Maybe<ResolversParentTypes['Event']>> };
+  EventEdge: Omit<EventEdge, 'node'> & { node?: Maybe<ResolversParentTypes['Event']> };
   EventEntity: ResolversUnionTypes<ResolversParentTypes>['EventEntity'];
   EventFilter: EventFilter;
   JSONObject: Scalars['JSONObject']['output'];
   Log: LogModel;
-  LogConnection: Omit<LogConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['LogEdge']>, nodes: Array<ResolversParentTypes['Log']> };
-  LogEdge: Omit<LogEdge, 'node'> & { node: ResolversParentTypes['Log'] };
+  LogConnection: Omit<LogConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['LogEdge']>, nodes: Array<Maybe<ResolversParentTypes['Log']>> };
+  LogEdge: Omit<LogEdge, 'node'> & { node?: Maybe<ResolversParentTypes['Log']> };
   Mutation: Record<PropertyKey, never>;
   PageInfo: PageInfo;
   PaymentIntent: PaymentIntentModel;
@@ -1791,8 +1817,8 @@ export type ResolversParentTypes = ResolversObject<{
   PaymentsPhoneNumber: PhoneNumberModel;
   PaymentsUserError: PaymentsUserError;
   Payout: PayoutModel;
-  PayoutConnection: Omit<PayoutConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['PayoutEdge']>, nodes: Array<ResolversParentTypes['Payout']> };
-  PayoutEdge: Omit<PayoutEdge, 'node'> & { node: ResolversParentTypes['Payout'] };
+  PayoutConnection: Omit<PayoutConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['PayoutEdge']>, nodes: Array<Maybe<ResolversParentTypes['Payout']>> };
+  PayoutEdge: Omit<PayoutEdge, 'node'> & { node?: Maybe<ResolversParentTypes['Payout']> };
   PayoutFilter: PayoutFilter;
   PayoutInput: PayoutInput;
   PayoutPayload: Omit<PayoutPayload, 'payout'> & { payout?: Maybe<ResolversParentTypes['Payout']> };
@@ -1804,8 +1830,8 @@ export type ResolversParentTypes = ResolversObject<{
   StartPayoutsPayload: Omit<StartPayoutsPayload, 'payouts'> & { payouts: Array<ResolversParentTypes['Payout']> };
   Subscription: Record<PropertyKey, never>;
   Transaction: TransactionModel;
-  TransactionConnection: Omit<TransactionConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['TransactionEdge']>, nodes: Array<ResolversParentTypes['Transaction']> };
-  TransactionEdge: Omit<TransactionEdge, 'node'> & { node: ResolversParentTypes['Transaction'] };
+  TransactionConnection: Omit<TransactionConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['TransactionEdge']>, nodes: Array<Maybe<ResolversParentTypes['Transaction']>> };
+  TransactionEdge: Omit<TransactionEdge, 'node'> & { node?: Maybe<ResolversParentTypes['Transaction']> };
   TransactionFilter: TransactionFilter;
   TransactionPayload: Omit<TransactionPayload, 'transaction'> & { transaction?: Maybe<ResolversParentTypes['Transaction']> };
   TransactionStatusHistoryEntry: TimelineEntry;
@@ -1854,14 +1880,14 @@ export type CustomerResolvers<ContextType = Context, ParentType extends Resolver
 
 export type CustomerConnectionResolvers<ContextType = Context, ParentType extends ResolversParentTypes['CustomerConnection'] = ResolversParentTypes['CustomerConnection']> = ResolversObject<{
   edges?: Resolver<Array<ResolversTypes['CustomerEdge']>, ParentType, ContextType>;
-  nodes?: Resolver<Array<ResolversTypes['Customer']>, ParentType, ContextType>;
+  nodes?: Resolver<Array<Maybe<ResolversTypes['Customer']>>, ParentType, ContextType>;
   pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
   totalCount?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
 }>;
 
 export type CustomerEdgeResolvers<ContextType = Context, ParentType extends ResolversParentTypes['CustomerEdge'] = ResolversParentTypes['CustomerEdge']> = ResolversObject<{
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  node?: Resolver<ResolversTypes['Customer'], ParentType, ContextType>;
+  node?: Resolver<Maybe<ResolversTypes['Customer']>, ParentType, ContextType>;
 }>;
 
 export type CustomerPayloadResolvers<ContextType = Context, ParentType extends ResolversParentTypes['CustomerPayload'] = ResolversParentTypes['CustomerPayload']> = ResolversObject<{
@@ -1896,14 +1922,14 @@ export type EventResolvers<ContextType = Context, ParentType extends ResolversPa
 
 export type EventConnectionResolvers<ContextType = Context, ParentType extends ResolversParentTypes['EventConnection'] = ResolversParentTypes['EventConnection']> = ResolversObject<{
   edges?: Resolver<Array<ResolversTypes['EventEdge']>, ParentType, ContextType>;
-  nodes?: Resolver<Array<ResolversTypes['Event']>, ParentType, ContextType>;
+  nodes?: Resolver<Array<Maybe<ResolversTypes['Event']>>, ParentType, ContextType>;
   pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
   totalCount?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
 }>;
 
 export type EventEdgeResolvers<ContextType = Context, ParentType extends ResolversParentTypes['EventEdge'] = ResolversParentTypes['EventEdge']> = ResolversObject<{
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  node?: Resolver<ResolversTypes['Event'], ParentType, ContextType>;
+  node?: Resolver<Maybe<ResolversTypes['Event']>, ParentType, ContextType>;
 }>;
 
 export type EventEntityResolvers<ContextType = Context, ParentType extends ResolversParentTypes['EventEntity'] = ResolversParentTypes['EventEntity']> = ResolversObject<{
@@ -1933,14 +1959,14 @@ export type LogResolvers<ContextType = Context, ParentType extends ResolversPare
 
 export type LogConnectionResolvers<ContextType = Context, ParentType extends ResolversParentTypes['LogConnection'] = ResolversParentTypes['LogConnection']> = ResolversObject<{
   edges?: Resolver<Array<ResolversTypes['LogEdge']>, ParentType, ContextType>;
-  nodes?: Resolver<Array<ResolversTypes['Log']>, ParentType, ContextType>;
+  nodes?: Resolver<Array<Maybe<ResolversTypes['Log']>>, ParentType, ContextType>;
   pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
   totalCount?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
 }>;
 
 export type LogEdgeResolvers<ContextType = Context, ParentType extends ResolversParentTypes['LogEdge'] = ResolversParentTypes['LogEdge']> = ResolversObject<{
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  node?: Resolver<ResolversTypes['Log'], ParentType, ContextType>;
+  node?: Resolver<Maybe<ResolversTypes['Log']>, ParentType, ContextType>;
 }>;
 
 export type MutationResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
@@ -2037,14 +2063,14 @@ export type PayoutResolvers<ContextType = Context, ParentType extends ResolversP
 
 export type PayoutConnectionResolvers<ContextType = Context, ParentType extends ResolversParentTypes['PayoutConnection'] = ResolversParentTypes['PayoutConnection']> = ResolversObject<{
   edges?: Resolver<Array<ResolversTypes['PayoutEdge']>, ParentType, ContextType>;
-  nodes?: Resolver<Array<ResolversTypes['Payout']>, ParentType, ContextType>;
+  nodes?: Resolver<Array<Maybe<ResolversTypes['Payout']>>, ParentType, ContextType>;
   pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
   totalCount?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
 }>;
 
 export type PayoutEdgeResolvers<ContextType = Context, ParentType extends ResolversParentTypes['PayoutEdge'] = ResolversParentTypes['PayoutEdge']> = ResolversObject<{
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  node?: Resolver<ResolversTypes['Payout'], ParentType, ContextType>;
+  node?: Resolver<Maybe<ResolversTypes['Payout']>, ParentType, ContextType>;
 }>;
 
 export type PayoutPayloadResolvers<ContextType = Context, ParentType extends ResolversParentTypes['PayoutPayload'] = ResolversParentTypes['PayoutPayload']> = ResolversObject<{
@@ -2059,7 +2085,7 @@ export type PayoutStatusHistoryEntryResolvers<ContextType = Context, ParentType 
 }>;
 
 export type QueryResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
-  currencies?: Resolver<Array<ResolversTypes['Currency']>, ParentType, ContextType>;
+  currencies?: Resolver<Array<Maybe<ResolversTypes['Currency']>>, ParentType, ContextType>;
   currency?: Resolver<Maybe<ResolversTypes['Currency']>, ParentType, ContextType, RequireFields<QueryCurrencyArgs, 'id'>>;
   customer?: Resolver<Maybe<ResolversTypes['Customer']>, ParentType, ContextType, RequireFields<QueryCustomerArgs, 'id'>>;
   customers?: Resolver<ResolversTypes['CustomerConnection'], ParentType, ContextType, Partial<QueryCustomersArgs>>;
@@ -2072,7 +2098,7 @@ export type QueryResolvers<ContextType = Context, ParentType extends ResolversPa
   transaction?: Resolver<Maybe<ResolversTypes['Transaction']>, ParentType, ContextType, RequireFields<QueryTransactionArgs, 'id'>>;
   transactions?: Resolver<ResolversTypes['TransactionConnection'], ParentType, ContextType, Partial<QueryTransactionsArgs>>;
   webhook?: Resolver<Maybe<ResolversTypes['Webhook']>, ParentType, ContextType, RequireFields<QueryWebhookArgs, 'id'>>;
-  webhooks?: Resolver<Array<ResolversTypes['Webhook']>, ParentType, ContextType>;
+  webhooks?: Resolver<Array<Maybe<ResolversTypes['Webhook']>>, ParentType, ContextType>;
 }>;
 
 export type SendTransactionPayloadResolvers<ContextType = Context, ParentType extends ResolversParentTypes['SendTransactionPayload'] = ResolversParentTypes['SendTransactionPayload']> = ResolversObject<{
@@ -2139,14 +2165,14 @@ export type TransactionResolvers<ContextType = Context, ParentType extends Resol
 
 export type TransactionConnectionResolvers<ContextType = Context, ParentType extends ResolversParentTypes['TransactionConnection'] = ResolversParentTypes['TransactionConnection']> = ResolversObject<{
   edges?: Resolver<Array<ResolversTypes['TransactionEdge']>, ParentType, ContextType>;
-  nodes?: Resolver<Array<ResolversTypes['Transaction']>, ParentType, ContextType>;
+  nodes?: Resolver<Array<Maybe<ResolversTypes['Transaction']>>, ParentType, ContextType>;
   pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
   totalCount?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
 }>;
 
 export type TransactionEdgeResolvers<ContextType = Context, ParentType extends ResolversParentTypes['TransactionEdge'] = ResolversParentTypes['TransactionEdge']> = ResolversObject<{
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  node?: Resolver<ResolversTypes['Transaction'], ParentType, ContextType>;
+  node?: Resolver<Maybe<ResolversTypes['Transaction']>, ParentType, ContextType>;
 }>;
 
 export type TransactionPayloadResolvers<ContextType = Context, ParentType extends ResolversParentTypes['TransactionPayload'] = ResolversParentTypes['TransactionPayload']> = ResolversObject<{

@@ -3,8 +3,9 @@
  * per-request DataLoaders (a loader miss asks here before the upstream).
  *
  * What may be cached, and for how long:
- * - customers and the currency list: for a TTL (they change rarely, and a
- *   customer's signed webhook evicts it at once);
+ * - customers, currencies (each by id) and the currency list: for a TTL
+ *   (they change rarely, and a customer's signed webhook evicts it at once);
+ *   a list with a malformed item is not kept, its good items are;
  * - transactions and payouts: only in a final state (src/payments/rules.ts),
  *   where the upstream never changes them again; a cached one is checked
  *   again on the way out, so a non-final snapshot is never served.
@@ -14,6 +15,8 @@
  */
 import type { Logger } from '../logger.js';
 import { isFinalPayout, isFinalTransaction } from '../payments/rules.js';
+import type { ListItem } from '../upstream/api.js';
+import { UpstreamInvalidResponseError } from '../upstream/errors.js';
 import type { CurrencyModel, CustomerModel, PayoutModel, TransactionModel } from '../upstream/models.js';
 import type { EntityId, EntityStore } from './store.js';
 
@@ -25,12 +28,14 @@ export interface EntityModels {
   transaction: TransactionModel;
   payout: PayoutModel;
   customer: CustomerModel;
-  /** A caller's whole currency list, under the id `all`. */
-  currencies: CurrencyModel[];
+  /** One currency, by its id (`GET /v1/currencies/{id}`, or an item of the list). */
+  currency: CurrencyModel;
+  /** A caller's whole currency list, under the id `all`; kept only when every item decoded. */
+  currencies: ListItem<CurrencyModel>[];
 }
 export type EntityKind = keyof EntityModels;
 
-/** Objects a webhook or a mutation can name; the currency list only expires. */
+/** Objects a webhook or a mutation can name; currencies only expire. */
 const EVICTABLE: ReadonlySet<string> = new Set<EntityKind>(['transaction', 'payout', 'customer']);
 
 export interface EntityCacheSettings {
@@ -49,8 +54,11 @@ function ttlFor<K extends EntityKind>(kind: K, value: EntityModels[K], settings:
       return isFinalPayout((value as PayoutModel).status) ? settings.finalTtlMs : 0;
     case 'customer':
       return settings.customerTtlMs;
-    case 'currencies':
+    case 'currency':
       return settings.currencyTtlMs;
+    case 'currencies':
+      // An error in the list is this read's answer, not a fact to keep (nor one Redis could hold).
+      return (value as ListItem<CurrencyModel>[]).some((c) => c instanceof UpstreamInvalidResponseError) ? 0 : settings.currencyTtlMs;
     default:
       return 0;
   }
@@ -64,6 +72,11 @@ export interface EntityCacheScope {
    * Error in its place, an unknown id `null` (neither is cached).
    */
   load<K extends EntityKind>(kind: K, ids: readonly EntityId[], fetch: (id: EntityId) => Promise<EntityModels[K] | null>): Promise<(EntityModels[K] | null | Error)[]>;
+  /**
+   * Values learnt by another read (the currency list warms the currencies by
+   * id): written as `load` would write them, with no upstream call.
+   */
+  put<K extends EntityKind>(kind: K, entries: readonly { id: EntityId; value: EntityModels[K] }[]): Promise<void>;
   /** The object changed through this gateway: no caller reads the old copy again. */
   evict(kind: EntityKind, ids: readonly EntityId[]): Promise<void>;
 }
@@ -85,6 +98,7 @@ function fetchAll<T>(ids: readonly EntityId[], fetch: (id: EntityId) => Promise<
 /** No cache at all (ENTITY_CACHE=false): every load goes to the upstream. */
 export const uncached: EntityCacheScope = {
   load: (_kind, ids, fetch) => fetchAll(ids, fetch),
+  put: async () => undefined,
   evict: async () => undefined,
 };
 
@@ -107,9 +121,18 @@ export function createEntityCache(store: EntityStore | null, settings: EntityCac
       await cache.evict(kind, ids).catch(failed('evict'));
     };
     // Fresh reads, but what this operation changes is still evicted for everyone.
-    if (bypass) return { load: (_kind, ids, fetch) => fetchAll(ids, fetch), evict };
+    if (bypass) return { load: (_kind, ids, fetch) => fetchAll(ids, fetch), put: uncached.put, evict };
     return {
       evict,
+      async put(kind, values) {
+        const kept = values.filter(({ value }) => ttlFor(kind, value, settings) > 0);
+        if (kept.length === 0) return;
+        // The generations guard these writes as they guard load's: an eviction since wins.
+        const read = await cache.read(callerId, kind, kept.map((e) => e.id)).catch(failed('read'));
+        if (!read) return;
+        const entries = kept.map(({ id, value }, i) => ({ id, value, ttlMs: ttlFor(kind, value, settings), generation: read.generations[i] ?? null }));
+        await cache.write(callerId, kind, entries).catch(failed('write'));
+      },
       async load(kind, ids, fetch) {
         const read = await cache.read(callerId, kind, ids).catch(failed('read'));
         const results: (EntityModels[typeof kind] | null | Error)[] = new Array(ids.length);

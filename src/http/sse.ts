@@ -18,7 +18,7 @@ import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
 import type { EventBus } from '../realtime/bus.js';
 import type { Reconciler } from '../realtime/reconciler.js';
-import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
+import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/errors.js';
 import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
@@ -157,6 +157,10 @@ export function createSseRoute(deps: SseDeps): SseRoute {
           return refused(answer(401, 'The payments API rejected this API key.', ErrorCode.UNAUTHENTICATED));
         }
         if (error instanceof UpstreamPermissionError) return refused(answer(403, 'Forbidden.', ErrorCode.FORBIDDEN));
+        // A call beyond the spec the upstream lacks: not "unavailable", as trying again will not help.
+        if (error instanceof UpstreamRouteMissingError) {
+          return refused(answer(502, 'The payments API does not offer GET /v1/accounts, which event streams need.', ErrorCode.UPSTREAM_UNSUPPORTED));
+        }
         logger.warn({ err: error instanceof Error ? { message: error.message } : error }, 'event stream refused: account lookup failed');
         return refused(answer(503, 'Upstream unavailable, try again later.', ErrorCode.UPSTREAM_UNAVAILABLE));
       }

@@ -16,7 +16,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { readCaller, type Caller } from '../auth.js';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
-import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
+import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/errors.js';
 import type { EventBus } from '../realtime/bus.js';
 import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
 import type { Reconciler } from '../realtime/reconciler.js';
@@ -33,6 +33,8 @@ export const CloseCodes = {
   tooSlow: 4429,
   tooMany: 1008,
   tryAgainLater: 1013,
+  /** The upstream lacks `GET /v1/accounts` (beyond the spec): trying again will not help. */
+  upstreamUnsupported: 4502,
 } as const;
 
 export interface SubscriptionLimits {
@@ -202,6 +204,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
             socket.close(CloseCodes.unauthorized, 'Unauthorized: the API key was refused');
           }
           else if (error instanceof UpstreamPermissionError) socket.close(CloseCodes.forbidden, 'Forbidden');
+          else if (error instanceof UpstreamRouteMissingError) socket.close(CloseCodes.upstreamUnsupported, 'The payments API does not offer GET /v1/accounts');
           else {
             logger.warn({ err: error instanceof Error ? { message: error.message } : error }, 'subscription connection refused: account lookup failed');
             socket.close(CloseCodes.tryAgainLater, 'Upstream unavailable, try again later');

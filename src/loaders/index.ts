@@ -6,10 +6,15 @@
  * once per request, whoever asks for it, and that lists prime them. Under the
  * loaders of customers, transactions, payouts and currencies sits the entity
  * cache (src/cache): a batch asks it first and the upstream for the rest.
+ *
+ * A currency is read by id through the spec's `GET /v1/currencies/{id}`. The
+ * list (`GET /v1/currencies`, beyond the spec) is read only for what needs it
+ * (by ISO code, or every currency), and then warms the reads by id.
  */
 import DataLoader from 'dataloader';
-import type { Id, PaymentsApi } from '../upstream/api.js';
-import { UpstreamNotFoundError } from '../upstream/errors.js';
+import type { Id, ListItem, PaymentsApi } from '../upstream/api.js';
+import { everyItem } from '../upstream/decode.js';
+import { UpstreamInvalidResponseError, UpstreamNotFoundError } from '../upstream/errors.js';
 import type {
   CurrencyModel,
   CustomerModel,
@@ -30,8 +35,11 @@ export interface Loaders {
   log: DataLoader<Id, LogModel | null>;
   currencyById: DataLoader<Id, CurrencyModel | null>;
   currencyByIso: DataLoader<string, CurrencyModel | null>;
-  /** The caller's currency list (one key, `all`): read once per request, cached across requests for a TTL. */
-  currencies: DataLoader<'all', CurrencyModel[]>;
+  /**
+   * The caller's currency list (one key, `all`): read once per request, cached
+   * across requests for a TTL; a malformed item is its error, in its place.
+   */
+  currencies: DataLoader<'all', ListItem<CurrencyModel>[]>;
   /** Events of a transaction or payout (`transaction.*` or `payout.*`), by object id. */
   transactionEvents: DataLoader<Id, EventModel[]>;
   payoutEvents: DataLoader<Id, EventModel[]>;
@@ -90,7 +98,8 @@ function eventsOf(api: PaymentsApi, kind: 'transaction' | 'payout', stats: Loade
     Promise.all(
       ids.map((id) =>
         api.events.list({ objectId: id, perPage: OBJECT_EVENTS_PAGE }).then(
-          (page) => page.items.filter((e) => e.type.startsWith(`${kind}.`)),
+          // All or nothing: a history missing a malformed event would be a wrong history.
+          (page) => everyItem(page.items).filter((e) => e.type.startsWith(`${kind}.`)),
           (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
         ),
       ),
@@ -112,27 +121,36 @@ function byId<T>(name: keyof Loaders, stats: LoaderStats | undefined, retrieve: 
   );
 }
 
-/** Like byId, with the entity cache consulted before the upstream. */
+/** Like byId, with the entity cache consulted before the upstream; `name` is the loader's, for its metrics. */
 function cachedById<K extends Exclude<EntityKind, 'currencies'>>(
   cache: EntityCacheScope,
   kind: K,
   stats: LoaderStats | undefined,
   retrieve: (id: Id) => Promise<EntityModels[K]>,
+  name: keyof Loaders = kind as keyof Loaders,
 ): DataLoader<Id, EntityModels[K] | null> {
   const orNull = (id: Id) =>
     retrieve(id).catch((error: unknown) => {
       if (error instanceof UpstreamNotFoundError) return null;
       throw error;
     });
-  return loader<Id, EntityModels[K] | null>(kind, stats, (ids) => cache.load(kind, ids, (id) => orNull(id as Id)));
+  return loader<Id, EntityModels[K] | null>(name, stats, (ids) => cache.load(kind, ids, (id) => orNull(id as Id)));
 }
 
+const decoded = <T>(items: readonly ListItem<T>[]): T[] => items.filter((item): item is T => !(item instanceof UpstreamInvalidResponseError));
+
 export function createLoaders(api: PaymentsApi, cache: EntityCacheScope, stats?: LoaderStats): Loaders {
-  const currencies = loader<'all', CurrencyModel[]>('currencies', stats, async (keys) => {
-    const [list] = await cache.load('currencies', ['all'], () => api.currencies.list());
+  const currencyById = cachedById(cache, 'currency', stats, (id) => api.currencies.retrieve(id), 'currencyById');
+  const currencies = loader<'all', ListItem<CurrencyModel>[]>('currencies', stats, async (keys) => {
+    const [list] = await cache.load('currencies', ['all'], async () => {
+      const items = await api.currencies.list();
+      // Every good item is a read by id already made: kept for later operations too.
+      await cache.put('currency', decoded(items).map((c) => ({ id: c.id, value: c })));
+      return items;
+    });
+    if (Array.isArray(list)) for (const c of decoded(list)) currencyById.prime(c.id, c);
     return keys.map(() => list ?? []);
   });
-  const catalog = () => currencies.load('all');
   return {
     transaction: cachedById(cache, 'transaction', stats, (id) => api.transactions.retrieve(id)),
     payout: cachedById(cache, 'payout', stats, (id) => api.payouts.retrieve(id)),
@@ -140,13 +158,16 @@ export function createLoaders(api: PaymentsApi, cache: EntityCacheScope, stats?:
     webhook: byId('webhook', stats, (id) => api.webhooks.retrieve(id)),
     event: byId('event', stats, (id) => api.events.retrieve(id)),
     log: byId('log', stats, (id) => api.logs.retrieve(id)),
-    currencyById: loader<Id, CurrencyModel | null>('currencyById', stats, async (ids) => {
-      const list = await catalog();
-      return ids.map((id) => list.find((c) => c.id === id) ?? null);
-    }),
+    currencyById,
+    // The spec reads currencies by id only: a lookup by ISO code needs the list.
     currencyByIso: loader<string, CurrencyModel | null>('currencyByIso', stats, async (isos) => {
-      const list = await catalog();
-      return isos.map((iso) => list.find((c) => c.iso.toUpperCase() === iso.toUpperCase()) ?? null);
+      const list = await currencies.load('all');
+      const failed = list.find((c): c is UpstreamInvalidResponseError => c instanceof UpstreamInvalidResponseError);
+      return isos.map((iso) => {
+        const found = decoded(list).find((c) => c.iso.toUpperCase() === iso.toUpperCase());
+        // Not found among good items while one item is malformed: that one may be it, so "none" would be a guess.
+        return found ?? failed ?? null;
+      });
     }),
     currencies,
     transactionEvents: eventsOf(api, 'transaction', stats),

@@ -8,6 +8,7 @@
  * redelivery) is emitted once.
  */
 import type { Page } from '../upstream/api.js';
+import { everyItem } from '../upstream/decode.js';
 import type { EventModel } from '../upstream/models.js';
 
 /** How far back a subscriber may resume: the upstream's largest page, ten times. */
@@ -29,7 +30,10 @@ export interface ResumeSpec<T> {
 async function eventsAfter<T>(spec: ResumeSpec<T>): Promise<EventModel[]> {
   const found: EventModel[] = [];
   for (let page = 1; ; page += 1) {
-    const { items, meta } = await spec.listPage(page, PER_PAGE);
+    const listed = await spec.listPage(page, PER_PAGE);
+    const { meta } = listed;
+    // All or nothing: a replay that silently skipped a malformed event would lose it for good.
+    const items = everyItem(listed.items);
     found.push(...items.filter((e) => e.id > spec.afterId));
     const reached = items.some((e) => e.id <= spec.afterId);
     const more = meta ? meta.nextPage !== null : items.length === PER_PAGE;

@@ -1,14 +1,12 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import type { CurrencyParent } from './parents.js';
-import { renamed, toUpstreamId } from './support.js';
+import { primedList, renamed, toUpstreamId } from './support.js';
 
 export const currencyResolvers = {
   Query: {
     currency: (_, { id }, { loaders }) => loaders.currencyById.load(toUpstreamId(id)),
-    currencies: (_, __, { loaders }) => loaders.currencies.load('all').then((list) => {
-      for (const c of list) loaders.currencyById.prime(c.id, c);
-      return list;
-    }),
+    // The list loader primes the reads by id itself; this only shapes the field.
+    currencies: async (_, __, { loaders }) => primedList(await loaders.currencies.load('all'), loaders.currencyById),
   },
 
   Currency: {

@@ -4,7 +4,7 @@ import { paginate, toWindow } from '../pagination.js';
 import type { CustomerModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
 import { createdRange, phoneNumber } from './inputs.js';
-import { payload, renamed, toUpstreamId } from './support.js';
+import { payload, renamed, toUpstreamId, primedList } from './support.js';
 
 export const customerResolvers = {
   Query: {
@@ -19,7 +19,7 @@ export const customerResolvers = {
       };
       return paginate(window, UPSTREAM_MAX_PER_PAGE, async (page) => {
         const result = await api.customers.search({ ...page, ...filters });
-        for (const c of result.items) loaders.customer.prime(c.id, c);
+        primedList(result.items, loaders.customer);
         return result;
       });
     },

@@ -9,7 +9,7 @@ import {
   webhookModel,
   type EventModel,
 } from '../upstream/models.js';
-import { renamed, toOptionalUpstreamId, toUpstreamId } from './support.js';
+import { renamed, toOptionalUpstreamId, toUpstreamId, primedList } from './support.js';
 
 /** Event type prefix (`transaction.approved`) -> the typed object its entity is. */
 const ENTITY_KINDS = {
@@ -45,7 +45,7 @@ export const eventResolvers = {
       };
       return paginate(window, UPSTREAM_MAX_PER_PAGE, async (page) => {
         const result = await api.events.list({ ...page, ...filters });
-        for (const e of result.items) loaders.event.prime(e.id, e);
+        primedList(result.items, loaders.event);
         return result;
       });
     },

@@ -2,7 +2,7 @@ import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
 import { paginate, toWindow } from '../pagination.js';
 import type { LogModel } from '../upstream/models.js';
-import { renamed, toUpstreamId } from './support.js';
+import { renamed, toUpstreamId, primedList } from './support.js';
 
 function truncate(text: string | null | undefined, max: number): string | null {
   if (text === null || text === undefined) return null;
@@ -15,7 +15,7 @@ export const logResolvers = {
     logs: (_, { first, after }, { api, loaders, pagination }) =>
       paginate(toWindow({ first, after }, pagination), UPSTREAM_MAX_PER_PAGE, async (page) => {
         const result = await api.logs.list(page);
-        for (const l of result.items) loaders.log.prime(l.id, l);
+        primedList(result.items, loaders.log);
         return result;
       }),
   },

@@ -39,7 +39,7 @@ export interface MoneyValue {
 
 type Amount = Decimal | string | null | undefined;
 
-/** An amount with its currency's code, read from the caller's cached currency list. */
+/** An amount with its currency's code, from the currency read by id (cached per caller). */
 async function money(amount: Amount, currencyId: number | null | undefined, loaders: Loaders): Promise<MoneyValue | null> {
   if (amount === null || amount === undefined || currencyId === null || currencyId === undefined) return null;
   const currency = await loaders.currencyById.load(currencyId);

@@ -10,7 +10,7 @@ import type { Decimal } from '../upstream/decimal.js';
 import { customerRef, searchFilter } from './inputs.js';
 import { amountFromInput, moneyFields } from './money.js';
 import { startPayouts } from './payout-start.js';
-import { checkAll, checkInput, payload, currencyRelation, customerRelation, renamed, toUpstreamId } from './support.js';
+import { checkAll, checkInput, payload, currencyRelation, customerRelation, renamed, toUpstreamId, primedList } from './support.js';
 
 async function payoutParams(input: PayoutInput): Promise<PayoutCreateParams> {
   const currencyIso = input.currency.iso.toUpperCase();
@@ -37,7 +37,7 @@ export const payoutResolvers = {
       const filters = searchFilter(filter);
       return paginate(window, UPSTREAM_MAX_PER_PAGE, async (page) => {
         const result = await api.payouts.search({ ...page, ...filters });
-        for (const p of result.items) loaders.payout.prime(p.id, p);
+        primedList(result.items, loaders.payout);
         return result;
       });
     },

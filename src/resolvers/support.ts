@@ -8,8 +8,22 @@ import { selectedFieldNames } from '../graphql/selection.js';
 import { badUserInput, toUserErrors, UserErrorCode, UserInputError, type UserError } from '../errors.js';
 import type { Loaders } from '../loaders/index.js';
 import type { CurrencyParent, CustomerParent } from './parents.js';
-import type { Id } from '../upstream/api.js';
+import type { Id, ListItem } from '../upstream/api.js';
+import { UpstreamInvalidResponseError } from '../upstream/errors.js';
 import { snakeToCamel } from '../naming.js';
+
+/**
+ * A list read's items, each decoded one primed into `loader` (so the page's
+ * relations and later reads by id cost no call), the list returned as the
+ * field's value. A malformed item stays its Error: graphql-js reports an
+ * Error value in a list at that item's path, `null` there, which is why list
+ * items are nullable in the schema (docs/graphql-contract.md, Errors). The
+ * type says `T | null` because the generated resolver types know no Error values.
+ */
+export function primedList<T extends { id: Id }>(items: readonly ListItem<T>[], loader: { prime(id: Id, value: NoInfer<T>): unknown }): (T | null)[] {
+  for (const item of items) if (!(item instanceof UpstreamInvalidResponseError)) loader.prime(item.id, item);
+  return items as (T | null)[];
+}
 
 /** GraphQL `ID` -> upstream integer id; anything else is a caller's mistake. */
 export function toUpstreamId(id: string | number, argument = 'id'): Id {
@@ -56,7 +70,7 @@ export function customerRelation(customerId: number | null | undefined, info: Gr
   return relation<CustomerParent>(customerId, info, (id) => loaders.customer.load(id), (id) => ({ id }));
 }
 
-/** `currency` of a transaction, payout or payment intent: from the cached list, or just the id. */
+/** `currency` of a transaction, payout or payment intent: a loader read (`GET /v1/currencies/{id}`), or just the id. */
 export function currencyRelation(currencyId: number | null | undefined, info: GraphQLResolveInfo, loaders: Loaders) {
   return relation<CurrencyParent>(currencyId, info, (id) => loaders.currencyById.load(id), (id) => ({ id }));
 }

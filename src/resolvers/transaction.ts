@@ -21,6 +21,7 @@ import {
   renamed,
   toUpstreamId,
   withUserErrors,
+  primedList,
 } from './support.js';
 
 /** The transaction as it is now, or a NOT_FOUND user error. */
@@ -67,7 +68,7 @@ export const transactionResolvers = {
         const result = hasFilter
           ? await api.transactions.search({ ...page, ...filters })
           : await api.transactions.list(page);
-        for (const t of result.items) loaders.transaction.prime(t.id, t);
+        primedList(result.items, loaders.transaction);
         return result;
       });
     },

@@ -1,15 +1,11 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import type { WebhookModel } from '../upstream/models.js';
-import { renamed, toUpstreamId } from './support.js';
+import { primedList, renamed, toUpstreamId } from './support.js';
 
 export const webhookResolvers = {
   Query: {
     webhook: (_, { id }, { loaders }) => loaders.webhook.load(toUpstreamId(id)),
-    webhooks: async (_, __, { api, loaders }) => {
-      const list = await api.webhooks.list();
-      for (const w of list) loaders.webhook.prime(w.id, w);
-      return list;
-    },
+    webhooks: async (_, __, { api, loaders }) => primedList(await api.webhooks.list(), loaders.webhook),
   },
 
   Webhook: {

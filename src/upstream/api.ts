@@ -24,6 +24,7 @@ import type {
   WebhookModel,
 } from './models.js';
 import type { Decimal } from './decimal.js';
+import type { UpstreamInvalidResponseError } from './errors.js';
 
 export type Id = number;
 
@@ -35,8 +36,15 @@ export interface PageMeta {
   nextPage: number | null;
 }
 
+/**
+ * One item of a list read: the decoded object, or the error that this item
+ * alone failed validation with (docs/upstream.md, Response shapes). As in a
+ * DataLoader's answer, the error stands in the item's place.
+ */
+export type ListItem<T> = T | UpstreamInvalidResponseError;
+
 export interface Page<T> {
-  items: T[];
+  items: ListItem<T>[];
   /** Null when the upstream sent no `meta` (plain responses, currencies). */
   meta: PageMeta | null;
 }
@@ -166,10 +174,13 @@ export interface PaymentsApi {
     create(params: CustomerCreateParams, opts?: CallOptions): Promise<CustomerModel>;
   };
   currencies: {
-    list(opts?: CallOptions): Promise<CurrencyModel[]>;
+    /** `GET /v1/currencies/{id}` (the spec's endpoint 13, an array of one). */
+    retrieve(id: Id, opts?: CallOptions): Promise<CurrencyModel>;
+    /** `GET /v1/currencies`: beyond the spec; needed only for lookups by ISO code and the whole list. */
+    list(opts?: CallOptions): Promise<ListItem<CurrencyModel>[]>;
   };
   webhooks: {
-    list(opts?: CallOptions): Promise<WebhookModel[]>;
+    list(opts?: CallOptions): Promise<ListItem<WebhookModel>[]>;
     retrieve(id: Id, opts?: CallOptions): Promise<WebhookModel>;
   };
   events: {

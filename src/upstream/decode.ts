@@ -5,8 +5,10 @@
  * (docs/upstream.md, Response shapes): `{"v1/<name>": {...}}`, a bare
  * object, an array of one where one object is expected, and lists as
  * `{"v1/<names>": [...], "meta": {...}}`, with or without `meta`, or as a
- * bare array. Every shape is accepted; every item is validated, and one bad
- * item fails the whole call rather than producing a wrong value.
+ * bare array. Every shape is accepted and every item is validated. In a list
+ * read, an item that fails becomes an error in its own place and the other
+ * items stand (a page is worth more than nothing, and a wrong value is never
+ * served); one object, or a write's answer, fails the call as a whole.
  *
  * Numbers: bodies are parsed with lossless-json, which keeps each number's
  * source text (Node 20's `JSON.parse` has no access to it and would round
@@ -21,7 +23,7 @@
  */
 import { isLosslessNumber, parse as parseLossless, stringify as stringifyLossless, type LosslessNumber } from 'lossless-json';
 import type { z } from 'zod';
-import type { ListParams, Page, PageMeta } from './api.js';
+import type { ListItem, ListParams, Page, PageMeta } from './api.js';
 import { Decimal } from './decimal.js';
 import { moneyKeysOf, pageMetaModel } from './models.js';
 import { UpstreamInvalidResponseError, UpstreamNotFoundError, type UpstreamErrorInit } from './errors.js';
@@ -67,20 +69,38 @@ function idOf(item: unknown): string | undefined {
   return String(item.id);
 }
 
-/** Several objects: a list in any shape, or a single object taken as a list of one. */
+/**
+ * Several objects, all or nothing (a write's answer: what the upstream did
+ * must be known whole): a list in any shape, or a single object as a list of one.
+ */
 export function decodeMany<T>(body: unknown, shape: ResourceShape<T>, ctx: UpstreamErrorInit): T[] {
+  return everyItem(decodeList(body, shape, ctx));
+}
+
+/**
+ * A list read, item by item: a list in any shape, or a single object as a
+ * list of one. An item that fails validation is its error, in its place.
+ */
+export function decodeList<T>(body: unknown, shape: ResourceShape<T>, ctx: UpstreamErrorInit): ListItem<T>[] {
   const unwrapped = unwrap(body, shape);
-  if (Array.isArray(unwrapped)) return unwrapped.map((item, i) => validate(item, shape, `[${i}]`, ctx));
+  if (Array.isArray(unwrapped)) return unwrapped.map((item, i) => check(item, shape, `[${i}]`, ctx));
   return [validate(unwrapped, shape, '', ctx)];
 }
 
-/** A page: a list envelope (`meta` optional) or a bare array; `meta` decoded to camelCase. */
+/** The items of a list read when every one decoded, else the first item's error: for callers that need all or none. */
+export function everyItem<T>(items: readonly ListItem<T>[]): T[] {
+  const failed = items.find((item): item is UpstreamInvalidResponseError => item instanceof UpstreamInvalidResponseError);
+  if (failed) throw failed;
+  return items as T[];
+}
+
+/** A page: a list envelope (`meta` optional) or a bare array, item by item as decodeList; `meta` decoded to camelCase. */
 export function decodePage<T>(body: unknown, shape: ResourceShape<T>, ctx: UpstreamErrorInit, requested: ListParams = {}): Page<T> {
   const unwrapped = unwrap(body, shape);
   if (!Array.isArray(unwrapped)) {
     throw new UpstreamInvalidResponseError({ ...ctx, detail: `expected a list of ${shape.plural}` });
   }
-  const items = unwrapped.map((item, i) => validate(item, shape, `[${i}]`, ctx));
+  const items = unwrapped.map((item, i) => check(item, shape, `[${i}]`, ctx));
   const rawMeta = isPlainObject(body) ? body['meta'] : undefined;
   return { items, meta: rawMeta == null ? null : decodeMeta(rawMeta, items.length, requested, ctx) };
 }
@@ -111,9 +131,16 @@ function unwrap(body: unknown, shape: ResourceShape<unknown>): unknown {
 }
 
 function validate<T>(item: unknown, shape: ResourceShape<T>, at: string, ctx: UpstreamErrorInit): T {
+  const checked = check(item, shape, at, ctx);
+  if (checked instanceof UpstreamInvalidResponseError) throw checked;
+  return checked;
+}
+
+/** The item decoded, or the error naming where it failed (returned, not thrown, so a list can keep its other items). */
+function check<T>(item: unknown, shape: ResourceShape<T>, at: string, ctx: UpstreamErrorInit): T | UpstreamInvalidResponseError {
   const parsed = shape.model.safeParse(withAmounts(item, moneyKeysOf.get(shape.model)));
   if (parsed.success) return parsed.data;
-  throw new UpstreamInvalidResponseError({ ...ctx, detail: `${shape.name} ${describeIssue(parsed.error, at)}` });
+  return new UpstreamInvalidResponseError({ ...ctx, detail: `${shape.name} ${describeIssue(parsed.error, at)}` });
 }
 
 /**

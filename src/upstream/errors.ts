@@ -67,6 +67,35 @@ export interface UpstreamValidationErrorInit extends UpstreamErrorInit {
   fieldErrors?: Record<string, string[]>;
 }
 
+/**
+ * The upstream does not offer this route: a 405, or a 404 on a path that
+ * names no object (spec.ts, `routeIsMissing`). Never a "not found": that
+ * would turn a missing list into an empty one.
+ */
+export class UpstreamRouteMissingError extends UpstreamError {
+  override readonly name = 'UpstreamRouteMissingError';
+  /** Whether the spec defines the route (spec.ts): if not, the upstream is within its rights. */
+  readonly beyondSpec: boolean;
+  constructor(init: UpstreamErrorInit & { beyondSpec: boolean }) {
+    super(`Upstream does not offer ${init.route}${init.beyondSpec ? ' (a call beyond the spec)' : ''}`, 'route_missing', init);
+    this.beyondSpec = init.beyondSpec;
+  }
+}
+
+/**
+ * The upstream answered as if a page or filter parameter had not been sent
+ * (resources/applied.ts): serving that answer would serve the wrong items.
+ */
+export class UpstreamParameterIgnoredError extends UpstreamError {
+  override readonly name = 'UpstreamParameterIgnoredError';
+  /** The parameter as sent, e.g. `filters[status]` or `page`. */
+  readonly parameter: string;
+  constructor(init: UpstreamErrorInit & { parameter: string }) {
+    super(`Upstream ignored ${init.parameter} on ${init.route}`, 'parameter_ignored', init);
+    this.parameter = init.parameter;
+  }
+}
+
 /** The request was rejected as invalid (400/422), or failed the client's own checks before sending. */
 export class UpstreamValidationError extends UpstreamError {
   override readonly name = 'UpstreamValidationError';

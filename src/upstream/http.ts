@@ -14,11 +14,13 @@ import {
   errorFromResponse,
   UpstreamAuthenticationError,
   UpstreamConnectionError,
+  UpstreamRouteMissingError,
   UpstreamTimeoutError,
   UpstreamValidationError,
   type UpstreamErrorInit,
 } from './errors.js';
 import type { Resilience } from './resilience.js';
+import { isSpecRoute, routeIsMissing } from './spec.js';
 import type { AttemptResult, UpstreamObserver } from './observer.js';
 
 /** What one GraphQL operation imposes on every upstream call it makes. */
@@ -199,6 +201,7 @@ async function attempt(
   const ctx: UpstreamErrorInit = requestId === undefined ? { route } : { route, requestId };
   const status = response.statusCode;
   if (status >= 200 && status < 300) return { received: { text: response.body, ctx }, status };
+  if (routeIsMissing(status, call)) throw new UpstreamRouteMissingError({ ...ctx, statusCode: status, beyondSpec: !isSpecRoute(call) });
   throw errorFromResponse(status, response.body, response.headers['retry-after'], { ...ctx, statusCode: status }, apiKey);
 }
 

@@ -2,6 +2,7 @@
 export type * from './api.js';
 export * from './errors.js';
 export { createUpstreamClient } from './client.js';
+export { everyItem } from './decode.js';
 export type { UpstreamClient, UpstreamClientOptions } from './client.js';
 export { routeLabel, DEFAULT_TIMEOUT_MS, MODE_PATTERN } from './http.js';
 export type { HttpMethod, OperationScope } from './http.js';

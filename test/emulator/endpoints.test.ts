@@ -152,6 +152,8 @@ describe.each(['enveloped', 'plain'] as const)('every endpoint, %s responses', (
     expect(xof).toMatchObject({ iso: 'XOF', code: 952, name: 'FCFA', suffix: 'CFA', default: true, modes: expect.arrayContaining(['mtn', 'moov', 'mtn_ci', 'moov_tg', 'mtn_open']) });
     expect(xof).toHaveProperty('prefix');
     expect(arrayOfOne((await api.get(`/v1/currencies/${xof.id}`)).body, 'currency').iso).toBe('XOF');
+    // The gateway reads currencies by id here (the spec's endpoint 13): an unknown id must be a 404, its "not found".
+    expect((await api.get('/v1/currencies/999999999')).status).toBe(404);
   });
 
   it('creates, reads, lists, updates and deletes webhooks, showing the secret only at creation', async () => {

@@ -72,7 +72,7 @@ describe('paginate', () => {
     let after: string | null = null;
     for (let i = 0; i < 10; i++) {
       const conn: Connection<number> = await paginate(toWindow({ first: 5, after }, limits), 100, upstream.fetchPage);
-      seen.push(...conn.nodes);
+      seen.push(...(conn.nodes as number[]));
       expect(conn.totalCount).toBe(23);
       expect(conn.pageInfo.hasPreviousPage).toBe(i > 0);
       if (!conn.pageInfo.hasNextPage) break;

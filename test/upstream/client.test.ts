@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UpstreamValidationError, createUpstreamClient, routeLabel, type PaymentsApi } from '../../src/upstream/index.js';
-import { aCustomer, aPayout, aTransaction, aWebhook, anEvent, aLog, enveloped } from './fixtures.js';
+import { aCurrency, aCustomer, aPayout, aTransaction, aWebhook, anEvent, aLog, enveloped } from './fixtures.js';
 import { TEST_KEY, useUpstreamHarness } from './harness.js';
 import { Decimal } from '../../src/upstream/decimal.js';
 
@@ -85,6 +85,7 @@ describe('paths and methods', () => {
     ['customers.retrieve', (api) => api.customers.retrieve(7), aCustomer(), 'GET', '/v1/customers/7'],
     ['customers.search', (api) => api.customers.search(), [aCustomer()], 'GET', '/v1/customers/search'],
     ['customers.create', (api) => api.customers.create({ firstname: 'A', lastname: 'L', email: 'a@x.io' }), aCustomer(), 'POST', '/v1/customers'],
+    ['currencies.retrieve', (api) => api.currencies.retrieve(4), [aCurrency({ id: 4 })], 'GET', '/v1/currencies/4'],
     ['currencies.list', (api) => api.currencies.list(), [], 'GET', '/v1/currencies'],
     ['webhooks.list', (api) => api.webhooks.list(), [], 'GET', '/v1/webhooks'],
     ['webhooks.retrieve', (api) => api.webhooks.retrieve(11), [aWebhook()], 'GET', '/v1/webhooks/11'],

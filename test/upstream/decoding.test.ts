@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/upstream/decimal.js';
-import { UpstreamInvalidResponseError, UpstreamNotFoundError } from '../../src/upstream/index.js';
+import { everyItem, UpstreamInvalidResponseError, UpstreamNotFoundError } from '../../src/upstream/index.js';
 import {
   aCurrency,
   aPageMeta,
@@ -29,6 +29,16 @@ describe('single resources', () => {
 
     expect(trx).toMatchObject({ id: 101, status: 'pending', custom_metadata: { order: 42 } });
     expect(String(trx.amount)).toBe('2500');
+  });
+
+  it.each([
+    ['as the spec shows it, an array of one', [aCurrency({ id: 4 })]],
+    ['enveloped under v1/currency', enveloped('currency', aCurrency({ id: 4 }))],
+  ])('reads a currency by id through GET /v1/currencies/{id}, sent %s', async (_shape, json) => {
+    h.upstream.replyWith({ json });
+
+    await expect(h.api.currencies.retrieve(4)).resolves.toMatchObject({ id: 4, iso: 'XOF' });
+    expect(h.upstream.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/currencies/4']);
   });
 
   it('takes the element with the requested id when an array of several is returned for one id', async () => {
@@ -90,7 +100,7 @@ describe('lists', () => {
 
     const page = await h.api.transactions.list({ page: 2 });
 
-    expect(page.items.map((t) => t.id)).toEqual([1, 2]);
+    expect(everyItem(page.items).map((t) => t.id)).toEqual([1, 2]);
     expect(page.meta).toEqual({ currentPage: 2, perPage: 25, totalPages: 4, totalCount: 90, nextPage: 3 });
   });
 
@@ -122,7 +132,7 @@ describe('lists', () => {
 
     const currencies = await h.api.currencies.list();
 
-    expect(currencies.map((c) => c.iso)).toEqual(['XOF', 'EUR']);
+    expect(everyItem(currencies).map((c) => c.iso)).toEqual(['XOF', 'EUR']);
   });
 
   it('lists webhooks from an enveloped list', async () => {
@@ -131,13 +141,33 @@ describe('lists', () => {
     await expect(h.api.webhooks.list()).resolves.toMatchObject([{ id: 11, url: 'https://shop.example/hooks' }]);
   });
 
-  it('rejects the whole page when one item is malformed, naming its index', async () => {
-    h.upstream.replyWith({ json: enveloped('transactions', [aTransaction(), aTransaction({ amount: 'lots' })]) });
+  it('keeps the other items of a page and puts a malformed item\'s error in its place, naming its index', async () => {
+    h.upstream.replyWith({ json: enveloped('transactions', [aTransaction({ id: 1 }), aTransaction({ amount: 'lots' }), aTransaction({ id: 3 })]) });
 
-    const error = await h.api.transactions.list().catch((e: unknown) => e);
+    const page = await h.api.transactions.list();
 
-    expect(error).toBeInstanceOf(UpstreamInvalidResponseError);
-    expect((error as Error).message).toContain('[1].amount');
+    expect(page.items).toHaveLength(3);
+    expect(page.items[0]).toMatchObject({ id: 1 });
+    expect(page.items[1]).toBeInstanceOf(UpstreamInvalidResponseError);
+    expect((page.items[1] as Error).message).toContain('[1].amount');
+    expect((page.items[1] as Error).message).not.toContain('lots');
+    expect(page.items[2]).toMatchObject({ id: 3 });
+    expect(() => everyItem(page.items)).toThrow(UpstreamInvalidResponseError);
+  });
+
+  it('keeps the other items of a plain list (currencies) the same way', async () => {
+    h.upstream.replyWith({ json: [aCurrency(), { id: 'x', iso: 'EUR' }] });
+
+    const currencies = await h.api.currencies.list();
+
+    expect(currencies[0]).toMatchObject({ iso: 'XOF' });
+    expect(currencies[1]).toBeInstanceOf(UpstreamInvalidResponseError);
+  });
+
+  it("fails a write's answer as a whole when one item is malformed: what the upstream did must be known whole", async () => {
+    h.upstream.replyWith({ json: enveloped('payouts', [aPayout({ status: 'started' }), aPayout({ id: 'x' })]) });
+
+    await expect(h.api.payouts.start([{ id: 201 }, { id: 202 }])).rejects.toBeInstanceOf(UpstreamInvalidResponseError);
   });
 
   it('rejects an object where a page is expected', async () => {

@@ -9,6 +9,7 @@ import {
   UpstreamNotFoundError,
   UpstreamPermissionError,
   UpstreamRateLimitError,
+  UpstreamRouteMissingError,
   UpstreamServerError,
   UpstreamTimeoutError,
   UpstreamValidationError,
@@ -58,12 +59,22 @@ describe('HTTP statuses', () => {
   });
 
   it('maps an unexpected status to the base class', async () => {
-    h.upstream.replyWith({ status: 405, json: anErrorBody() });
+    // 405 was the example here until it came to mean the route is missing (below).
+    h.upstream.replyWith({ status: 418, json: anErrorBody() });
 
     const error = await failure(h.api.customers.retrieve(7));
 
     expect(error.constructor).toBe(UpstreamError);
-    expect(error).toMatchObject({ statusCode: 405, code: 'unexpected_status' });
+    expect(error).toMatchObject({ statusCode: 418, code: 'unexpected_status' });
+  });
+
+  it('maps a 405 to the route missing, even on a path that names an object', async () => {
+    h.upstream.replyWith({ status: 405, json: anErrorBody() });
+
+    const error = await failure(h.api.customers.retrieve(7));
+
+    expect(error.constructor).toBe(UpstreamRouteMissingError);
+    expect(error).toMatchObject({ statusCode: 405, code: 'route_missing', route: 'GET /v1/customers/:id', beyondSpec: false });
   });
 
   it('does not follow a redirect (the key must not travel elsewhere)', async () => {

@@ -1,4 +1,8 @@
-/** Currencies: the account's list (cached per caller by the gateway). */
+/**
+ * Currencies: one by id through the spec's endpoint 13, and the account's
+ * list, which the spec does not define, for what only it can answer (by ISO
+ * code, all of them). Both are cached per caller by the gateway.
+ */
 import type { PaymentsApi } from '../api.js';
 import { resourceShape } from '../decode.js';
 import { currencyModel } from '../models.js';
@@ -6,8 +10,10 @@ import type { Fetch } from './fetch.js';
 
 const currency = resourceShape('currency', 'currencies', currencyModel);
 
-export function currencies({ many }: Fetch): PaymentsApi['currencies'] {
+export function currencies({ one, list }: Fetch): PaymentsApi['currencies'] {
   return {
-    list: (opts) => many(currency, { method: 'GET', pattern: '/v1/currencies' }, opts),
+    // The spec answers an array of one; decodeOne takes it, or an envelope, or a bare object.
+    retrieve: (id, opts) => one(currency, { method: 'GET', pattern: '/v1/currencies/:id', path: { id } }, opts),
+    list: (opts) => list(currency, { method: 'GET', pattern: '/v1/currencies' }, opts),
   };
 }

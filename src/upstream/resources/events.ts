@@ -1,7 +1,8 @@
 /** Events: what happened to the account's objects, newest first, filterable by type and object. */
 import type { PaymentsApi } from '../api.js';
 import { resourceShape } from '../decode.js';
-import { eventModel } from '../models.js';
+import { eventModel, type EventModel } from '../models.js';
+import { exact } from './applied.js';
 import { pageQuery, type Fetch } from './fetch.js';
 
 const event = resourceShape('event', 'events', eventModel);
@@ -15,6 +16,7 @@ export function events({ one, page }: Fetch): PaymentsApi['events'] {
         { method: 'GET', pattern: '/v1/events', query: { ...pageQuery(params), 'filters[type]': params?.type, 'filters[object_id]': params?.objectId } },
         params,
         opts,
+        [...exact<EventModel>('filters[type]', params?.type, (e) => e.type), ...exact<EventModel>('filters[object_id]', params?.objectId, (e) => e.object_id)],
       ),
   };
 }

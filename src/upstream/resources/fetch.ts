@@ -3,14 +3,20 @@
  * list or a page (decode.ts handles the envelopes), and the wire shapes that
  * several resources send (pages, phone numbers, customer references).
  */
-import type { CallOptions, CustomerRefParams, ListParams, Page, PhoneNumberParams } from '../api.js';
-import { decodeMany, decodeOne, decodePage, parseJsonBody, type ResourceShape } from '../decode.js';
+import type { CallOptions, CustomerRefParams, ListItem, ListParams, Page, PhoneNumberParams } from '../api.js';
+import { decodeList, decodeMany, decodeOne, decodePage, parseJsonBody, type ResourceShape } from '../decode.js';
+import { UpstreamParameterIgnoredError } from '../errors.js';
+import { ignoredParameter, type FilterCheck } from './applied.js';
 import type { Call, QueryValue, Send } from '../http.js';
 
 export interface Fetch {
   one<T>(shape: ResourceShape<T>, call: Call, opts?: CallOptions): Promise<T>;
+  /** A write's answer of several objects: all decode, or the call fails. */
   many<T>(shape: ResourceShape<T>, call: Call, opts?: CallOptions): Promise<T[]>;
-  page<T>(shape: ResourceShape<T>, call: Call, params?: ListParams, opts?: CallOptions): Promise<Page<T>>;
+  /** A list read: a bad item is an error in its place, the others stand. */
+  list<T>(shape: ResourceShape<T>, call: Call, opts?: CallOptions): Promise<ListItem<T>[]>;
+  /** A page; `filters` say which answers contradict the filters sent (applied.ts). */
+  page<T>(shape: ResourceShape<T>, call: Call, params?: ListParams, opts?: CallOptions, filters?: readonly FilterCheck<T>[]): Promise<Page<T>>;
 }
 
 export function createFetch(send: Send): Fetch {
@@ -25,9 +31,16 @@ export function createFetch(send: Send): Fetch {
       const { text, ctx } = await send(call, opts);
       return decodeMany(parseJsonBody(text, shape.plural, ctx), shape, ctx);
     },
-    async page(shape, call, params = {}, opts) {
+    async list(shape, call, opts) {
       const { text, ctx } = await send(call, opts);
-      return decodePage(parseJsonBody(text, shape.plural, ctx), shape, ctx, params);
+      return decodeList(parseJsonBody(text, shape.plural, ctx), shape, ctx);
+    },
+    async page(shape, call, params = {}, opts, filters = []) {
+      const { text, ctx } = await send(call, opts);
+      const page = decodePage(parseJsonBody(text, shape.plural, ctx), shape, ctx, params);
+      const ignored = ignoredParameter(page, params, filters);
+      if (ignored !== null) throw new UpstreamParameterIgnoredError({ ...ctx, parameter: ignored });
+      return page;
     },
   };
 }

@@ -3,14 +3,15 @@ import type { PaymentsApi, PayoutCreateParams, PayoutStartItem } from '../api.js
 import { resourceShape } from '../decode.js';
 import { payoutModel } from '../models.js';
 import { currencyBody, customerRefBody, phoneNumberBody, type Fetch } from './fetch.js';
-import { paymentSearch } from './transactions.js';
+import { paymentFilters, paymentSearch } from './transactions.js';
 
 const payout = resourceShape('payout', 'payouts', payoutModel);
 
 export function payouts({ one, many, page }: Fetch): PaymentsApi['payouts'] {
   return {
     retrieve: (id, opts) => one(payout, { method: 'GET', pattern: '/v1/payouts/:id', path: { id } }, opts),
-    search: (params, opts) => page(payout, { method: 'GET', pattern: '/v1/payouts/search', query: paymentSearch(params) }, params, opts),
+    search: (params, opts) =>
+      page(payout, { method: 'GET', pattern: '/v1/payouts/search', query: paymentSearch(params) }, params, opts, paymentFilters(params)),
     create: (params, opts) =>
       one(payout, { method: 'POST', pattern: '/v1/payouts', body: payoutBody(params), bodyIds: { 'customer.id': params.customer?.id } }, opts),
     update: (id, params, opts) =>
