@@ -357,8 +357,10 @@ export type Money = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type Mutation = {
@@ -405,8 +407,10 @@ export type Mutation = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationCancelTransactionArgs = {
@@ -417,8 +421,10 @@ export type MutationCancelTransactionArgs = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationCreateCustomerArgs = {
@@ -429,8 +435,10 @@ export type MutationCreateCustomerArgs = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationCreatePayoutArgs = {
@@ -441,8 +449,10 @@ export type MutationCreatePayoutArgs = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationCreateTransactionArgs = {
@@ -453,8 +463,10 @@ export type MutationCreateTransactionArgs = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationCreateTransactionTokenArgs = {
@@ -465,8 +477,10 @@ export type MutationCreateTransactionTokenArgs = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationSendTransactionArgs = {
@@ -480,8 +494,10 @@ export type MutationSendTransactionArgs = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationStartPayoutsArgs = {
@@ -492,8 +508,10 @@ export type MutationStartPayoutsArgs = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationUpdatePayoutArgs = {
@@ -506,8 +524,10 @@ export type MutationUpdatePayoutArgs = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationUpdateTransactionArgs = {

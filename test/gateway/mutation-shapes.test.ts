@@ -190,6 +190,20 @@ describe('customer references and weakly typed inputs, at the emulator', () => {
     expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 
+  it('the old ways stay, deprecated: updateTransaction(input: { status }) and updatePayout(input:)', async () => {
+    const res = await stack.gql<{ tx: { inputFields: { name: string; isDeprecated: boolean }[] }; m: { fields: { name: string; args: { name: string; isDeprecated: boolean }[] }[] } }>(
+      `{ tx: __type(name: "UpdateTransactionInput") { inputFields(includeDeprecated: true) { name isDeprecated } }
+         m: __type(name: "Mutation") { fields { name args(includeDeprecated: true) { name isDeprecated } } } }`,
+    );
+    expect(res.data!.tx.inputFields.find((f) => f.name === 'status')).toEqual({ name: 'status', isDeprecated: true });
+    const updatePayout = res.data!.m.fields.find((f) => f.name === 'updatePayout')!;
+    expect(updatePayout.args.filter((a) => a.name !== 'idempotencyKey')).toEqual([
+      { name: 'id', isDeprecated: false },
+      { name: 'changes', isDeprecated: false },
+      { name: 'input', isDeprecated: true },
+    ]);
+  });
+
   it('customers(filter: { email }) with a malformed address is BAD_USER_INPUT with no upstream call', async () => {
     await stack.resetCounts();
     const res = await stack.gql('{ customers(filter: { email: "nope" }) { nodes { id } } }', {}, key);
