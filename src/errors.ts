@@ -220,7 +220,8 @@ export interface UserErrorShape {
  */
 const MISSING_VALUE = /required|missing|blank/i;
 /** Likewise an id the upstream does not know ("no customer with id 9", "payout 9 not found"). */
-const UNKNOWN_OBJECT = /not found|no such|does not exist|\bno [a-z_ ]+ with id\b/i;
+// Not a bare "no such ...": that wording fits values that are no object of the caller's too (a mode, a route).
+const UNKNOWN_OBJECT = /not found|does not exist|\bno [a-z_ ]+ with id\b/i;
 
 /** Longest upstream message passed on to a caller. */
 const MAX_REFLECTED_CHARS = 200;
