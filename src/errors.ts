@@ -186,14 +186,8 @@ export class UserInputError extends Error {
   }
 }
 
-/** `currency.iso` / `currency[iso]` / `payouts.0.id` under root `input` -> ['input', 'currency', 'iso']. */
-export function fieldPath(upstreamField: string, root: string | null): string[] {
-  const parts = upstreamPath(upstreamField);
-  return root ? [root, ...parts] : parts;
-}
-
-/** An upstream field name -> its camelCase parts: `customer.phone_number[country]` -> ['customer', 'phoneNumber', 'country']. */
-export function upstreamPath(upstreamField: string): string[] {
+/** An upstream field name -> its camelCase parts: `customer.phone_number[country]`, `payouts.0.id` -> ['customer', 'phoneNumber', 'country'], ['payouts', '0', 'id']. */
+function upstreamPath(upstreamField: string): string[] {
   return upstreamField.split(/[.[\]]+/).filter(Boolean).map(snakeToCamel);
 }
 
@@ -219,8 +213,10 @@ export interface UserErrorShape {
  * message per field, no code), so "missing" is recognised by its wording.
  */
 const MISSING_VALUE = /required|missing|blank/i;
-/** Likewise an id the upstream does not know ("no customer with id 9", "payout 9 not found"). */
-// Not a bare "no such ...": that wording fits values that are no object of the caller's too (a mode, a route).
+/**
+ * Likewise an id the upstream does not know ("no customer with id 9", "payout 9 not found").
+ * Not a bare "no such ...": that wording fits values that are no object of the caller's too (a mode, a route).
+ */
 const UNKNOWN_OBJECT = /not found|does not exist|\bno [a-z_ ]+ with id\b/i;
 
 /** Longest upstream message passed on to a caller. */
