@@ -164,6 +164,8 @@ const upstreamStatuses: Row[] = (Object.keys(DOCUMENTS) as Mutation[]).flatMap((
     { mutation, what: '409', vars, fault: { status: 409, body: body({ status: ['a sent payout cannot be changed'] }) }, expected: [{ field: null, code: 'INVALID_STATE' }] },
     { mutation, what: '401: a GraphQL error, not a user error', vars, fault: { status: 401, body: { message: 'Unauthenticated' } }, expected: { error: 'UNAUTHENTICATED' } },
     { mutation, what: '403: a GraphQL error, not a user error', vars, fault: { status: 403, body: { message: 'Forbidden' } }, expected: { error: 'FORBIDDEN' } },
+    // A write without an idempotency key is never retried, so the one 429 is the answer.
+    { mutation, what: '429: a GraphQL error, not a user error', vars, fault: { status: 429, body: { message: 'Slow down' } }, expected: { error: 'RATE_LIMITED' } },
   ];
 });
 
