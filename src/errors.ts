@@ -204,10 +204,26 @@ export class UserInputError extends Error {
   }
 }
 
-/** `currency.iso` / `currency[iso]` / `payouts.0.id` under root `input` -> ['input', 'currency', 'iso']. */
-export function fieldPath(upstreamField: string, root: string | null): string[] {
-  const parts = upstreamField.split(/[.[\]]+/).filter(Boolean).map(snakeToCamel);
-  return root ? [root, ...parts] : parts;
+/** An upstream field name -> its camelCase parts: `customer.phone_number[country]`, `payouts.0.id` -> ['customer', 'phoneNumber', 'country'], ['payouts', '0', 'id']. */
+function upstreamPath(upstreamField: string): string[] {
+  return upstreamField.split(/[.[\]]+/).filter(Boolean).map(snakeToCamel);
+}
+
+/**
+ * Where a mutation's upstream refusals land in its input, so every mutation
+ * reports them on paths its caller sent:
+ * - `root`: the argument the upstream body was built from (`input`), or `null`
+ *   when the body's fields are the mutation's own arguments (`sendTransaction`).
+ * - `idField`: the argument naming the object (`['id']`), where an upstream 404
+ *   points; `null` when the mutation names none.
+ * - `mapField`: renames an upstream field's camelCase parts to the input's
+ *   (`amount` -> `amountDecimal`, a start item's upstream index -> the caller's),
+ *   or `null` for a field the gateway sent on its own (the error stays, unplaced).
+ */
+export interface UserErrorShape {
+  root: string | null;
+  idField?: string[] | null;
+  mapField?: (parts: string[]) => string[] | null;
 }
 
 /**
@@ -215,6 +231,11 @@ export function fieldPath(upstreamField: string, root: string | null): string[] 
  * message per field, no code), so "missing" is recognised by its wording.
  */
 const MISSING_VALUE = /required|missing|blank/i;
+/**
+ * Likewise an id the upstream does not know ("no customer with id 9", "payout 9 not found").
+ * Not a bare "no such ...": that wording fits values that are no object of the caller's too (a mode, a route).
+ */
+const UNKNOWN_OBJECT = /not found|does not exist|\bno [a-z_ ]+ with id\b/i;
 
 /** Longest upstream message passed on to a caller. */
 const MAX_REFLECTED_CHARS = 200;
@@ -232,11 +253,20 @@ export function plainText(message: string): string {
   return text.length <= MAX_REFLECTED_CHARS ? text : `${text.slice(0, MAX_REFLECTED_CHARS - 1)}…`;
 }
 
+function fieldMessageCode(message: string): UserErrorCode {
+  if (UNKNOWN_OBJECT.test(message)) return UserErrorCode.NotFound;
+  return MISSING_VALUE.test(message) ? UserErrorCode.Required : UserErrorCode.Invalid;
+}
+
 /**
  * A failure a mutation's caller can act on -> `userErrors`; `null` for every
  * other failure, which stays a GraphQL error (mapped by `toGraphQLError`).
+ * `shape` places upstream refusals in the mutation's input (a bare root is
+ * `{ root }` with the id argument `['id']`).
  */
-export function toUserErrors(error: unknown, root: string | null): UserError[] | null {
+export function toUserErrors(error: unknown, shape: UserErrorShape | string | null): UserError[] | null {
+  const { root, idField = ['id'], mapField = (parts: string[]) => parts } =
+    shape === null || typeof shape === 'string' ? { root: shape } : shape;
   if (error instanceof UserInputError) return error.userErrors;
   if (error instanceof UpstreamValidationError) {
     const entries = Object.entries(error.fieldErrors);
@@ -244,19 +274,18 @@ export function toUserErrors(error: unknown, root: string | null): UserError[] |
     if (entries.length === 0) {
       return [{ field: null, message: plainText(error.upstreamMessage ?? 'The payments API refused the input.'), code: UserErrorCode.Unknown }];
     }
-    return entries.flatMap(([field, messages]) =>
-      messages.map((message) => ({
-        field: fieldPath(field, root),
-        message: plainText(message),
-        code: MISSING_VALUE.test(message) ? UserErrorCode.Required : UserErrorCode.Invalid,
-      })),
-    );
+    return entries.flatMap(([field, messages]) => {
+      const parts = mapField(upstreamPath(field));
+      const path = parts === null ? null : root ? [root, ...parts] : parts;
+      return messages.map((message) => ({ field: path, message: plainText(message), code: fieldMessageCode(message) }));
+    });
   }
   if (error instanceof UpstreamNotFoundError) {
-    return [{ field: ['id'], message: 'No such object in this account.', code: UserErrorCode.NotFound }];
+    return [{ field: idField, message: 'No such object in this account.', code: UserErrorCode.NotFound }];
   }
   if (error instanceof UpstreamConflictError) {
-    return [{ field: null, message: error.message, code: UserErrorCode.InvalidState }];
+    // The error's own message names the route, which means nothing to a form.
+    return [{ field: null, message: 'The object is not in a status that allows this change.', code: UserErrorCode.InvalidState }];
   }
   return null;
 }

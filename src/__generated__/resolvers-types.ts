@@ -21,6 +21,8 @@ export type Scalars = {
   /**
    * An upper-case ISO 3166-1 alpha-2 country code, such as `BJ` or `CI`.
    * The `CountryCode` scalar of graphql-scalars.
+   * As an input it takes any string (either case): a mutation reports an unknown code as a `userErrors`
+   * entry on its field (code `INVALID`) and sends nothing upstream.
    */
   CountryCode: { input: string; output: string; }
   /**
@@ -39,6 +41,8 @@ export type Scalars = {
   /**
    * An e-mail address as defined by the HTML specification (RFC 5322 subset).
    * The `EmailAddress` scalar of graphql-scalars.
+   * As an input it takes any string: a mutation reports a malformed address as a `userErrors`
+   * entry on its field (code `INVALID`) and sends nothing upstream; a filter refuses it with `BAD_USER_INPUT`.
    */
   EmailAddress: { input: string; output: string; }
   /**
@@ -49,8 +53,10 @@ export type Scalars = {
   /**
    * An absolute URL as defined by the WHATWG URL standard, such as `https://example.com/callback`.
    * The `URL` scalar of graphql-scalars.
+   * As an input it takes any string: a mutation reports a relative or malformed URL as a `userErrors`
+   * entry on its field (code `INVALID`) and sends nothing upstream.
    */
-  URL: { input: URL; output: URL | string; }
+  URL: { input: string; output: URL | string; }
   _FieldSet: { input: unknown; output: unknown; }
 };
 
@@ -182,7 +188,7 @@ export type CustomerEdge = {
 export type CustomerFilter = {
   /** Only the customers created in this range. */
   createdAt?: InputMaybe<DateTimeRange>;
-  /** Only the customers with this e-mail address. */
+  /** Only the customers with this e-mail address. A malformed address is a `BAD_USER_INPUT` error. */
   email?: InputMaybe<Scalars['EmailAddress']['input']>;
   /** Free text matched against first name, last name and e-mail. */
   query?: InputMaybe<Scalars['String']['input']>;
@@ -200,7 +206,9 @@ export type CustomerPayload = {
 /**
  * The customer of a transaction or payout: either `id` of an existing customer, or the
  * details of a customer the upstream creates inline (`firstname`, `lastname`, `email`, `phoneNumber`).
- * Giving `id` together with details is a `userErrors` entry.
+ * It works like a `@oneOf` input with two branches: giving `id` together with any detail is a
+ * `userErrors` entry with code `INVALID` on the path of this input (such as `["input", "customer"]`),
+ * and nothing is sent upstream. (Not the `@oneOf` directive itself: federation does not accept it, and the details branch has several fields.)
  */
 export type CustomerRefInput = {
   /** E-mail address of a customer to create. */
@@ -337,8 +345,10 @@ export type LogEdge = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type Mutation = {
@@ -360,7 +370,8 @@ export type Mutation = {
   createTransactionToken: TransactionTokenPayload;
   /**
    * Send the payment request of an existing transaction to the payer's phone through a mode.
-   * The gateway generates the transaction's token first.
+   * Without `token`, the gateway first gets the transaction's token (`POST /v1/transactions/{id}/token`),
+   * then sends (`POST /v1/transactions/{mode}`); with `token`, it sends that token and makes no token call.
    */
   sendTransaction: SendTransactionPayload;
   /**
@@ -371,7 +382,11 @@ export type Mutation = {
    * nothing starts. `PUT /v1/payouts/start` carries the pending ones only, and is skipped when none is.
    */
   startPayouts: StartPayoutsPayload;
-  /** Change a payout that has not been started. */
+  /**
+   * Change a payout that has not been started. Give `changes` (partial: only the fields given are
+   * sent upstream), or the deprecated `input` (create's shape, all of it sent); giving both, or neither,
+   * is a `userErrors` entry on `changes`.
+   */
   updatePayout: PayoutPayload;
   /** Change a transaction's description, amount, callback URL, or cancel it. */
   updateTransaction: TransactionPayload;
@@ -380,8 +395,10 @@ export type Mutation = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationCancelTransactionArgs = {
@@ -392,8 +409,10 @@ export type MutationCancelTransactionArgs = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationCreateCustomerArgs = {
@@ -404,8 +423,10 @@ export type MutationCreateCustomerArgs = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationCreatePayoutArgs = {
@@ -416,8 +437,10 @@ export type MutationCreatePayoutArgs = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationCreateTransactionArgs = {
@@ -428,8 +451,10 @@ export type MutationCreateTransactionArgs = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationCreateTransactionTokenArgs = {
@@ -440,8 +465,10 @@ export type MutationCreateTransactionTokenArgs = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationSendTransactionArgs = {
@@ -449,13 +476,16 @@ export type MutationSendTransactionArgs = {
   idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   mode: Scalars['String']['input'];
   phoneNumber?: InputMaybe<PhoneNumberInput>;
+  token?: InputMaybe<Scalars['String']['input']>;
 };
 
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationStartPayoutsArgs = {
@@ -466,21 +496,26 @@ export type MutationStartPayoutsArgs = {
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationUpdatePayoutArgs = {
+  changes?: InputMaybe<UpdatePayoutInput>;
   id: Scalars['ID']['input'];
   idempotencyKey?: InputMaybe<Scalars['String']['input']>;
-  input: PayoutInput;
+  input?: InputMaybe<PayoutInput>;
 };
 
 
 /**
  * Writes to the payments account. Each mutation returns a payload with the object and `userErrors`:
- * upstream validation errors (4xx with a field map) become `userErrors` a form can show;
- * system failures stay GraphQL errors with the codes listed on `Query`.
+ * the gateway's own input rules (checked before any upstream write), upstream validation errors
+ * (400/422), unknown objects (404) and refused state changes (409) become `userErrors` a form can show,
+ * each on the path of the input the caller sent (`["input", "customer", "email"]`, `["payouts", "1", "id"]`)
+ * or `null`; system failures (401 and 403 included) stay GraphQL errors with the codes listed on `Query`.
  * Every mutation takes an optional `idempotencyKey`: send one to make a retry safe.
  */
 export type MutationUpdateTransactionArgs = {
@@ -725,7 +760,10 @@ export type PayoutFilter = {
   status?: InputMaybe<PayoutStatus>;
 };
 
-/** A payout to create, or the new values of a payout to update. */
+/**
+ * A payout to create (`createPayout`). `updatePayout` still takes it as its deprecated `input`, with
+ * create's required fields; its partial form is `UpdatePayoutInput`.
+ */
 export type PayoutInput = {
   /**
    * Amount to send, in the currency's unit; must be above zero. Give this or `amountDecimal`.
@@ -1536,6 +1574,29 @@ export type TransactionTokenPayload = {
   userErrors: Array<PaymentsUserError>;
 };
 
+/**
+ * Changes to a payout that has not been started; omitted fields are left as they are, so an
+ * amount-only change sends the amount alone.
+ */
+export type UpdatePayoutInput = {
+  /**
+   * New amount, exact, in the payout's currency unit: above zero, with no more decimals than the
+   * currency has (ISO 4217: 0 for XOF, 2 for USD), else a `userErrors` entry on this field. Without
+   * `currency`, checking the decimals reads the payout (`GET /v1/payouts/{id}`) and the cached currency list.
+   */
+  amountDecimal?: InputMaybe<Scalars['Decimal']['input']>;
+  /** New currency of the amount. */
+  currency?: InputMaybe<CurrencyRefInput>;
+  /** New custom metadata, returned as `customMetadata`. */
+  customMetadata?: InputMaybe<Scalars['JSONObject']['input']>;
+  /** New beneficiary: an existing customer's id, or the details of a customer to create. */
+  customer?: InputMaybe<CustomerRefInput>;
+  /** New merchant reference. */
+  merchantReference?: InputMaybe<Scalars['String']['input']>;
+  /** New mode to send through, such as `mtn` or `moov`. */
+  mode?: InputMaybe<Scalars['String']['input']>;
+};
+
 /** Changes to a transaction; omitted fields are left as they are. */
 export type UpdateTransactionInput = {
   /**
@@ -1775,6 +1836,7 @@ export type ResolversTypes = ResolversObject<{
   TransactionStatusHistoryEntry: ResolverTypeWrapper<TimelineEntry>;
   TransactionTokenPayload: ResolverTypeWrapper<TransactionTokenPayloadModel>;
   URL: ResolverTypeWrapper<Scalars['URL']['output']>;
+  UpdatePayoutInput: UpdatePayoutInput;
   UpdateTransactionInput: UpdateTransactionInput;
   Webhook: ResolverTypeWrapper<WebhookModel>;
 }>;
@@ -1837,6 +1899,7 @@ export type ResolversParentTypes = ResolversObject<{
   TransactionStatusHistoryEntry: TimelineEntry;
   TransactionTokenPayload: TransactionTokenPayloadModel;
   URL: Scalars['URL']['output'];
+  UpdatePayoutInput: UpdatePayoutInput;
   UpdateTransactionInput: UpdateTransactionInput;
   Webhook: WebhookModel;
 }>;
@@ -1977,7 +2040,7 @@ export type MutationResolvers<ContextType = Context, ParentType extends Resolver
   createTransactionToken?: Resolver<ResolversTypes['TransactionTokenPayload'], ParentType, ContextType, RequireFields<MutationCreateTransactionTokenArgs, 'id'>>;
   sendTransaction?: Resolver<ResolversTypes['SendTransactionPayload'], ParentType, ContextType, RequireFields<MutationSendTransactionArgs, 'id' | 'mode'>>;
   startPayouts?: Resolver<ResolversTypes['StartPayoutsPayload'], ParentType, ContextType, RequireFields<MutationStartPayoutsArgs, 'payouts'>>;
-  updatePayout?: Resolver<ResolversTypes['PayoutPayload'], ParentType, ContextType, RequireFields<MutationUpdatePayoutArgs, 'id' | 'input'>>;
+  updatePayout?: Resolver<ResolversTypes['PayoutPayload'], ParentType, ContextType, RequireFields<MutationUpdatePayoutArgs, 'id'>>;
   updateTransaction?: Resolver<ResolversTypes['TransactionPayload'], ParentType, ContextType, RequireFields<MutationUpdateTransactionArgs, 'id' | 'input'>>;
 }>;
 

@@ -10,6 +10,8 @@ import {
   PayoutStatus,
   TransactionStatus,
 } from '../__generated__/schema-enums.js';
+import type { GraphQLScalarType } from 'graphql';
+import { CountryCodeResolver, EmailAddressResolver, URLResolver } from 'graphql-scalars';
 import type { Logger } from '../logger.js';
 import type { Decimal } from '../upstream/decimal.js';
 import { MODE_PATTERN } from '../upstream/http.js';
@@ -100,11 +102,59 @@ export const CURRENCY_ISO = /^[A-Za-z]{3}$/;
 /** A payment mode: the URL segment the upstream client accepts for the send step. */
 export const MODE = MODE_PATTERN;
 
+/**
+ * Whether graphql-scalars' own parser accepts the value. The `EmailAddress`,
+ * `URL` and `CountryCode` inputs take any string (docs/graphql-contract.md,
+ * Mutations) and are judged here, by the same grammar the scalars used to
+ * apply, so a bad value is a user error on its field, not a refused request.
+ */
+function scalarAccepts(scalar: GraphQLScalarType, value: string): boolean {
+  try {
+    scalar.parseValue(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Longest token the gateway forwards: far above the tokens the API family issues, and a bound on what a caller makes it send. */
+const MAX_TOKEN_CHARS = 200;
+
 export const InputRule = {
   amount: { test: (amount: number) => amount > 0, message: 'Amount must be greater than 0.' },
   currencyIso: { test: (iso: string) => CURRENCY_ISO.test(iso), message: 'Currency must be an ISO 4217 code such as XOF.' },
   mode: { test: (mode: string) => MODE.test(mode), message: 'Mode must be a mode name such as mtn or moov.' },
+  email: { test: (email: string) => scalarAccepts(EmailAddressResolver, email), message: 'E-mail must be an address such as ama@example.com.' },
+  url: { test: (url: string) => scalarAccepts(URLResolver, url), message: 'URL must be absolute, such as https://shop.example.com/callback.' },
+  country: { test: (code: string) => scalarAccepts(CountryCodeResolver, code), message: 'Country must be an ISO 3166-1 alpha-2 code such as BJ.' },
+  token: {
+    test: (token: string) => token.trim() !== '' && token.length <= MAX_TOKEN_CHARS,
+    message: `Token must be the token of the transaction (1 to ${MAX_TOKEN_CHARS} characters), as createTransactionToken returns it.`,
+  },
 } as const;
+
+/** The fields of a customer reference (`CustomerRefInput`): an id, or the details of a new customer. */
+export interface CustomerRefFields {
+  id?: string | null;
+  firstname?: string | null;
+  lastname?: string | null;
+  email?: string | null;
+  phoneNumber?: unknown;
+}
+
+/**
+ * A customer reference names an existing customer or describes a new one,
+ * never both: the upstream would silently keep one of them (the gateway used
+ * to drop the details), so a form could believe it changed a name it did not.
+ */
+export function customerRefProblem(ref: CustomerRefFields): string | null {
+  const hasId = ref.id !== null && ref.id !== undefined;
+  const details = (['firstname', 'lastname', 'email', 'phoneNumber'] as const).filter((k) => ref[k] !== null && ref[k] !== undefined);
+  if (hasId && details.length > 0) {
+    return `Give either \`id\` of an existing customer or the details of a new one, not both (got \`id\` and ${details.map((d) => `\`${d}\``).join(', ')}).`;
+  }
+  return null;
+}
 
 /**
  * Decimals an amount in this currency may have: ISO 4217's minor unit as

@@ -3,8 +3,10 @@ import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
 import { paginate, toWindow } from '../pagination.js';
 import type { CustomerModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
-import { createdRange, phoneNumber } from './inputs.js';
-import { payload, renamed, toUpstreamId, primedList } from './support.js';
+import { badUserInput } from '../errors.js';
+import { InputRule } from '../payments/rules.js';
+import { createdRange, phoneChecks, phoneNumber } from './inputs.js';
+import { checkInput, payload, primedList, renamed, toUpstreamId } from './support.js';
 
 export const customerResolvers = {
   Query: {
@@ -12,6 +14,8 @@ export const customerResolvers = {
     // Always the search endpoint (docs/graphql-contract.md, Connections): it filters and pages alike.
     customers: (_, { first, after, filter }, { api, loaders, pagination }) => {
       const window = toWindow({ first, after }, pagination);
+      // A query has no userErrors: a malformed address is refused as the argument it is.
+      if (filter?.email && !InputRule.email.test(filter.email)) throw badUserInput(InputRule.email.message, 'filter.email');
       const filters = {
         email: filter?.email ?? undefined,
         query: filter?.query ?? undefined,
@@ -27,7 +31,11 @@ export const customerResolvers = {
 
   Mutation: {
     createCustomer: idempotent((_, { input }, { api, loaders }, call) =>
-      payload('customer', 'input', async () => {
+      payload('customer', { root: 'input', idField: null }, async () => {
+        checkInput([
+          [InputRule.email.test(input.email), ['input', 'email'], InputRule.email.message],
+          ...phoneChecks(input.phoneNumber, ['input', 'phoneNumber']),
+        ]);
         const created = await api.customers.create(
           {
             firstname: input.firstname,

@@ -9,11 +9,42 @@ import type {
 } from '../__generated__/resolvers-types.js';
 import { badUserInput } from '../errors.js';
 import type { CustomerRefParams, PhoneNumberParams, SearchParams } from '../upstream/api.js';
-import { statusFilter } from '../payments/rules.js';
-import { isoString, toOptionalUpstreamId } from './support.js';
+import { customerRefProblem, InputRule, statusFilter } from '../payments/rules.js';
+import { isoString, toOptionalUpstreamId, type Check } from './support.js';
 
 /** An optional GraphQL input: absent or explicit null. */
 type InputMaybe<T> = T | null | undefined;
+
+/** The rules of a phone number input at `path`: its country must be a country code. */
+export function phoneChecks(input: InputMaybe<PhoneNumberInput>, path: string[]): Check[] {
+  if (!input) return [];
+  return [[InputRule.country.test(input.country), [...path, 'country'], InputRule.country.message]];
+}
+
+/** The rules of a customer reference at `path`: an id or details, not both; a real e-mail; a phone's country. */
+export function customerRefChecks(input: InputMaybe<CustomerRefInput>, path: string[]): Check[] {
+  if (!input) return [];
+  const ambiguity = customerRefProblem(input);
+  return [
+    [ambiguity === null, path, ambiguity ?? ''],
+    [!input.email || InputRule.email.test(input.email), [...path, 'email'], InputRule.email.message],
+    ...phoneChecks(input.phoneNumber, [...path, 'phoneNumber']),
+  ];
+}
+
+/**
+ * Renames the upstream's `amount` to the field the caller used: `amountDecimal`,
+ * or the deprecated `amount` when that is what was sent.
+ */
+export function amountField(input: { amount?: unknown; amountDecimal?: unknown }): (parts: string[]) => string[] {
+  const usedFloat = input.amount !== null && input.amount !== undefined && (input.amountDecimal === null || input.amountDecimal === undefined);
+  return (parts) => (parts[0] === 'amount' && !usedFloat ? ['amountDecimal', ...parts.slice(1)] : parts);
+}
+
+/** The rule of an optional URL input at `path`. */
+export function urlCheck(url: InputMaybe<string>, path: string[]): Check {
+  return [url === null || url === undefined || InputRule.url.test(url), path, InputRule.url.message];
+}
 
 export function phoneNumber(input: InputMaybe<PhoneNumberInput>): PhoneNumberParams | undefined {
   if (!input) return undefined;

@@ -11,20 +11,38 @@ import { UserErrorCode, UserInputError, type UserError } from '../errors.js';
 import type { IdempotentCall } from '../idempotency/index.js';
 import { startTransition } from '../payments/rules.js';
 import type { PayoutModel } from '../upstream/models.js';
-import { phoneNumber } from './inputs.js';
+import { phoneChecks, phoneNumber } from './inputs.js';
 import { checkInput, isoString, toUpstreamId, withUserErrors } from './support.js';
 
+/**
+ * An upstream field of the start body (`payouts[<k>].id`) -> the caller's path
+ * (`['payouts', '<i>', 'id']`): only the pending payouts are sent, so the
+ * upstream's item k is the caller's item `sent[k]`. Anything else names no input.
+ */
+function callerField(sent: readonly number[]) {
+  return (parts: string[]): string[] | null => {
+    const [list, index, ...rest] = parts;
+    if (list !== 'payouts') return null;
+    if (index === undefined) return ['payouts'];
+    const item = /^\d+$/.test(index) ? sent[Number(index)] : undefined;
+    return item === undefined ? ['payouts'] : ['payouts', String(item), ...rest];
+  };
+}
+
 export function startPayouts(payouts: StartPayoutInput[], { api, loaders, entityCache }: Context, call: IdempotentCall) {
+  const pending: number[] = [];
   return withUserErrors(
-    'payouts',
+    { root: null, idField: null, mapField: callerField(pending) },
     async () => {
-      checkInput([[payouts.length > 0, ['payouts'], 'Give at least one payout to start.']]);
+      checkInput([
+        [payouts.length > 0, ['payouts'], 'Give at least one payout to start.'],
+        ...payouts.flatMap((p, i) => phoneChecks(p.phoneNumber, ['payouts', String(i), 'phoneNumber'])),
+      ]);
       const ids = payouts.map((p, i) => toUpstreamId(p.id, `payouts.${i}.id`));
       // One payout twice in a batch is a mistake the upstream answers unpredictably: refuse it here.
       checkInput(ids.map((id, i): [boolean, string[], string] => [ids.indexOf(id) === i, ['payouts', String(i), 'id'], `Payout ${id} is already in this batch (item ${ids.indexOf(id)}).`]));
       const current = await loaders.payout.loadMany(ids);
       const userErrors: UserError[] = [];
-      const pending: number[] = [];
       current.forEach((payout, i) => {
         if (payout instanceof Error) throw payout;
         const field = ['payouts', String(i), 'id'];

@@ -1,22 +1,34 @@
-import type { PayoutInput, Resolvers } from '../__generated__/resolvers-types.js';
+import type { PayoutInput, Resolvers, UpdatePayoutInput } from '../__generated__/resolvers-types.js';
+import type { Context } from '../context.js';
 import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
+import { UserErrorCode, UserInputError } from '../errors.js';
 import { paginate, toWindow } from '../pagination.js';
-import type { PayoutCreateParams } from '../upstream/api.js';
+import type { Id, PayoutCreateParams, PayoutUpdateParams } from '../upstream/api.js';
 import type { PayoutModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
 import { InputRule, statusFromUpstream } from '../payments/rules.js';
 import { buildTimeline } from '../payments/timeline.js';
 import type { Decimal } from '../upstream/decimal.js';
-import { customerRef, searchFilter } from './inputs.js';
+import { amountField, customerRef, customerRefChecks, searchFilter } from './inputs.js';
 import { amountFromInput, moneyFields } from './money.js';
 import { startPayouts } from './payout-start.js';
-import { checkAll, checkInput, payload, currencyRelation, customerRelation, renamed, toUpstreamId, primedList } from './support.js';
+import { checkAll, checkInput, payload, currencyRelation, customerRelation, renamed, toUpstreamId, primedList, type Check } from './support.js';
 
+/** The checks both payout inputs share, on the fields given, under `root`. */
+function payoutChecks(input: PayoutInput | UpdatePayoutInput, root: string): Check[] {
+  return [
+    [!input.currency || InputRule.currencyIso.test(input.currency.iso), [root, 'currency', 'iso'], InputRule.currencyIso.message],
+    [!input.mode || InputRule.mode.test(input.mode), [root, 'mode'], InputRule.mode.message],
+    ...customerRefChecks(input.customer, [root, 'customer']),
+  ];
+}
+
+/** Create's shape, all of it required (`createPayout`, and `updatePayout`'s deprecated `input`). */
 async function payoutParams(input: PayoutInput): Promise<PayoutCreateParams> {
   const currencyIso = input.currency.iso.toUpperCase();
   const [amount] = await checkAll(
     async () => (await amountFromInput(input, () => currencyIso, ['input'], true)) as Decimal,
-    () => checkInput([[InputRule.currencyIso.test(input.currency.iso), ['input', 'currency', 'iso'], InputRule.currencyIso.message]]),
+    () => checkInput(payoutChecks(input, 'input')),
   );
   return {
     amount,
@@ -26,6 +38,44 @@ async function payoutParams(input: PayoutInput): Promise<PayoutCreateParams> {
     merchantReference: input.merchantReference ?? undefined,
     customMetadata: input.customMetadata ?? undefined,
   };
+}
+
+/** ISO code of a payout's currency, for checking the decimals of a new amount given without a currency. */
+async function payoutCurrencyIso(loaders: Context['loaders'], id: Id): Promise<string | null> {
+  const current = await loaders.payout.load(id);
+  if (!current) throw new UserInputError([{ field: ['id'], message: 'No such payout in this account.', code: UserErrorCode.NotFound }]);
+  if (current.currency_id === null || current.currency_id === undefined) return null;
+  return (await loaders.currencyById.load(current.currency_id))?.iso ?? null;
+}
+
+/**
+ * `UpdatePayoutInput` -> only the fields given, so the upstream changes those
+ * alone (undefined fields are not serialised: src/upstream/resources/fetch.ts).
+ */
+async function payoutChanges(changes: UpdatePayoutInput, id: Id, loaders: Context['loaders']): Promise<PayoutUpdateParams> {
+  const currencyIso = changes.currency?.iso.toUpperCase();
+  const [amount] = await checkAll(
+    () => amountFromInput(changes, () => currencyIso ?? payoutCurrencyIso(loaders, id), ['changes'], false),
+    () => checkInput(payoutChecks(changes, 'changes')),
+  );
+  return {
+    amount,
+    currencyIso,
+    customer: customerRef(changes.customer),
+    mode: changes.mode ?? undefined,
+    merchantReference: changes.merchantReference ?? undefined,
+    customMetadata: changes.customMetadata ?? undefined,
+  };
+}
+
+/** `changes`, or the deprecated `input`: exactly one of them. */
+function updateArgument(changes: UpdatePayoutInput | null | undefined, input: PayoutInput | null | undefined) {
+  const given = (v: unknown) => v !== null && v !== undefined;
+  if (given(changes) === given(input)) {
+    const message = given(changes) ? 'Give `changes` or the deprecated `input`, not both.' : 'Give the changes to make as `changes`.';
+    throw new UserInputError([{ field: ['changes'], message, code: given(changes) ? UserErrorCode.Invalid : UserErrorCode.Required }]);
+  }
+  return changes ? { changes } : { input: input as PayoutInput };
 }
 
 export const payoutResolvers = {
@@ -45,17 +95,19 @@ export const payoutResolvers = {
 
   Mutation: {
     createPayout: idempotent((_, { input }, { api, loaders }, call) =>
-      payload('payout', 'input', async () => {
+      payload('payout', { root: 'input', idField: null, mapField: amountField(input) }, async () => {
         const created = await api.payouts.create(await payoutParams(input), await call.options());
         loaders.payout.prime(created.id, created);
         return created;
       }),
     ),
 
-    updatePayout: idempotent((_, { id, input }, { api, loaders, entityCache }, call) =>
-      payload('payout', 'input', async () => {
+    updatePayout: idempotent((_, { id, changes, input }, { api, loaders, entityCache }, call) =>
+      payload('payout', changes ? { root: 'changes', mapField: amountField(changes) } : { root: 'input', mapField: amountField(input ?? {}) }, async () => {
         const payoutId = toUpstreamId(id);
-        const updated = await api.payouts.update(payoutId, await payoutParams(input), await call.options());
+        const given = updateArgument(changes, input);
+        const params = given.changes ? await payoutChanges(given.changes, payoutId, loaders) : await payoutParams(given.input);
+        const updated = await api.payouts.update(payoutId, params, await call.options());
         loaders.payout.clear(payoutId).prime(payoutId, updated);
         await entityCache.evict('payout', [payoutId]);
         return updated;

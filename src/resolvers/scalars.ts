@@ -5,10 +5,16 @@
  * and a throw would surface as INTERNAL_SERVER_ERROR. Here a value is served
  * exactly as the upstream sent it (after the boundary normalised timestamps,
  * src/upstream/timestamps.ts) when it is valid, and a value the scalar cannot
- * represent fails its own field as UPSTREAM_ERROR. Inputs are parsed by
- * graphql-scalars unchanged.
+ * represent fails its own field as UPSTREAM_ERROR.
+ *
+ * Inputs: `DateTime` is parsed by graphql-scalars unchanged. `EmailAddress`,
+ * `URL` and `CountryCode` take any string, which the mutation then judges
+ * (src/payments/rules.ts, `InputRule`): a malformed value is a `userErrors`
+ * entry on its field instead of a refused request (docs/graphql-contract.md,
+ * Mutations), and the scalar names stay, so operations declaring variables
+ * of these types keep working.
  */
-import { GraphQLScalarType } from 'graphql';
+import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
 import { CountryCodeResolver, DateTimeResolver, EmailAddressResolver, URLResolver } from 'graphql-scalars';
 import { UpstreamInvalidResponseError } from '../upstream/errors.js';
 import { RFC3339 } from '../upstream/timestamps.js';
@@ -34,7 +40,23 @@ function servedAsSent(scalar: GraphQLScalarType, passThrough: (value: unknown) =
   });
 }
 
+/** `scalar` whose inputs are any string, left for the mutation's rules to judge; only a non-string is refused here. */
+function anyStringIn(scalar: GraphQLScalarType): GraphQLScalarType {
+  const refuse = () => new GraphQLError(`${scalar.name} input must be a string; its form is checked by the mutation, which reports a bad one in userErrors.`);
+  return new GraphQLScalarType({
+    ...scalar.toConfig(),
+    parseValue(value) {
+      if (typeof value !== 'string') throw refuse();
+      return value;
+    },
+    parseLiteral(ast) {
+      if (ast.kind !== Kind.STRING) throw refuse();
+      return ast.value;
+    },
+  });
+}
+
 export const DateTimeScalar = servedAsSent(DateTimeResolver, (v) => typeof v === 'string' && RFC3339.test(v) && !Number.isNaN(Date.parse(v)));
-export const URLScalar = servedAsSent(URLResolver, (v) => typeof v === 'string' && URL.canParse(v));
-export const EmailAddressScalar = servedAsSent(EmailAddressResolver, () => false);
-export const CountryCodeScalar = servedAsSent(CountryCodeResolver, () => false);
+export const URLScalar = anyStringIn(servedAsSent(URLResolver, (v) => typeof v === 'string' && URL.canParse(v)));
+export const EmailAddressScalar = anyStringIn(servedAsSent(EmailAddressResolver, () => false));
+export const CountryCodeScalar = anyStringIn(servedAsSent(CountryCodeResolver, () => false));

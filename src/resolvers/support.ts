@@ -5,7 +5,7 @@
  */
 import type { GraphQLResolveInfo } from 'graphql';
 import { selectedFieldNames } from '../graphql/selection.js';
-import { badUserInput, toUserErrors, UserErrorCode, UserInputError, type UserError } from '../errors.js';
+import { badUserInput, toUserErrors, UserErrorCode, UserInputError, type UserError, type UserErrorShape } from '../errors.js';
 import type { Loaders } from '../loaders/index.js';
 import type { CurrencyParent, CustomerParent } from './parents.js';
 import type { Id, ListItem } from '../upstream/api.js';
@@ -81,14 +81,14 @@ export function currencyRelation(currencyId: number | null | undefined, info: Gr
  * `userErrors` (a form can show them); every other failure stays a GraphQL error.
  */
 export async function withUserErrors<T, F>(
-  root: string | null,
+  shape: UserErrorShape | string | null,
   work: () => Promise<T>,
   failed: (userErrors: UserError[]) => F,
 ): Promise<T | F> {
   try {
     return await work();
   } catch (error) {
-    const userErrors = toUserErrors(error, root);
+    const userErrors = toUserErrors(error, shape);
     if (!userErrors) throw error;
     return failed(userErrors);
   }
@@ -97,19 +97,22 @@ export async function withUserErrors<T, F>(
 /** The common payload shape `{ <key>: object | null, userErrors }`. */
 export function payload<K extends string, T>(
   key: K,
-  root: string | null,
+  shape: UserErrorShape | string | null,
   work: () => Promise<T>,
 ): Promise<{ [P in K]: T | null } & { userErrors: UserError[] }> {
   type Payload = { [P in K]: T | null } & { userErrors: UserError[] };
   return withUserErrors(
-    root,
+    shape,
     async () => ({ [key]: await work(), userErrors: [] }) as Payload,
     (userErrors) => ({ [key]: null, userErrors }) as Payload,
   );
 }
 
+/** One input rule applied: whether it holds, the input path it concerns, and the message when it does not. */
+export type Check = [ok: boolean, field: string[], message: string];
+
 /** Collects checks on an input and throws them together, so a form shows every problem at once. */
-export function checkInput(checks: [boolean, string[], string][]): void {
+export function checkInput(checks: Check[]): void {
   const failed = checks
     .filter(([ok]) => !ok)
     .map(([, field, message]): UserError => ({ field, message, code: UserErrorCode.Invalid }));

@@ -2,7 +2,7 @@ import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
 import { paginate, toWindow } from '../pagination.js';
 import type { TransactionSearchFilter } from './inputs.js';
-import { customerRef, phoneNumber, searchFilter } from './inputs.js';
+import { amountField, customerRef, customerRefChecks, phoneChecks, phoneNumber, searchFilter, urlCheck } from './inputs.js';
 import type { PaymentIntentModel, TransactionModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
 import { cancelTransition, InputRule, isPaid, statusFromUpstream } from '../payments/rules.js';
@@ -76,7 +76,7 @@ export const transactionResolvers = {
 
   Mutation: {
     createTransaction: idempotent((_, { input }, { api, loaders }, call) =>
-      payload('transaction', 'input', async () => {
+      payload('transaction', { root: 'input', idField: null, mapField: amountField(input) }, async () => {
         const iso = input.currency.iso.toUpperCase();
         const [amount] = await checkAll(
           async () => (await amountFromInput(input, () => iso, ['input'], true)) as Decimal,
@@ -84,13 +84,15 @@ export const transactionResolvers = {
             checkInput([
               [InputRule.currencyIso.test(input.currency.iso), ['input', 'currency', 'iso'], InputRule.currencyIso.message],
               [!input.mode || InputRule.mode.test(input.mode), ['input', 'mode'], InputRule.mode.message],
+              urlCheck(input.callbackUrl, ['input', 'callbackUrl']),
+              ...customerRefChecks(input.customer, ['input', 'customer']),
             ]),
         );
         const created = await api.transactions.create({
           amount,
           currencyIso: input.currency.iso.toUpperCase(),
           description: input.description,
-          callbackUrl: input.callbackUrl?.toString(),
+          callbackUrl: input.callbackUrl ?? undefined,
           customer: customerRef(input.customer),
           mode: input.mode ?? undefined,
           merchantReference: input.merchantReference ?? undefined,
@@ -102,9 +104,12 @@ export const transactionResolvers = {
     ),
 
     updateTransaction: idempotent((_, { id, input }, { api, loaders, entityCache }, call) =>
-      payload('transaction', 'input', async () => {
+      payload('transaction', { root: 'input', mapField: amountField(input) }, async () => {
         const transactionId = toUpstreamId(id);
-        const amount = await amountFromInput(input, () => transactionCurrencyIso(loaders, transactionId), ['input'], false);
+        const [amount] = await checkAll(
+          () => amountFromInput(input, () => transactionCurrencyIso(loaders, transactionId), ['input'], false),
+          () => checkInput([urlCheck(input.callbackUrl, ['input', 'callbackUrl'])]),
+        );
         // A cancel already done is not done again; other changes still go through.
         const cancel = input.status === 'CANCELED' ? await cancelDecision(loaders, transactionId) : null;
         const status = cancel?.transition === 'apply' ? 'canceled' : undefined;
@@ -113,7 +118,7 @@ export const transactionResolvers = {
         const updated = await api.transactions.update(transactionId, {
           description: input.description ?? undefined,
           amount,
-          callbackUrl: input.callbackUrl?.toString(),
+          callbackUrl: input.callbackUrl ?? undefined,
           status,
         }, await call.options());
         // The update response lacks `mode` (spec, Transaction table): forget any
@@ -124,8 +129,9 @@ export const transactionResolvers = {
       }),
     ),
 
+    // The body is the gateway's own (`{"status": "canceled"}`): an upstream field error names no input of the caller's.
     cancelTransaction: idempotent((_, { id }, { api, loaders, entityCache }, call) =>
-      payload('transaction', null, async () => {
+      payload('transaction', { root: null, mapField: () => null }, async () => {
         const transactionId = toUpstreamId(id);
         const { current, transition } = await cancelDecision(loaders, transactionId);
         if (transition === 'already') return current;
@@ -140,7 +146,8 @@ export const transactionResolvers = {
     createTransactionToken: idempotent((_, { id }, { api }, call) => {
       const transactionId = toUpstreamId(id);
       return withUserErrors(
-        null,
+        // No body at all: a field error names no input of the caller's.
+        { root: null, mapField: () => null },
         async () => {
           const { token, url } = await api.transactions.createToken(transactionId, await call.options());
           return { transactionId, token, url, userErrors: [] };
@@ -149,15 +156,22 @@ export const transactionResolvers = {
       );
     }),
 
-    // Spec rule 2: the send step needs a fresh token, so one mutation does both.
-    sendTransaction: idempotent((_, { id, mode, phoneNumber: phone }, { api, loaders, entityCache }, call) => {
+    // Spec rule 2: the send step needs the transaction's token. Without the caller's,
+    // one mutation gets it and sends; with it, the token call is skipped.
+    sendTransaction: idempotent((_, { id, mode, phoneNumber: phone, token: given }, { api, loaders, entityCache }, call) => {
       const transactionId = toUpstreamId(id);
+      const callerToken = given ?? undefined;
       return withUserErrors(
-        null,
+        // A refused token is the caller's field only when the caller gave it.
+        { root: null, mapField: (parts) => (parts[0] === 'token' && callerToken === undefined ? null : parts) },
         async () => {
-          checkInput([[InputRule.mode.test(mode), ['mode'], InputRule.mode.message]]);
-          // Two upstream writes: each gets its own key derived from the caller's.
-          const { token } = await api.transactions.createToken(transactionId, await call.options('token'));
+          checkInput([
+            [InputRule.mode.test(mode), ['mode'], InputRule.mode.message],
+            [callerToken === undefined || InputRule.token.test(callerToken), ['token'], InputRule.token.message],
+            ...phoneChecks(phone, ['phoneNumber']),
+          ]);
+          // Two upstream writes when the gateway gets the token: each gets its own key derived from the caller's.
+          const token = callerToken ?? (await api.transactions.createToken(transactionId, await call.options('token'))).token;
           const paymentIntents = await api.transactions.send(mode, { token, phoneNumber: phoneNumber(phone) }, await call.options('send'));
           loaders.transaction.clear(transactionId);
           await entityCache.evict('transaction', [transactionId]);

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import {
+  customerRefProblem,
   InputRule,
   isFinalPayout,
   isFinalTransaction,
@@ -120,4 +121,53 @@ describe('input rules', () => {
     ['mtn/../x', false],
     ['', false],
   ])('mode %s valid: %s', (mode, ok) => expect(InputRule.mode.test(mode)).toBe(ok));
+
+  // The weakly typed string inputs (EmailAddress, URL, CountryCode) are judged here, not by the scalar.
+  it.each([
+    ['ama@example.com', true],
+    ['a@b', true],
+    ['ama-at-example', false],
+    ['ama@', false],
+    ['', false],
+  ])('e-mail %j valid: %s', (email, ok) => expect(InputRule.email.test(email)).toBe(ok));
+
+  it.each([
+    ['https://shop.example.com/cb', true],
+    ['http://127.0.0.1:3000/done?x=1', true],
+    ['/checkout/done', false],
+    ['shop.example.com/cb', false],
+    ['', false],
+  ])('URL %j valid: %s', (url, ok) => expect(InputRule.url.test(url)).toBe(ok));
+
+  it.each([
+    ['BJ', true],
+    ['CI', true],
+    ['bj', true],
+    ['ZZ', false],
+    ['BEN', false],
+    ['', false],
+  ])('country %j valid: %s', (code, ok) => expect(InputRule.country.test(code)).toBe(ok));
+
+  it.each([
+    ['tok_abc', true],
+    ['x'.repeat(200), true],
+    ['x'.repeat(201), false],
+    ['   ', false],
+    ['', false],
+  ])('token %j valid: %s', (token, ok) => expect(InputRule.token.test(token)).toBe(ok));
+
+  it.each([
+    [{ id: '7' }, false],
+    [{ firstname: 'A', lastname: 'B', email: 'a@example.com' }, false],
+    [{ id: '7', firstname: null, lastname: undefined }, false],
+    [{}, false],
+    [{ id: '7', firstname: 'A' }, true],
+    [{ id: '7', email: 'a@example.com' }, true],
+    [{ id: '7', phoneNumber: { number: '1', country: 'BJ' } }, true],
+  ])('customer reference %j is ambiguous: %s', (ref, ambiguous) => {
+    const problem = customerRefProblem(ref);
+    expect(problem !== null).toBe(ambiguous);
+    // The message names what clashed, so a developer sees which fields to drop.
+    if (problem) expect(problem).toContain('`id`');
+  });
 });

@@ -41,7 +41,9 @@ export type CurrencyRefInput = {
 /**
  * The customer of a transaction or payout: either `id` of an existing customer, or the
  * details of a customer the upstream creates inline (`firstname`, `lastname`, `email`, `phoneNumber`).
- * Giving `id` together with details is a `userErrors` entry.
+ * It works like a `@oneOf` input with two branches: giving `id` together with any detail is a
+ * `userErrors` entry with code `INVALID` on the path of this input (such as `["input", "customer"]`),
+ * and nothing is sent upstream. (Not the `@oneOf` directive itself: federation does not accept it, and the details branch has several fields.)
  */
 export type CustomerRefInput = {
   /** E-mail address of a customer to create. */
