@@ -1,14 +1,33 @@
 /**
- * Relay cursor connections over the upstream's page/per_page pagination.
+ * Relay cursor connections over the upstream's page/per_page pagination, with
+ * cursors that survive rows being added or removed, and filters the gateway
+ * checks itself (docs/graphql-contract.md, Connections).
  *
- * Cursors are opaque to callers but are, inside, the absolute offset of the
- * item in the upstream's (newest-first) ordering. A window [offset, offset+first)
- * is read with one upstream page whenever a page size p >= first divides the
- * offset (always the case when a client pages forward with a fixed `first`);
- * otherwise with the two pages of size `first` that cover it.
+ * Order. The upstream lists newest first and its ids only grow, so a list is in
+ * descending id order (docs/upstream.md, Operations; the event resume relies on
+ * the same). The order is by id, not by `created_at`: that is what the list
+ * itself follows even for an object stamped with an earlier time, and it
+ * needs no parsing of the several timestamp forms the upstream sends.
+ *
+ * Cursor (keyset). A cursor holds the row's id (the anchor) and its position in
+ * the list when it was read (a hint: where to start reading). The next page is
+ * read from that position; every row whose id is not below the anchor's (the
+ * anchor itself, and rows created since, which push it down the list) is
+ * dropped. When the first row read is already past the anchor (rows above it
+ * were deleted), the reader steps back until it sees a row at or before the
+ * anchor, so nothing is skipped either.
+ *
+ * Filters. `keep` is the caller's filter as the gateway checks it on each row.
+ * A row the upstream should have filtered out is dropped, and then the reader
+ * reads on, in pages of the upstream's largest size, until it has `first` rows.
+ * It always looks for one row more than `first`: finding it is what
+ * `hasNextPage` says, so that does not rest on the upstream's `meta` either.
+ * The reads of one connection are bounded (MAX_READS_PER_CONNECTION), besides
+ * the operation's upstream-call budget.
  */
-import type { Page, PageMeta } from './upstream/api.js';
-import { badUserInput } from './errors.js';
+import { GraphQLError } from 'graphql';
+import type { Id, Page, PageMeta } from './upstream/api.js';
+import { badUserInput, ErrorCode } from './errors.js';
 
 export interface ConnectionArgs {
   first?: number | null;
@@ -20,9 +39,16 @@ export interface PaginationLimits {
   maxFirst: number;
 }
 
+/** Where a page starts: after the row `id`, last seen at `position` (0-based) of the list. */
+export interface Anchor {
+  /** `null` for an offset cursor of the gateway's earlier releases: read from `position + 1`, no keyset check. */
+  id: Id | null;
+  position: number;
+}
+
 export interface Window {
-  offset: number;
   first: number;
+  after: Anchor | null;
 }
 
 export interface Connection<T> {
@@ -37,29 +63,43 @@ export interface Connection<T> {
   totalCount: number | null;
 }
 
-const CURSOR_PREFIX = 'offset:';
+/** Upstream page reads one connection may make; past it the field fails (UPSTREAM_BUDGET_EXCEEDED, reason `filter_scan`). */
+export const MAX_READS_PER_CONNECTION = 10;
 
-export function encodeCursor(offset: number): string {
-  return Buffer.from(`${CURSOR_PREFIX}${offset}`).toString('base64url');
+const KEYSET_PREFIX = 'key:';
+const OFFSET_PREFIX = 'offset:';
+
+export function encodeCursor(anchor: { id: Id; position: number }): string {
+  return Buffer.from(`${KEYSET_PREFIX}${anchor.id}:${anchor.position}`).toString('base64url');
 }
 
-export function decodeCursor(cursor: string): number {
+const wholeNumber = (text: string | undefined): number | null => {
+  if (text === undefined || !/^\d{1,15}$/.test(text)) return null;
+  return Number(text);
+};
+
+/** A cursor of this API, or BAD_USER_INPUT. Offset cursors of earlier releases are still read. */
+export function decodeCursor(cursor: string): Anchor {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const offset = Number(text.slice(CURSOR_PREFIX.length));
-  if (!text.startsWith(CURSOR_PREFIX) || !Number.isSafeInteger(offset) || offset < 0) {
-    throw badUserInput('`after` is not a cursor returned by this API.', 'after');
+  if (text.startsWith(KEYSET_PREFIX)) {
+    const [id, position] = text.slice(KEYSET_PREFIX.length).split(':');
+    const anchorId = wholeNumber(id);
+    const at = wholeNumber(position);
+    if (anchorId !== null && anchorId > 0 && at !== null) return { id: anchorId, position: at };
+  } else if (text.startsWith(OFFSET_PREFIX)) {
+    const offset = wholeNumber(text.slice(OFFSET_PREFIX.length));
+    if (offset !== null) return { id: null, position: offset };
   }
-  return offset;
+  throw badUserInput('`after` is not a cursor returned by this API.', 'after');
 }
 
-/** Validates `first`/`after` and turns them into an absolute window. */
+/** Validates `first`/`after`. */
 export function toWindow(args: ConnectionArgs, limits: PaginationLimits): Window {
   const first = args.first ?? limits.defaultFirst;
   if (!Number.isInteger(first) || first < 1 || first > limits.maxFirst) {
     throw badUserInput(`\`first\` must be between 1 and ${limits.maxFirst}.`, 'first');
   }
-  const offset = args.after ? decodeCursor(args.after) + 1 : 0;
-  return { offset, first };
+  return { first, after: args.after ? decodeCursor(args.after) : null };
 }
 
 export interface PageRequest {
@@ -68,62 +108,155 @@ export interface PageRequest {
 }
 
 /**
- * The upstream pages that cover a window: one when a page size between
- * `first` and the upstream maximum divides the offset, two otherwise.
+ * The one upstream page to read `count` rows from `position` on: the smallest
+ * page size between `count` and the maximum whose page holds them all (for a
+ * client paging forward with a fixed `first` there always is one), else the
+ * page of the largest size that holds `position`, and the reader reads on.
  */
-export function pagesFor({ offset, first }: Window, upstreamMaxPerPage: number): PageRequest[] {
-  for (let perPage = first; perPage <= upstreamMaxPerPage; perPage++) {
-    if (offset % perPage === 0) return [{ page: offset / perPage + 1, perPage }];
+export function pageFor(position: number, count: number, upstreamMaxPerPage: number): PageRequest {
+  const n = Math.min(count, upstreamMaxPerPage);
+  for (let perPage = n; perPage <= upstreamMaxPerPage; perPage++) {
+    if ((position % perPage) + n <= perPage) return { page: Math.floor(position / perPage) + 1, perPage };
   }
-  const page = Math.floor(offset / first) + 1;
-  return [
-    { page, perPage: first },
-    { page: page + 1, perPage: first },
-  ];
+  return { page: Math.floor(position / upstreamMaxPerPage) + 1, perPage: upstreamMaxPerPage };
+}
+
+export type FetchPage<T> = (request: PageRequest) => Promise<Page<T>>;
+
+export interface ReadOptions<T> {
+  upstreamMaxPerPage: number;
+  /** The caller's filter, checked on every row; absent when the caller gave none. */
+  keep?: ((item: T) => boolean) | undefined;
+  /** Defaults to MAX_READS_PER_CONNECTION. */
+  maxReads?: number;
+}
+
+interface Row<T> {
+  item: T;
+  position: number;
+}
+
+/** Upstream reads of one connection: counted, and aware of where the list ends. */
+class Reader<T extends { id: Id }> {
+  private reads = 0;
+  /** Position of the first row after the last forward read. */
+  next = 0;
+  exhausted = false;
+  totalCount: number | null | undefined = undefined;
+
+  constructor(
+    private readonly fetchPage: FetchPage<T>,
+    private readonly spec: ReadOptions<T>,
+  ) {}
+
+  /** Rows from `position` on, at least one page's worth when the list has them. */
+  async forward(position: number, count: number): Promise<Row<T>[]> {
+    const request = pageFor(position, count, this.spec.upstreamMaxPerPage);
+    const { rows, page } = await this.read(request);
+    const end = request.page * request.perPage;
+    this.next = end;
+    this.exhausted = !moreAfter(page, request, end);
+    return rows.filter((r) => r.position >= position);
+  }
+
+  /**
+   * The rows just above `start` that may lie past the anchor: read back a page
+   * at a time until a row at or before the anchor (or the top of the list).
+   */
+  async backTo(anchorId: Id, start: number): Promise<Row<T>[]> {
+    const max = this.spec.upstreamMaxPerPage;
+    const before: Row<T>[] = [];
+    let low = start;
+    while (low > 0) {
+      const request = { page: Math.floor((low - 1) / max) + 1, perPage: max };
+      const { rows } = await this.read(request);
+      const above = rows.filter((r) => r.position < low);
+      before.unshift(...above);
+      low = (request.page - 1) * max;
+      if (above.some((r) => r.item.id >= anchorId)) break;
+    }
+    return before;
+  }
+
+  private async read(request: PageRequest): Promise<{ rows: Row<T>[]; page: Page<T> }> {
+    const limit = this.spec.maxReads ?? MAX_READS_PER_CONNECTION;
+    if (this.reads >= limit) throw scanTooLong(limit);
+    this.reads += 1;
+    const page = await this.fetchPage(request);
+    if (this.totalCount === undefined) this.totalCount = page.meta?.totalCount ?? null;
+    const base = (request.page - 1) * request.perPage;
+    return { rows: page.items.map((item, i) => ({ item, position: base + i })), page };
+  }
+}
+
+function scanTooLong(limit: number): GraphQLError {
+  return new GraphQLError(
+    `This list read ${limit} upstream pages without finding enough items that match the filter (the upstream did not filter on it); ask for fewer items or narrow the filter.`,
+    { extensions: { code: ErrorCode.UPSTREAM_BUDGET_EXCEEDED, limit, reason: 'filter_scan' } },
+  );
 }
 
 /** Reads a window through `fetchPage` and shapes the Relay connection. */
-export async function paginate<T>(
+export async function paginate<T extends { id: Id }>(
   window: Window,
-  upstreamMaxPerPage: number,
-  fetchPage: (request: PageRequest) => Promise<Page<T>>,
+  fetchPage: FetchPage<T>,
+  spec: ReadOptions<NoInfer<T>>,
 ): Promise<Connection<T>> {
-  const requests = pagesFor(window, upstreamMaxPerPage);
-  const pages = await Promise.all(requests.map(fetchPage));
-  const first = requests[0]!;
-  const skip = window.offset - (first.page - 1) * first.perPage;
-  const all = pages.flatMap((p) => p.items);
-  const nodes = all.slice(skip, skip + window.first);
-  const last = pages[pages.length - 1]!;
-  const lastRequest = requests[requests.length - 1]!;
-  const totalCount = pages[0]!.meta?.totalCount ?? null;
-  const hasNextPage = hasMore(window.offset + nodes.length, all.length > skip + window.first, last, lastRequest, totalCount);
-  const edges = nodes.map((node, i) => ({ cursor: encodeCursor(window.offset + i), node }));
+  const { first, after } = window;
+  const anchorId = after?.id ?? null;
+  // A keyset read starts at the anchor's own old place: seeing it again proves nothing above it was skipped.
+  const start = after === null ? 0 : anchorId === null ? after.position + 1 : after.position;
+  const reader = new Reader(fetchPage, spec);
+  const kept: Row<T>[] = [];
+  const seen = new Set<Id>();
+  let filteredOut = false;
+  const take = (rows: Row<T>[]) => {
+    for (const row of rows) {
+      if (kept.length > first) return;
+      if (seen.has(row.item.id)) continue;
+      seen.add(row.item.id);
+      if (anchorId !== null && row.item.id >= anchorId) continue;
+      if (spec.keep && !spec.keep(row.item)) {
+        filteredOut = true;
+        continue;
+      }
+      kept.push(row);
+    }
+  };
+
+  const rows = await reader.forward(start, first + 1 + (anchorId === null ? 0 : 1));
+  if (anchorId !== null && start > 0 && !(rows[0]?.position === start && rows[0].item.id >= anchorId)) {
+    take(await reader.backTo(anchorId, start));
+  }
+  take(rows);
+  while (kept.length <= first && !reader.exhausted) {
+    take(await reader.forward(reader.next, spec.upstreamMaxPerPage));
+  }
+
+  const nodes = kept.slice(0, first);
+  const edges = nodes.map((row) => ({ cursor: encodeCursor({ id: row.item.id, position: row.position }), node: row.item }));
   return {
     edges,
-    nodes,
+    nodes: nodes.map((row) => row.item),
     pageInfo: {
-      hasNextPage,
-      hasPreviousPage: window.offset > 0,
+      hasNextPage: kept.length > first,
+      hasPreviousPage: after !== null,
       startCursor: edges[0]?.cursor ?? null,
       endCursor: edges[edges.length - 1]?.cursor ?? null,
     },
-    totalCount,
+    // The upstream's count is of what it returned: when it ignored a filter, that is not the answer's count.
+    totalCount: filteredOut ? null : (reader.totalCount ?? null),
   };
 }
 
-function hasMore(
-  end: number,
-  itemsLeftInFetched: boolean,
-  last: Page<unknown>,
-  lastRequest: PageRequest,
-  totalCount: number | null,
-): boolean {
-  if (itemsLeftInFetched) return true;
-  if (totalCount !== null) return end < totalCount;
-  if (last.meta) return hasNextFromMeta(last.meta);
+/** Whether the list may go on after the rows `request` covered (up to `end`). */
+function moreAfter(page: Page<unknown>, request: PageRequest, end: number): boolean {
+  if (page.items.length < request.perPage) return false;
+  const meta = page.meta;
+  if (meta?.totalCount !== null && meta?.totalCount !== undefined) return end < meta.totalCount;
+  if (meta) return hasNextFromMeta(meta);
   // No meta (a plain upstream): a full page is the only hint that more may follow.
-  return last.items.length === lastRequest.perPage;
+  return true;
 }
 
 function hasNextFromMeta(meta: PageMeta): boolean {

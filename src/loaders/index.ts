@@ -88,7 +88,8 @@ function eventsOf(api: PaymentsApi, kind: 'transaction' | 'payout', stats: Loade
     Promise.all(
       ids.map((id) =>
         api.events.list({ objectId: id, perPage: OBJECT_EVENTS_PAGE }).then(
-          (page) => page.items.filter((e) => e.type.startsWith(`${kind}.`)),
+          // The object id is checked here too: an upstream that ignores the filter answers every event of the account.
+          (page) => page.items.filter((e) => e.type.startsWith(`${kind}.`) && (e.object_id ?? e.entity?.id) === id),
           (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
         ),
       ),

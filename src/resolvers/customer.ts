@@ -1,8 +1,9 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
-import { paginate, toWindow } from '../pagination.js';
+import { paginate, toWindow, type PageRequest } from '../pagination.js';
 import type { CustomerModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
+import { customerCheck } from '../payments/filters.js';
 import { createdRange, phoneNumber } from './inputs.js';
 import { payload, renamed, toUpstreamId } from './support.js';
 
@@ -17,11 +18,15 @@ export const customerResolvers = {
         query: filter?.query ?? undefined,
         ...createdRange(filter?.createdAt),
       };
-      return paginate(window, UPSTREAM_MAX_PER_PAGE, async (page) => {
-        const result = await api.customers.search({ ...page, ...filters });
-        for (const c of result.items) loaders.customer.prime(c.id, c);
-        return result;
-      });
+      return paginate(
+        window,
+        async (page: PageRequest) => {
+          const result = await api.customers.search({ ...page, ...filters });
+          for (const c of result.items) loaders.customer.prime(c.id, c);
+          return result;
+        },
+        { upstreamMaxPerPage: UPSTREAM_MAX_PER_PAGE, keep: customerCheck(filters) },
+      );
     },
   },
 

@@ -1,12 +1,13 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
-import { paginate, toWindow } from '../pagination.js';
+import { paginate, toWindow, type PageRequest } from '../pagination.js';
 import type { TransactionSearchFilter } from './inputs.js';
 import { customerRef, phoneNumber, searchFilter } from './inputs.js';
 import type { PaymentIntentModel, TransactionModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
 import { cancelTransition, InputRule, isPaid, statusFromUpstream } from '../payments/rules.js';
 import { buildTimeline } from '../payments/timeline.js';
+import { paymentCheck } from '../payments/filters.js';
 import type { Context } from '../context.js';
 import type { Id } from '../upstream/api.js';
 import type { Decimal } from '../upstream/decimal.js';
@@ -63,13 +64,17 @@ export const transactionResolvers = {
       const window = toWindow({ first, after }, pagination);
       const filters: TransactionSearchFilter = searchFilter(filter);
       const hasFilter = Object.values(filters).some((v) => v !== undefined);
-      return paginate(window, UPSTREAM_MAX_PER_PAGE, async (page) => {
-        const result = hasFilter
-          ? await api.transactions.search({ ...page, ...filters })
-          : await api.transactions.list(page);
-        for (const t of result.items) loaders.transaction.prime(t.id, t);
-        return result;
-      });
+      return paginate(
+        window,
+        async (page: PageRequest) => {
+          const result = hasFilter
+            ? await api.transactions.search({ ...page, ...filters })
+            : await api.transactions.list(page);
+          for (const t of result.items) loaders.transaction.prime(t.id, t);
+          return result;
+        },
+        { upstreamMaxPerPage: UPSTREAM_MAX_PER_PAGE, keep: paymentCheck(filters) },
+      );
     },
   },
 
