@@ -209,17 +209,13 @@ export async function paginate<T extends { id: Id }>(
   const reader = new Reader(fetchPage, spec);
   const kept: Row<T>[] = [];
   const seen = new Set<Id>();
-  let filteredOut = false;
   const take = (rows: Row<T>[]) => {
     for (const row of rows) {
       if (kept.length > first) return;
       if (seen.has(row.item.id)) continue;
       seen.add(row.item.id);
       if (anchorId !== null && row.item.id >= anchorId) continue;
-      if (spec.keep && !spec.keep(row.item)) {
-        filteredOut = true;
-        continue;
-      }
+      if (spec.keep && !spec.keep(row.item)) continue;
       kept.push(row);
     }
   };
@@ -239,14 +235,26 @@ export async function paginate<T extends { id: Id }>(
     edges,
     nodes: nodes.map((row) => row.item),
     pageInfo: {
-      hasNextPage: kept.length > first,
+      hasNextPage: hasNextPage(kept, first),
       hasPreviousPage: after !== null,
       startCursor: edges[0]?.cursor ?? null,
       endCursor: edges[edges.length - 1]?.cursor ?? null,
     },
-    // The upstream's count is of what it returned: when it ignored a filter, that is not the answer's count.
-    totalCount: filteredOut ? null : (reader.totalCount ?? null),
+    totalCount: countOf(spec.keep !== undefined, after === null && reader.exhausted && !hasNextPage(kept, first), kept.length, reader.totalCount),
   };
+}
+
+const hasNextPage = (kept: unknown[], first: number) => kept.length > first;
+
+/**
+ * The upstream's count, when the caller gave no filter. With a filter it may
+ * be the count of rows the upstream did not filter (a page whose rows all
+ * happen to match does not show it), so the answer has a count only when the
+ * gateway saw the whole filtered list itself: the first page, and the list ended.
+ */
+function countOf(filtered: boolean, sawAll: boolean, kept: number, upstreamCount: number | null | undefined): number | null {
+  if (!filtered) return upstreamCount ?? null;
+  return sawAll ? kept : null;
 }
 
 /** Whether the list may go on after the rows `request` covered (up to `end`). */

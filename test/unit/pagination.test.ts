@@ -222,12 +222,28 @@ describe('filters the upstream may ignore', () => {
     expect(seen).toEqual(upstream.ids.filter((id) => id % 2 === 0));
   });
 
-  it('keeps the upstream total and reads as little when the upstream filters', async () => {
+  it('reads as little when the upstream filters, but does not pass on a total it cannot check', async () => {
     const upstream = upstreamOf(23, { filter: true, honours: true });
     const conn = await paginate({ first: 5, after: null }, upstream.fetchPage, options({ keep: keepEven }));
     expect(conn.nodes.map((n) => n.id)).toEqual([22, 20, 18, 16, 14]);
-    expect(conn.totalCount).toBe(11);
+    expect(conn.totalCount).toBeNull();
     expect(upstream.calls).toHaveLength(1);
+  });
+
+  it('gives no total when every row read matches but the upstream ignored the filter', async () => {
+    // The newest 6 rows all match: nothing on the page shows that the upstream's count (23) is unfiltered.
+    const upstream = upstreamOf(23, { filter: true, honours: false });
+    const conn = await paginate({ first: 5, after: null }, upstream.fetchPage, options({ keep: (item) => item.id > 12 }));
+    expect(conn.nodes.map((n) => n.id)).toEqual([23, 22, 21, 20, 19]);
+    expect(conn.totalCount).toBeNull();
+  });
+
+  it('counts the answer itself when it saw the whole filtered list', async () => {
+    const upstream = upstreamOf(23, { filter: true, honours: false });
+    const conn = await paginate({ first: 20, after: null }, upstream.fetchPage, options({ keep: keepEven }));
+    expect(conn.nodes).toHaveLength(11);
+    expect(conn.totalCount).toBe(11);
+    expect(conn.pageInfo.hasNextPage).toBe(false);
   });
 
   it('gives up with UPSTREAM_BUDGET_EXCEEDED (reason filter_scan) past its reads', async () => {
