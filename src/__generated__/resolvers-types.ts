@@ -165,7 +165,7 @@ export type CustomerConnection = {
   nodes: Array<Customer>;
   /** Pagination state. */
   pageInfo: PageInfo;
-  /** Total number of matching customers across all pages; `null` when the upstream does not say. */
+  /** Total number of matching customers across all pages; `null` when the upstream does not say, and with a filter unless this page holds every match (the gateway cannot check the upstream's count of a filter it may ignore). */
   totalCount?: Maybe<Scalars['Int']['output']>;
 };
 
@@ -255,7 +255,7 @@ export type EventConnection = {
   nodes: Array<Event>;
   /** Pagination state. */
   pageInfo: PageInfo;
-  /** Total number of matching events across all pages; `null` when the upstream does not say. */
+  /** Total number of matching events across all pages; `null` when the upstream does not say, and with a filter unless this page holds every match (the gateway cannot check the upstream's count of a filter it may ignore). */
   totalCount?: Maybe<Scalars['Int']['output']>;
 };
 
@@ -667,7 +667,7 @@ export type PayoutConnection = {
   nodes: Array<Payout>;
   /** Pagination state. */
   pageInfo: PageInfo;
-  /** Total number of matching payouts across all pages; `null` when the upstream does not say. */
+  /** Total number of matching payouts across all pages; `null` when the upstream does not say, and with a filter unless this page holds every match (the gateway cannot check the upstream's count of a filter it may ignore). */
   totalCount?: Maybe<Scalars['Int']['output']>;
 };
 
@@ -777,7 +777,7 @@ export type PhoneNumberInput = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -791,7 +791,7 @@ export type PhoneNumberInput = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -835,7 +835,7 @@ export type Query = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -849,7 +849,7 @@ export type Query = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -865,7 +865,7 @@ export type QueryCurrencyArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -879,7 +879,7 @@ export type QueryCurrencyArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -895,7 +895,7 @@ export type QueryCustomerArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -909,7 +909,7 @@ export type QueryCustomerArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -927,7 +927,7 @@ export type QueryCustomersArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -941,7 +941,7 @@ export type QueryCustomersArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -957,7 +957,7 @@ export type QueryEventArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -971,7 +971,7 @@ export type QueryEventArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -989,7 +989,7 @@ export type QueryEventsArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -1003,7 +1003,7 @@ export type QueryEventsArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1019,7 +1019,7 @@ export type QueryLogArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -1033,7 +1033,7 @@ export type QueryLogArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1050,7 +1050,7 @@ export type QueryLogsArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -1064,7 +1064,7 @@ export type QueryLogsArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1080,7 +1080,7 @@ export type QueryPayoutArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -1094,7 +1094,7 @@ export type QueryPayoutArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1112,7 +1112,7 @@ export type QueryPayoutsArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -1126,7 +1126,7 @@ export type QueryPayoutsArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1142,7 +1142,7 @@ export type QueryTransactionArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -1156,7 +1156,7 @@ export type QueryTransactionArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1174,7 +1174,7 @@ export type QueryTransactionsArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `Money` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
  * - `UNAUTHENTICATED`: no API key, or the upstream rejected it (401).
@@ -1188,7 +1188,7 @@ export type QueryTransactionsArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1399,7 +1399,7 @@ export type TransactionConnection = {
   nodes: Array<Transaction>;
   /** Pagination state. */
   pageInfo: PageInfo;
-  /** Total number of matching transactions across all pages; `null` when the upstream does not say. */
+  /** Total number of matching transactions across all pages; `null` when the upstream does not say, and with a filter unless this page holds every match (the gateway cannot check the upstream's count of a filter it may ignore). */
   totalCount?: Maybe<Scalars['Int']['output']>;
 };
 
