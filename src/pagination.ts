@@ -20,8 +20,9 @@
  * Filters. `keep` is the caller's filter as the gateway checks it on each row.
  * A row the upstream should have filtered out is dropped, and then the reader
  * reads on, in pages of the upstream's largest size, until it has `first` rows.
- * It always looks for one row more than `first`: finding it is what
- * `hasNextPage` says, so that does not rest on the upstream's `meta` either.
+ * It looks for one row more than `first`: finding it is what `hasNextPage`
+ * says, so with a filter that does not rest on the upstream's `meta`. Without
+ * a filter, `meta` saying that rows follow the page stands for that row.
  * The reads of one connection are bounded (MAX_READS_PER_CONNECTION), besides
  * the operation's upstream-call budget.
  */
@@ -142,6 +143,8 @@ class Reader<T extends { id: Id }> {
   /** Position of the first row after the last forward read. */
   next = 0;
   exhausted = false;
+  /** The last forward read's `meta` said that rows follow it (a full page alone does not say so). */
+  metaSaysMore = false;
   totalCount: number | null | undefined = undefined;
 
   constructor(
@@ -156,6 +159,7 @@ class Reader<T extends { id: Id }> {
     const end = request.page * request.perPage;
     this.next = end;
     this.exhausted = !moreAfter(page, request, end);
+    this.metaSaysMore = page.meta !== null && !this.exhausted;
     return rows.filter((r) => r.position >= position);
   }
 
@@ -225,9 +229,12 @@ export async function paginate<T extends { id: Id }>(
     take(await reader.backTo(anchorId, start));
   }
   take(rows);
-  while (kept.length <= first && !reader.exhausted) {
+  // Without a filter every later row would follow the page, so the upstream's meta may stand for the extra row.
+  const nextByMeta = () => spec.keep === undefined && kept.length === first && reader.metaSaysMore;
+  while (kept.length <= first && !reader.exhausted && !nextByMeta()) {
     take(await reader.forward(reader.next, spec.upstreamMaxPerPage));
   }
+  const hasNext = hasNextPage(kept, first) || nextByMeta();
 
   const nodes = kept.slice(0, first);
   const edges = nodes.map((row) => ({ cursor: encodeCursor({ id: row.item.id, position: row.position }), node: row.item }));
@@ -235,12 +242,12 @@ export async function paginate<T extends { id: Id }>(
     edges,
     nodes: nodes.map((row) => row.item),
     pageInfo: {
-      hasNextPage: hasNextPage(kept, first),
+      hasNextPage: hasNext,
       hasPreviousPage: after !== null,
       startCursor: edges[0]?.cursor ?? null,
       endCursor: edges[edges.length - 1]?.cursor ?? null,
     },
-    totalCount: countOf(spec.keep !== undefined, after === null && reader.exhausted && !hasNextPage(kept, first), kept.length, reader.totalCount),
+    totalCount: countOf(spec.keep !== undefined, after === null && reader.exhausted && !hasNext, kept.length, reader.totalCount),
   };
 }
 

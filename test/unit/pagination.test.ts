@@ -137,6 +137,13 @@ describe('paginate', () => {
     expect(upstream.calls).toHaveLength(5);
   });
 
+  it('reads one upstream page per page of 50 when the upstream sends meta', async () => {
+    const upstream = upstreamOf(300);
+    const seen = await walk(upstream, 50);
+    expect(seen).toEqual(upstream.ids);
+    expect(upstream.calls).toHaveLength(6);
+  });
+
   it('reads a window past the largest page across two pages (an offset cursor)', async () => {
     const upstream = upstreamOf(300);
     const conn = await paginate({ first: 100, after: { id: null, position: 100 } }, upstream.fetchPage, options());
@@ -253,6 +260,15 @@ describe('filters the upstream may ignore', () => {
       extensions: { code: 'UPSTREAM_BUDGET_EXCEEDED', limit: MAX_READS_PER_CONNECTION, reason: 'filter_scan' },
     });
     expect(upstream.calls).toHaveLength(MAX_READS_PER_CONNECTION);
+  });
+
+  it('with a filter, does not take the upstream meta for a next matching row', async () => {
+    // The newest five rows match and no other does; the upstream says rows follow, but none matches.
+    const upstream = upstreamOf(23, { filter: true, honours: false });
+    const conn = await paginate({ first: 5, after: null }, upstream.fetchPage, options({ keep: (item) => item.id > 18 }));
+    expect(conn.nodes.map((n) => n.id)).toEqual([23, 22, 21, 20, 19]);
+    expect(conn.pageInfo.hasNextPage).toBe(false);
+    expect(conn.totalCount).toBe(5);
   });
 
   it('finds a match after rows that do not match, and ends when the list ends', async () => {
