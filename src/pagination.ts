@@ -195,7 +195,7 @@ class Reader<T extends { id: Id }> {
 
 function scanTooLong(limit: number): GraphQLError {
   return new GraphQLError(
-    `This list read ${limit} upstream pages without finding enough items that match the filter (the upstream did not filter on it); ask for fewer items or narrow the filter.`,
+    `This list read ${limit} upstream pages without filling the page (the upstream does not apply a filter given, or many objects were created since the cursor); ask for fewer items or narrow the filter.`,
     { extensions: { code: ErrorCode.UPSTREAM_BUDGET_EXCEEDED, limit, reason: 'filter_scan' } },
   );
 }
