@@ -171,7 +171,7 @@ export type CustomerConnection = {
   nodes: Array<Maybe<Customer>>;
   /** Pagination state. */
   pageInfo: PageInfo;
-  /** Total number of matching customers across all pages; `null` when the upstream does not say. */
+  /** Total number of matching customers across all pages; `null` when the upstream does not say, and with a filter unless this page holds every match (the gateway cannot check the upstream's count of a filter it may ignore). */
   totalCount?: Maybe<Scalars['Int']['output']>;
 };
 
@@ -263,7 +263,7 @@ export type EventConnection = {
   nodes: Array<Maybe<Event>>;
   /** Pagination state. */
   pageInfo: PageInfo;
-  /** Total number of matching events across all pages; `null` when the upstream does not say. */
+  /** Total number of matching events across all pages; `null` when the upstream does not say, and with a filter unless this page holds every match (the gateway cannot check the upstream's count of a filter it may ignore). */
   totalCount?: Maybe<Scalars['Int']['output']>;
 };
 
@@ -737,7 +737,7 @@ export type PayoutConnection = {
   nodes: Array<Maybe<Payout>>;
   /** Pagination state. */
   pageInfo: PageInfo;
-  /** Total number of matching payouts across all pages; `null` when the upstream does not say. */
+  /** Total number of matching payouts across all pages; `null` when the upstream does not say, and with a filter unless this page holds every match (the gateway cannot check the upstream's count of a filter it may ignore). */
   totalCount?: Maybe<Scalars['Int']['output']>;
 };
 
@@ -839,7 +839,7 @@ export type PhoneNumberInput = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -849,13 +849,13 @@ export type PhoneNumberInput = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -899,7 +899,7 @@ export type Query = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -909,13 +909,13 @@ export type Query = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -931,7 +931,7 @@ export type QueryCurrencyArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -941,13 +941,13 @@ export type QueryCurrencyArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -963,7 +963,7 @@ export type QueryCustomerArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -973,13 +973,13 @@ export type QueryCustomerArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -997,7 +997,7 @@ export type QueryCustomersArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -1007,13 +1007,13 @@ export type QueryCustomersArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1029,7 +1029,7 @@ export type QueryEventArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -1039,13 +1039,13 @@ export type QueryEventArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1063,7 +1063,7 @@ export type QueryEventsArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -1073,13 +1073,13 @@ export type QueryEventsArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1095,7 +1095,7 @@ export type QueryLogArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -1105,13 +1105,13 @@ export type QueryLogArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1128,7 +1128,7 @@ export type QueryLogsArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -1138,13 +1138,13 @@ export type QueryLogsArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1160,7 +1160,7 @@ export type QueryPayoutArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -1170,13 +1170,13 @@ export type QueryPayoutArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1194,7 +1194,7 @@ export type QueryPayoutsArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -1204,13 +1204,13 @@ export type QueryPayoutsArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1226,7 +1226,7 @@ export type QueryTransactionArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -1236,13 +1236,13 @@ export type QueryTransactionArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1260,7 +1260,7 @@ export type QueryTransactionsArgs = {
  * - An unknown id is not an error: the field resolves to `null`.
  * - A field backed by another upstream call is nullable, so one failed call nulls that one field, not the whole answer.
  * - Amounts are `PaymentsMoney` (`...Money` fields): an exact `Decimal` string in the currency's unit (XOF has no minor unit: 100 FCFA is `"100"`) with the currency's ISO code. The older `Float` amount fields are deprecated: a Float cannot hold every amount exactly.
- * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`.
+ * - Lists are Relay connections: `first` defaults to 20 and may be at most 100 (more is a `BAD_USER_INPUT` error); `after` is an opaque cursor from `pageInfo.endCursor` or `edges.cursor`, which stays true while objects are created or deleted (no item repeated or skipped). Filters hold whether or not the upstream applies them.
  * - A list item the upstream sent malformed is `null`, with an `UPSTREAM_ERROR` at its path; the other items stand.
  *
  * Every other failure is a GraphQL error whose `extensions.code` is one of:
@@ -1270,13 +1270,13 @@ export type QueryTransactionsArgs = {
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
  * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
- * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if a page or filter had not been sent; `extensions.parameter` names it). Retrying will not help.
+ * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may.
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1487,7 +1487,7 @@ export type TransactionConnection = {
   nodes: Array<Maybe<Transaction>>;
   /** Pagination state. */
   pageInfo: PageInfo;
-  /** Total number of matching transactions across all pages; `null` when the upstream does not say. */
+  /** Total number of matching transactions across all pages; `null` when the upstream does not say, and with a filter unless this page holds every match (the gateway cannot check the upstream's count of a filter it may ignore). */
   totalCount?: Maybe<Scalars['Int']['output']>;
 };
 

@@ -62,7 +62,7 @@ export async function startEmulator(partial: Partial<EmulatorOptions> = {}): Pro
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   engine.baseUrl = url;
   if (options.seed) app.seedDemo(DEMO_API_KEY);
-  options.logger?.info({ url, style: options.responseStyle }, 'payments emulator listening');
+  options.logger?.info({ url, style: options.responseStyle, listParams: options.listParams }, 'payments emulator listening');
 
   let stopping: Promise<void> | undefined;
   return {

@@ -16,7 +16,7 @@ const emulator = await startEmulator({ ...parsed.options, logger });
 
 process.stdout.write(
   [
-    `Payments API emulator listening on ${emulator.url}  (style: ${emulator.options.responseStyle}, settle: ${emulator.options.settleMs} ms)`,
+    `Payments API emulator listening on ${emulator.url}  (style: ${emulator.options.responseStyle}, list params: ${emulator.options.listParams}, settle: ${emulator.options.settleMs} ms)`,
     `Sandbox key: ${DEMO_API_KEY}${emulator.options.seed ? ' (seeded with demo data)' : ''}; any sk_sandbox_<anything> key is an account.`,
     `Try: curl -H 'Authorization: Bearer ${DEMO_API_KEY}' ${emulator.url}/v1/transactions`,
     `Admin: ${emulator.url}/_emulator/stats, /_emulator/faults, /_emulator/reset`,

@@ -6,6 +6,13 @@
 import { z } from 'zod';
 
 export type ResponseStyle = 'enveloped' | 'plain';
+/**
+ * Which query parameters lists and searches read. `lenient` reads every filter
+ * the gateway sends (`filters[status]`, ...); `strict` reads only what the API
+ * family documents, `page` and `per_page`, and ignores the rest as a real
+ * server that does not know a filter would (docs/upstream.md, Operations).
+ */
+export type ListParams = 'lenient' | 'strict';
 
 /** Minimal structural logger; a pino logger fits it. */
 export interface EmulatorLogger {
@@ -35,6 +42,7 @@ export interface EmulatorOptions {
   port: number;
   host: string;
   responseStyle: ResponseStyle;
+  listParams: ListParams;
   /** Delay between the send/start step and the sandbox outcome (approved, declined, sent, failed). */
   settleMs: number;
   /** Added to every /v1 request, plus a uniform random 0..latencyJitterMs. */
@@ -73,6 +81,7 @@ export const defaultEmulatorOptions: Readonly<EmulatorOptions> = Object.freeze({
   port: 0,
   host: '127.0.0.1',
   responseStyle: 'enveloped',
+  listParams: 'lenient',
   settleMs: 1500,
   latencyMs: 0,
   latencyJitterMs: 0,
@@ -110,6 +119,9 @@ const envSchema = z
     EMULATOR_RESPONSE_STYLE: z
       .enum(['enveloped', 'plain'], { message: 'EMULATOR_RESPONSE_STYLE must be "enveloped" or "plain"' })
       .default('enveloped'),
+    EMULATOR_LIST_PARAMS: z
+      .enum(['lenient', 'strict'], { message: 'EMULATOR_LIST_PARAMS must be "lenient" or "strict"' })
+      .default('lenient'),
     EMULATOR_LATENCY_MS: intFrom('EMULATOR_LATENCY_MS', 0, 600_000).default(0),
     EMULATOR_LATENCY_JITTER_MS: intFrom('EMULATOR_LATENCY_JITTER_MS', 0, 600_000).default(0),
     EMULATOR_SETTLE_MS: intFrom('EMULATOR_SETTLE_MS', 0, 3_600_000).default(1500),
@@ -164,6 +176,7 @@ export function parseEmulatorEnv(env: Record<string, string | undefined>): EnvRe
       port: e.EMULATOR_PORT,
       host: e.EMULATOR_HOST,
       responseStyle: e.EMULATOR_RESPONSE_STYLE,
+      listParams: e.EMULATOR_LIST_PARAMS,
       latencyMs: e.EMULATOR_LATENCY_MS,
       latencyJitterMs: e.EMULATOR_LATENCY_JITTER_MS,
       settleMs: e.EMULATOR_SETTLE_MS,

@@ -98,8 +98,9 @@ function eventsOf(api: PaymentsApi, kind: 'transaction' | 'payout', stats: Loade
     Promise.all(
       ids.map((id) =>
         api.events.list({ objectId: id, perPage: OBJECT_EVENTS_PAGE }).then(
-          // All or nothing: a history missing a malformed event would be a wrong history.
-          (page) => everyItem(page.items).filter((e) => e.type.startsWith(`${kind}.`)),
+          // All or nothing: a history missing a malformed event would be a wrong history. The object id
+          // is checked here too: an upstream that ignores the filter answers every event of the account.
+          (page) => everyItem(page.items).filter((e) => e.type.startsWith(`${kind}.`) && (e.object_id ?? e.entity?.id) === id),
           (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
         ),
       ),

@@ -1,9 +1,10 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
-import { paginate, toWindow } from '../pagination.js';
+import { paginate, toWindow, type PageRequest } from '../pagination.js';
 import type { CustomerModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
 import { badUserInput } from '../errors.js';
+import { customerCheck } from '../payments/filters.js';
 import { InputRule } from '../payments/rules.js';
 import { createdRange, phoneChecks, phoneNumber } from './inputs.js';
 import { checkInput, payload, primedList, renamed, toUpstreamId } from './support.js';
@@ -21,11 +22,15 @@ export const customerResolvers = {
         query: filter?.query ?? undefined,
         ...createdRange(filter?.createdAt),
       };
-      return paginate(window, UPSTREAM_MAX_PER_PAGE, async (page) => {
-        const result = await api.customers.search({ ...page, ...filters });
-        primedList(result.items, loaders.customer);
-        return result;
-      });
+      return paginate(
+        window,
+        async (page: PageRequest) => {
+          const result = await api.customers.search({ ...page, ...filters });
+          primedList(result.items, loaders.customer);
+          return result;
+        },
+        { upstreamMaxPerPage: UPSTREAM_MAX_PER_PAGE, keep: customerCheck(filters) },
+      );
     },
   },
 

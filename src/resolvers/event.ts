@@ -1,6 +1,7 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
-import { paginate, toWindow } from '../pagination.js';
+import { paginate, toWindow, type PageRequest } from '../pagination.js';
+import { eventCheck } from '../payments/filters.js';
 import {
   currencyModel,
   customerModel,
@@ -43,11 +44,15 @@ export const eventResolvers = {
         type: filter?.type ?? undefined,
         objectId: toOptionalUpstreamId(filter?.objectId, 'filter.objectId'),
       };
-      return paginate(window, UPSTREAM_MAX_PER_PAGE, async (page) => {
-        const result = await api.events.list({ ...page, ...filters });
-        primedList(result.items, loaders.event);
-        return result;
-      });
+      return paginate(
+        window,
+        async (page: PageRequest) => {
+          const result = await api.events.list({ ...page, ...filters });
+          primedList(result.items, loaders.event);
+          return result;
+        },
+        { upstreamMaxPerPage: UPSTREAM_MAX_PER_PAGE, keep: eventCheck(filters) },
+      );
     },
   },
 

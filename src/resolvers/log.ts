@@ -1,6 +1,6 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
-import { paginate, toWindow } from '../pagination.js';
+import { paginate, toWindow, type PageRequest } from '../pagination.js';
 import type { LogModel } from '../upstream/models.js';
 import { renamed, toUpstreamId, primedList } from './support.js';
 
@@ -13,11 +13,15 @@ export const logResolvers = {
   Query: {
     log: (_, { id }, { loaders }) => loaders.log.load(toUpstreamId(id)),
     logs: (_, { first, after }, { api, loaders, pagination }) =>
-      paginate(toWindow({ first, after }, pagination), UPSTREAM_MAX_PER_PAGE, async (page) => {
-        const result = await api.logs.list(page);
-        primedList(result.items, loaders.log);
-        return result;
-      }),
+      paginate(
+        toWindow({ first, after }, pagination),
+        async (page: PageRequest) => {
+          const result = await api.logs.list(page);
+          primedList(result.items, loaders.log);
+          return result;
+        },
+        { upstreamMaxPerPage: UPSTREAM_MAX_PER_PAGE },
+      ),
   },
 
   Log: {

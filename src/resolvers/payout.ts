@@ -2,12 +2,13 @@ import type { PayoutInput, Resolvers, UpdatePayoutInput } from '../__generated__
 import type { Context } from '../context.js';
 import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
 import { UserErrorCode, UserInputError } from '../errors.js';
-import { paginate, toWindow } from '../pagination.js';
+import { paginate, toWindow, type PageRequest } from '../pagination.js';
 import type { Id, PayoutCreateParams, PayoutUpdateParams } from '../upstream/api.js';
 import type { PayoutModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
 import { InputRule, statusFromUpstream } from '../payments/rules.js';
 import { buildTimeline } from '../payments/timeline.js';
+import { paymentCheck } from '../payments/filters.js';
 import type { Decimal } from '../upstream/decimal.js';
 import { amountField, customerRef, customerRefChecks, searchFilter } from './inputs.js';
 import { amountFromInput, moneyFields } from './money.js';
@@ -85,11 +86,15 @@ export const payoutResolvers = {
     payouts: (_, { first, after, filter }, { api, loaders, pagination }) => {
       const window = toWindow({ first, after }, pagination);
       const filters = searchFilter(filter);
-      return paginate(window, UPSTREAM_MAX_PER_PAGE, async (page) => {
-        const result = await api.payouts.search({ ...page, ...filters });
-        primedList(result.items, loaders.payout);
-        return result;
-      });
+      return paginate(
+        window,
+        async (page: PageRequest) => {
+          const result = await api.payouts.search({ ...page, ...filters });
+          primedList(result.items, loaders.payout);
+          return result;
+        },
+        { upstreamMaxPerPage: UPSTREAM_MAX_PER_PAGE, keep: paymentCheck(filters) },
+      );
     },
   },
 

@@ -1,12 +1,13 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
-import { paginate, toWindow } from '../pagination.js';
+import { paginate, toWindow, type PageRequest } from '../pagination.js';
 import type { TransactionSearchFilter } from './inputs.js';
 import { amountField, customerRef, customerRefChecks, phoneChecks, phoneNumber, searchFilter, urlCheck } from './inputs.js';
 import type { PaymentIntentModel, TransactionModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
 import { cancelTransition, InputRule, isPaid, statusFromUpstream } from '../payments/rules.js';
 import { buildTimeline } from '../payments/timeline.js';
+import { paymentCheck } from '../payments/filters.js';
 import type { Context } from '../context.js';
 import type { Id } from '../upstream/api.js';
 import type { Decimal } from '../upstream/decimal.js';
@@ -64,13 +65,17 @@ export const transactionResolvers = {
       const window = toWindow({ first, after }, pagination);
       const filters: TransactionSearchFilter = searchFilter(filter);
       const hasFilter = Object.values(filters).some((v) => v !== undefined);
-      return paginate(window, UPSTREAM_MAX_PER_PAGE, async (page) => {
-        const result = hasFilter
-          ? await api.transactions.search({ ...page, ...filters })
-          : await api.transactions.list(page);
-        primedList(result.items, loaders.transaction);
-        return result;
-      });
+      return paginate(
+        window,
+        async (page: PageRequest) => {
+          const result = hasFilter
+            ? await api.transactions.search({ ...page, ...filters })
+            : await api.transactions.list(page);
+          primedList(result.items, loaders.transaction);
+          return result;
+        },
+        { upstreamMaxPerPage: UPSTREAM_MAX_PER_PAGE, keep: paymentCheck(filters) },
+      );
     },
   },
 

@@ -140,10 +140,11 @@ describe('starting and configuring', () => {
 
   it('reads the environment, with defaults', () => {
     const options = loadEmulatorOptionsFromEnv({});
-    expect(options).toMatchObject({ port: 4010, responseStyle: 'enveloped', settleMs: 1500, latencyMs: 0, seed: false });
+    expect(options).toMatchObject({ port: 4010, responseStyle: 'enveloped', listParams: 'lenient', settleMs: 1500, latencyMs: 0, seed: false });
     const custom = loadEmulatorOptionsFromEnv({
       EMULATOR_PORT: '0',
       EMULATOR_RESPONSE_STYLE: 'plain',
+      EMULATOR_LIST_PARAMS: 'strict',
       EMULATOR_LATENCY_MS: '5',
       EMULATOR_LATENCY_JITTER_MS: '3',
       EMULATOR_SETTLE_MS: '10',
@@ -152,7 +153,7 @@ describe('starting and configuring', () => {
       EMULATOR_SEED: 'true',
       EMULATOR_FAULTS: '[{"route":"GET /v1/customers/:id","status":503,"times":1}]',
     });
-    expect(custom).toMatchObject({ port: 0, responseStyle: 'plain', latencyMs: 5, latencyJitterMs: 3, settleMs: 10, seed: true, forwardSecret: 's' });
+    expect(custom).toMatchObject({ port: 0, responseStyle: 'plain', listParams: 'strict', latencyMs: 5, latencyJitterMs: 3, settleMs: 10, seed: true, forwardSecret: 's' });
     expect(custom.faults).toEqual([{ route: 'GET /v1/customers/:id', status: 503, times: 1 }]);
   });
 
@@ -160,13 +161,14 @@ describe('starting and configuring', () => {
     const result = parseEmulatorEnv({
       EMULATOR_PORT: 'eighty',
       EMULATOR_RESPONSE_STYLE: 'xml',
+      EMULATOR_LIST_PARAMS: 'loose',
       EMULATOR_SETTLE_MS: '-1',
       EMULATOR_FORWARD_TO: 'http://127.0.0.1:1/x',
       EMULATOR_FAULTS: '[{"status": 500}]',
     });
     expect(result.ok).toBe(false);
     const problems = result.ok ? [] : result.problems.join('\n');
-    for (const name of ['EMULATOR_PORT', 'EMULATOR_RESPONSE_STYLE', 'EMULATOR_SETTLE_MS', 'EMULATOR_FORWARD_SECRET', 'EMULATOR_FAULTS']) {
+    for (const name of ['EMULATOR_PORT', 'EMULATOR_RESPONSE_STYLE', 'EMULATOR_LIST_PARAMS', 'EMULATOR_SETTLE_MS', 'EMULATOR_FORWARD_SECRET', 'EMULATOR_FAULTS']) {
       expect(problems).toContain(name);
     }
     expect(() => loadEmulatorOptionsFromEnv({ EMULATOR_PORT: 'x' })).toThrow(/EMULATOR_PORT/);

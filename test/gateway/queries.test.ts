@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { factories, type RestObject } from '../support/factories.js';
 import { newKey, startStack, type GqlResult, type Stack } from '../support/harness.js';
 
-describe.each(['enveloped', 'plain'] as const)('queries against an emulator answering %s', (responseStyle) => {
+// Every response style, with list filters applied by the emulator (lenient) or ignored as by a server that does not know them (strict).
+const modes = (['enveloped', 'plain'] as const).flatMap((style) => (['lenient', 'strict'] as const).map((list) => [style, list] as const));
+
+describe.each(modes)('queries against an emulator answering %s, with %s list parameters', (responseStyle, listParams) => {
   let stack: Stack;
   const key = newKey('queries');
   let customer: RestObject;
@@ -10,7 +13,7 @@ describe.each(['enveloped', 'plain'] as const)('queries against an emulator answ
   let payout: RestObject;
 
   beforeAll(async () => {
-    stack = await startStack({ emulator: { responseStyle } });
+    stack = await startStack({ emulator: { responseStyle, listParams } });
     const make = factories(stack.emulator, key);
     customer = await make.customer({ firstname: 'Kofi', lastname: 'Annan' });
     transaction = await make.transaction({ amount: 2500, customer: { id: customer.id } });

@@ -33,7 +33,9 @@ export type ListQuery = ReturnType<typeof readListQuery>;
 /**
  * A list or search route: reads paging and common filters, lets `keep` read
  * its own filters (adding to `q.errs`) and return the row predicate, refuses
- * bad parameters together, then renders one page of the account's rows.
+ * bad parameters together, then renders one page of the account's rows. With
+ * `listParams: 'strict'` only `page` and `per_page` are read: filters are
+ * ignored, not refused, so the caller gets every row (options.ts).
  */
 export function listRoute<K extends keyof Tables>(
   kind: Kind,
@@ -41,7 +43,8 @@ export function listRoute<K extends keyof Tables>(
   keep: (q: ListQuery, ctx: RequestContext) => (row: RowOf<K>) => boolean = () => () => true,
   refusal = 'Invalid list parameters',
 ): Handler {
-  return (ctx) => {
+  return (full) => {
+    const ctx = full.engine.options.listParams === 'strict' ? { ...full, query: documentedOnly(full.query) } : full;
     const q = readListQuery(ctx.query);
     const predicate = keep(q, ctx);
     q.errs.throwIfAny(refusal);
@@ -49,6 +52,13 @@ export function listRoute<K extends keyof Tables>(
     const { items, meta } = paginate(rows, predicate, q);
     return ok(ctx.engine.render.many(kind, items, meta));
   };
+}
+
+/** The list parameters the API family documents; a strict server ignores every other one. */
+function documentedOnly(query: Record<string, unknown>): Record<string, unknown> {
+  const kept: Record<string, unknown> = {};
+  for (const name of ['page', 'per_page']) if (query[name] !== undefined) kept[name] = query[name];
+  return kept;
 }
 
 /** A read of one row by the path's id; `arrayOfOne` where the spec's table says the read returns an array. */

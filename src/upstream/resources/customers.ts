@@ -2,8 +2,7 @@
 import type { CustomerCreateParams, CustomerSearchParams, PaymentsApi } from '../api.js';
 import { resourceShape } from '../decode.js';
 import type { QueryValue } from '../http.js';
-import { customerModel, type CustomerModel } from '../models.js';
-import { createdWithin, type FilterCheck } from './applied.js';
+import { customerModel } from '../models.js';
 import { phoneNumberBody, searchQuery, type Fetch } from './fetch.js';
 
 const customer = resourceShape('customer', 'customers', customerModel);
@@ -12,26 +11,13 @@ export function customers({ one, page }: Fetch): PaymentsApi['customers'] {
   return {
     retrieve: (id, opts) => one(customer, { method: 'GET', pattern: '/v1/customers/:id', path: { id } }, opts),
     search: (params, opts) =>
-      page(customer, { method: 'GET', pattern: '/v1/customers/search', query: customerSearch(params) }, params, opts, customerFilters(params)),
+      page(customer, { method: 'GET', pattern: '/v1/customers/search', query: customerSearch(params) }, params, opts),
     create: (params, opts) => one(customer, { method: 'POST', pattern: '/v1/customers', body: customerBody(params) }, opts),
   };
 }
 
 function customerSearch(params: CustomerSearchParams = {}): Record<string, QueryValue> {
   return searchQuery(params, { email: params.email, q: params.query });
-}
-
-/**
- * What contradicts the customer filters (applied.ts). The e-mail is checked
- * as contained, not equal, as the upstream's matching is not documented;
- * free text (`q`) cannot be checked.
- */
-function customerFilters(params: CustomerSearchParams = {}): FilterCheck<CustomerModel>[] {
-  const email = params.email?.toLowerCase();
-  return [
-    ...(email === undefined ? [] : [{ parameter: 'filters[email]', contradicts: (c: CustomerModel) => typeof c.email === 'string' && !c.email.toLowerCase().includes(email) }]),
-    ...createdWithin<CustomerModel>(params.createdAfter, params.createdBefore),
-  ];
 }
 
 function customerBody(params: Partial<CustomerCreateParams>) {

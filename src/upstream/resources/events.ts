@@ -1,8 +1,7 @@
 /** Events: what happened to the account's objects, newest first, filterable by type and object. */
 import type { PaymentsApi } from '../api.js';
 import { resourceShape } from '../decode.js';
-import { eventModel, type EventModel } from '../models.js';
-import { exact } from './applied.js';
+import { eventModel } from '../models.js';
 import { pageQuery, type Fetch } from './fetch.js';
 
 const event = resourceShape('event', 'events', eventModel);
@@ -11,12 +10,6 @@ export function events({ one, page }: Fetch): PaymentsApi['events'] {
   return {
     retrieve: (id, opts) => one(event, { method: 'GET', pattern: '/v1/events/:id', path: { id } }, opts),
     list: (params, opts) =>
-      page(
-        event,
-        { method: 'GET', pattern: '/v1/events', query: { ...pageQuery(params), 'filters[type]': params?.type, 'filters[object_id]': params?.objectId } },
-        params,
-        opts,
-        [...exact<EventModel>('filters[type]', params?.type, (e) => e.type), ...exact<EventModel>('filters[object_id]', params?.objectId, (e) => e.object_id)],
-      ),
+      page(event, { method: 'GET', pattern: '/v1/events', query: { ...pageQuery(params), 'filters[type]': params?.type, 'filters[object_id]': params?.objectId } }, params, opts),
   };
 }

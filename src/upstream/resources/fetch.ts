@@ -6,7 +6,7 @@
 import type { CallOptions, CustomerRefParams, ListItem, ListParams, Page, PhoneNumberParams } from '../api.js';
 import { decodeList, decodeMany, decodeOne, decodePage, parseJsonBody, type ResourceShape } from '../decode.js';
 import { UpstreamParameterIgnoredError } from '../errors.js';
-import { ignoredParameter, type FilterCheck } from './applied.js';
+import { ignoredParameter } from './applied.js';
 import type { Call, QueryValue, Send } from '../http.js';
 
 export interface Fetch {
@@ -16,7 +16,7 @@ export interface Fetch {
   /** A list read: a bad item is an error in its place, the others stand. */
   list<T>(shape: ResourceShape<T>, call: Call, opts?: CallOptions): Promise<ListItem<T>[]>;
   /** A page; `filters` say which answers contradict the filters sent (applied.ts). */
-  page<T>(shape: ResourceShape<T>, call: Call, params?: ListParams, opts?: CallOptions, filters?: readonly FilterCheck<T>[]): Promise<Page<T>>;
+  page<T>(shape: ResourceShape<T>, call: Call, params?: ListParams, opts?: CallOptions): Promise<Page<T>>;
 }
 
 export function createFetch(send: Send): Fetch {
@@ -35,10 +35,10 @@ export function createFetch(send: Send): Fetch {
       const { text, ctx } = await send(call, opts);
       return decodeList(parseJsonBody(text, shape.plural, ctx), shape, ctx);
     },
-    async page(shape, call, params = {}, opts, filters = []) {
+    async page(shape, call, params = {}, opts) {
       const { text, ctx } = await send(call, opts);
       const page = decodePage(parseJsonBody(text, shape.plural, ctx), shape, ctx, params);
-      const ignored = ignoredParameter(page, params, filters);
+      const ignored = ignoredParameter(page, params);
       if (ignored !== null) throw new UpstreamParameterIgnoredError({ ...ctx, parameter: ignored });
       return page;
     },

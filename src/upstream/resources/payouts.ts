@@ -3,7 +3,7 @@ import type { PaymentsApi, PayoutCreateParams, PayoutStartItem } from '../api.js
 import { resourceShape } from '../decode.js';
 import { payoutModel } from '../models.js';
 import { currencyBody, customerRefBody, phoneNumberBody, type Fetch } from './fetch.js';
-import { paymentFilters, paymentSearch } from './transactions.js';
+import { paymentSearch } from './transactions.js';
 
 const payout = resourceShape('payout', 'payouts', payoutModel);
 
@@ -11,7 +11,7 @@ export function payouts({ one, many, page }: Fetch): PaymentsApi['payouts'] {
   return {
     retrieve: (id, opts) => one(payout, { method: 'GET', pattern: '/v1/payouts/:id', path: { id } }, opts),
     search: (params, opts) =>
-      page(payout, { method: 'GET', pattern: '/v1/payouts/search', query: paymentSearch(params) }, params, opts, paymentFilters(params)),
+      page(payout, { method: 'GET', pattern: '/v1/payouts/search', query: paymentSearch(params) }, params, opts),
     create: (params, opts) =>
       one(payout, { method: 'POST', pattern: '/v1/payouts', body: payoutBody(params), bodyIds: { 'customer.id': params.customer?.id } }, opts),
     update: (id, params, opts) =>

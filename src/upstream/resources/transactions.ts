@@ -3,7 +3,6 @@ import type { PaymentsApi, SearchParams, TransactionCreateParams } from '../api.
 import { resourceShape } from '../decode.js';
 import type { QueryValue } from '../http.js';
 import { paymentIntentModel, transactionModel, transactionTokenModel } from '../models.js';
-import { createdWithin, exact, type FilterCheck } from './applied.js';
 import { currencyBody, customerRefBody, pageQuery, phoneNumberBody, searchQuery, type Fetch } from './fetch.js';
 
 const transaction = resourceShape('transaction', 'transactions', transactionModel);
@@ -15,7 +14,7 @@ export function transactions({ one, many, page }: Fetch): PaymentsApi['transacti
     retrieve: (id, opts) => one(transaction, { method: 'GET', pattern: '/v1/transactions/:id', path: { id } }, opts),
     list: (params, opts) => page(transaction, { method: 'GET', pattern: '/v1/transactions', query: pageQuery(params) }, params, opts),
     search: (params, opts) =>
-      page(transaction, { method: 'GET', pattern: '/v1/transactions/search', query: paymentSearch(params) }, params, opts, paymentFilters(params)),
+      page(transaction, { method: 'GET', pattern: '/v1/transactions/search', query: paymentSearch(params) }, params, opts),
     create: (params, opts) =>
       one(
         transaction,
@@ -51,15 +50,6 @@ export function transactions({ one, many, page }: Fetch): PaymentsApi['transacti
 /** The search filters transactions and payouts share. */
 export function paymentSearch(params: SearchParams = {}): Record<string, QueryValue> {
   return searchQuery(params, { status: params.status, customer_id: params.customerId });
-}
-
-/** What contradicts those filters in an answer (applied.ts). */
-export function paymentFilters<T extends { status: string; customer_id?: number | null; created_at?: string | null }>(params: SearchParams = {}): FilterCheck<T>[] {
-  return [
-    ...exact<T>('filters[status]', params.status, (item) => item.status),
-    ...exact<T>('filters[customer_id]', params.customerId, (item) => item.customer_id),
-    ...createdWithin<T>(params.createdAfter, params.createdBefore),
-  ];
 }
 
 function createBody(params: TransactionCreateParams) {
