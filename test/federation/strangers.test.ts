@@ -40,7 +40,7 @@ const stranger = `
     cart: Cart
     userErrors: [UserError!]!
   }
-  "Shopify's shape: a free-form code and a field path."
+  "A storefront's shape: a field path and a free-form code."
   type UserError {
     field: [String!]
     message: String!
