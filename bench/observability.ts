@@ -1,7 +1,9 @@
 /**
  * `npm run bench -- observability`: what metrics and traces cost in CPU on
  * the 50-item page (`payouts(first: 50)` with each payout's customer and
- * currency: 11 upstream calls, so 12 spans, per operation). Three gateways
+ * currency, entity cache off: 12 upstream calls and 16 spans per operation: the
+ * operation, `resolve Query.payouts`, the customer and currency batches, and
+ * one per call: 1 search, 10 customers, 1 currency). Three gateways
  * side by side in this process over one emulator in a child process (its CPU
  * is not counted): everything off, metrics only, metrics and traces exported
  * over OTLP/HTTP to a sink in this process (which reads and drops them).
@@ -74,7 +76,7 @@ async function run(rounds: number, perRound: number, latencyMs: number, separate
     for (let i = 0; i < 50; i++) await make.payout({ amount: 500 + i, customer: { id: customers[i % 10]!.id } });
 
     for (const variant of variants) {
-      // The entity cache off: every operation makes its 11 upstream calls, so 11 call spans and
+      // The entity cache off: every operation makes its 12 upstream calls, so 12 call spans and
       // their batch spans, the most traces can cost on this page.
       const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', ENTITY_CACHE: 'false', ...variant.env });
       variant.upstream = createUpstreamClient({ baseUrl: emulator.url, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
@@ -85,7 +87,7 @@ async function run(rounds: number, perRound: number, latencyMs: number, separate
     console.log(machineLine());
     console.log(codeLine());
     console.log(
-      `payouts(first: 50) with customer and currency (11 upstream calls/op), L = ${latencyMs} ms, ${rounds} rounds x ${perRound} ops per variant, one at a time; ` +
+      `payouts(first: 50) with customer and currency (12 upstream calls/op, cache off), L = ${latencyMs} ms, ${rounds} rounds x ${perRound} ops per variant, one at a time; ` +
         `emulator ${emulator.where}; CPU = user+system of this process (client, gateway${emulator.where === 'in-process' ? ', emulator' : ''}, OTLP sink)`,
     );
     console.log(`before: ${loadLine()}\n`);

@@ -45,8 +45,8 @@ export interface Loaders {
   payoutEvents: DataLoader<Id, EventModel[]>;
 }
 
-/** Told each loader's batch sizes and cache hits (metrics); names are the `Loaders` keys. */
-export interface LoaderStats {
+/** Hooks told each loader's batch sizes and cache hits (metrics), and running its batches (traces); names are the `Loaders` keys. */
+export interface LoaderHooks {
   batch(loader: string, size: number): void;
   hit(loader: string): void;
   /** Runs each batch, when given (traces: the batch's upstream calls under one span). */
@@ -58,7 +58,7 @@ export interface LoaderStats {
  * keys found in it (a load answered without a batch) and a batch function
  * that reports its size.
  */
-function watched<K, V>(name: string, stats: LoaderStats | undefined, batch: DataLoader.BatchLoadFn<K, V>): [DataLoader.BatchLoadFn<K, V>, DataLoader.Options<K, V>] {
+function watched<K, V>(name: string, stats: LoaderHooks | undefined, batch: DataLoader.BatchLoadFn<K, V>): [DataLoader.BatchLoadFn<K, V>, DataLoader.Options<K, V>] {
   if (!stats) return [batch, {}];
   const cache = new Map<K, Promise<V>>();
   const cacheMap: DataLoader.CacheMap<K, Promise<V>> = {
@@ -80,7 +80,7 @@ function watched<K, V>(name: string, stats: LoaderStats | undefined, batch: Data
   ];
 }
 
-function loader<K, V>(name: keyof Loaders, stats: LoaderStats | undefined, batch: DataLoader.BatchLoadFn<K, V>): DataLoader<K, V> {
+function loader<K, V>(name: keyof Loaders, stats: LoaderHooks | undefined, batch: DataLoader.BatchLoadFn<K, V>): DataLoader<K, V> {
   const [fn, options] = watched(name, stats, batch);
   return new DataLoader<K, V>(fn, options);
 }
@@ -93,7 +93,7 @@ export const OBJECT_EVENTS_PAGE = 100;
  * per distinct id (the upstream filters by a single object id and has no
  * object-kind filter, so other kinds' events with the same id are dropped here).
  */
-function eventsOf(api: PaymentsApi, kind: 'transaction' | 'payout', stats: LoaderStats | undefined): DataLoader<Id, EventModel[]> {
+function eventsOf(api: PaymentsApi, kind: 'transaction' | 'payout', stats: LoaderHooks | undefined): DataLoader<Id, EventModel[]> {
   return loader<Id, EventModel[]>(`${kind}Events`, stats, (ids) =>
     Promise.all(
       ids.map((id) =>
@@ -109,7 +109,7 @@ function eventsOf(api: PaymentsApi, kind: 'transaction' | 'payout', stats: Loade
 }
 
 /** A batch of reads by id, one upstream call per distinct id; unknown ids are `null`. */
-function byId<T>(name: keyof Loaders, stats: LoaderStats | undefined, retrieve: (id: Id) => Promise<T>): DataLoader<Id, T | null> {
+function byId<T>(name: keyof Loaders, stats: LoaderHooks | undefined, retrieve: (id: Id) => Promise<T>): DataLoader<Id, T | null> {
   return loader<Id, T | null>(name, stats, (ids) =>
     Promise.all(
       ids.map((id) =>
@@ -126,7 +126,7 @@ function byId<T>(name: keyof Loaders, stats: LoaderStats | undefined, retrieve: 
 function cachedById<K extends Exclude<EntityKind, 'currencies'>>(
   cache: EntityCacheScope,
   kind: K,
-  stats: LoaderStats | undefined,
+  stats: LoaderHooks | undefined,
   retrieve: (id: Id) => Promise<EntityModels[K]>,
   name: keyof Loaders = kind as keyof Loaders,
 ): DataLoader<Id, EntityModels[K] | null> {
@@ -140,7 +140,7 @@ function cachedById<K extends Exclude<EntityKind, 'currencies'>>(
 
 const decoded = <T>(items: readonly ListItem<T>[]): T[] => items.filter((item): item is T => !(item instanceof UpstreamInvalidResponseError));
 
-export function createLoaders(api: PaymentsApi, cache: EntityCacheScope, stats?: LoaderStats): Loaders {
+export function createLoaders(api: PaymentsApi, cache: EntityCacheScope, stats?: LoaderHooks): Loaders {
   const currencyById = cachedById(cache, 'currency', stats, (id) => api.currencies.retrieve(id), 'currencyById');
   const currencies = loader<'all', ListItem<CurrencyModel>[]>('currencies', stats, async (keys) => {
     const [list] = await cache.load('currencies', ['all'], async () => {

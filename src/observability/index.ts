@@ -8,7 +8,7 @@ import type http from 'node:http';
 import type { GraphQLSchema } from 'graphql';
 import type { ObservabilityConfig } from '../config.js';
 import type { IdempotencyOutcome } from '../idempotency/index.js';
-import type { LoaderStats } from '../loaders/index.js';
+import type { LoaderHooks } from '../loaders/index.js';
 import type { Logger } from '../logger.js';
 import type { AttemptStart, AttemptWatch, UpstreamObserver } from '../upstream/observer.js';
 import { GatewayMetrics, routeLabels, statusClass, type LiveSources } from './metrics.js';
@@ -28,7 +28,7 @@ export class Observability {
   readonly metrics: GatewayMetrics | null;
   private readonly tracing: Tracing;
   /** For the per-operation DataLoaders; undefined when nothing is counted. */
-  private readonly loaders: LoaderStats | undefined;
+  private readonly loaders: LoaderHooks | undefined;
 
   constructor(
     config: ObservabilityConfig,
@@ -40,7 +40,7 @@ export class Observability {
   }
 
   /** Hooks for one operation's DataLoaders: counted, and with traces on each batch a scope of its own (spans.ts). */
-  loadersFor(operation: OperationTelemetry): LoaderStats | undefined {
+  loadersFor(operation: OperationTelemetry): LoaderHooks | undefined {
     const tracer = this.tracing.tracer;
     if (!tracer) return this.loaders;
     return {
@@ -50,7 +50,7 @@ export class Observability {
     };
   }
 
-  /** With traces on, each resolver and loader batch that calls the upstream gets a span (spans.ts). */
+  /** With traces on, each root query/mutation resolver and loader batch that calls the upstream gets a span (spans.ts). */
   traceResolvers(schema: GraphQLSchema): void {
     if (this.tracing.tracer) traceResolvers(schema, this.tracing.tracer);
   }
@@ -126,7 +126,7 @@ export class Observability {
 }
 
 /** DataLoader batch sizes and cache hits, counted in `metrics`. */
-function loaderStats(metrics: GatewayMetrics | null): LoaderStats | undefined {
+function loaderStats(metrics: GatewayMetrics | null): LoaderHooks | undefined {
   if (!metrics) return undefined;
   return {
     batch: (loader, size) => metrics.loaderBatch.observe({ loader }, size),

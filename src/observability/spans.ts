@@ -1,11 +1,11 @@
 /**
  * Spans between an operation and its upstream calls: one per root resolver
  * that calls the upstream itself, one per DataLoader batch that does. Most
- * resolvers call nothing (they read their parent, or ask a loader), and a
- * batch answered from the entity cache calls nothing either, so these spans
- * are lazy: a scope is opened around each resolver and each batch, and it
- * becomes a span only when an upstream call starts inside it, backdated to
- * when the scope opened. A trace then shows which field or batch cost which
+ * root resolvers call nothing themselves (`transaction(id)` asks a loader),
+ * and a batch answered from the entity cache calls nothing either, so these
+ * spans are lazy: a scope is opened around each root resolver and each batch,
+ * and it becomes a span only when an upstream call starts inside it,
+ * backdated to when the scope opened. A trace then shows which field or batch cost which
  * calls, with no empty span per field.
  *
  * Only when traces are on: with no tracer, resolvers are not wrapped and
@@ -34,7 +34,9 @@ export class LazySpan {
 
   /** The context an upstream call under this scope is parented by: the span, made now if needed. */
   contextForCall(): TraceContext {
-    // Work started in the scope that outlives it (none today) goes under the parent, not a span never ended.
+    // A call that starts after the scope ended (work a failed resolver left running, such as a
+    // retry beside a call that failed a Promise.all) goes under the span if it was made, else
+    // under the parent: never under a span opened now that nothing would end.
     if (this.ended) return this.context ?? this.parent;
     if (!this.context) {
       this.span = this.tracer.startSpan(this.name, { kind: SpanKind.INTERNAL, attributes: this.attributes, startTime: this.started }, this.parent);

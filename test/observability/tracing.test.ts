@@ -125,7 +125,7 @@ describe('OpenTelemetry traces', () => {
     expect(JSON.stringify(receiver.spans)).not.toContain(s.key);
   });
 
-  it('gives a resolver that calls the upstream itself a span, parent of its calls', async () => {
+  it('gives a root field that calls the upstream itself a span, parent of its calls; its relations go under their batches', async () => {
     receiver = await startOtlpReceiver();
     const s = await start({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ENTITY_CACHE: 'false' });
     const answer = await query(s, {}, 'query Recent { transactions(first: 2) { nodes { id currency { iso } } } }');
@@ -134,16 +134,57 @@ describe('OpenTelemetry traces', () => {
 
     const operation = receiver.spans.find((span) => span.kind === SERVER)!;
     const spans = receiver.spans.filter((span) => span.traceId === operation.traceId);
+    const byId = new Map(spans.map((span) => [span.spanId, span]));
     const field = spans.find((span) => span.name === 'resolve Query.transactions');
     expect(field).toMatchObject({ kind: INTERNAL, parentSpanId: operation.spanId, attributes: { 'graphql.field.coordinate': 'Query.transactions' } });
+    // Each call under an INTERNAL span of this operation, never directly under the operation.
     const calls = spans.filter((span) => span.kind === CLIENT);
-    const listCalls = calls.filter((call) => call.parentSpanId === field!.spanId);
-    expect(listCalls.length).toBeGreaterThan(0);
-    for (const call of listCalls) expect(call.name).toMatch(/^GET \/v1\/transactions/);
-    // Every call hangs under a span of this operation's own: none is left at the top.
-    const ids = new Set(spans.map((span) => span.spanId));
-    for (const call of calls) expect(ids.has(call.parentSpanId!)).toBe(true);
+    expect(calls.map((call) => `${byId.get(call.parentSpanId!)?.name} > ${call.name}`).sort()).toEqual([
+      'DataLoader currencyById > GET /v1/currencies/:id',
+      'resolve Query.transactions > GET /v1/transactions',
+    ]);
+    for (const call of calls) expect(byId.get(call.parentSpanId!)!.parentSpanId).toBe(operation.spanId);
     expect(spans.filter((span) => span.name.startsWith('resolve ')).map((span) => span.name)).toEqual(['resolve Query.transactions']);
+  });
+
+  it('gives a mutation its field span, and keeps concurrent operations in their own traces', async () => {
+    receiver = await startOtlpReceiver();
+    const s = await start({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ENTITY_CACHE: 'false' });
+    const traces = ['a', 'b', 'c'].map((c) => c.repeat(32));
+    const answers = await Promise.all([
+      ...traces.map((trace) => query(s, { traceparent: `00-${trace}-${CALLER_SPAN}-01` })),
+      query(s, { traceparent: `00-${'d'.repeat(32)}-${CALLER_SPAN}-01` }, 'mutation { createCustomer(input: { firstname: "Ama", lastname: "Mensah", email: "ama@example.com" }) { customer { id } } }'),
+    ]);
+    for (const answer of answers) expect(answer.errors).toBeUndefined();
+    await stop();
+
+    for (const trace of traces) {
+      const spans = receiver.spans.filter((span) => span.traceId === trace);
+      const byId = new Map(spans.map((span) => [span.spanId, span]));
+      const calls = spans.filter((span) => span.kind === CLIENT);
+      expect(calls.map((call) => `${byId.get(call.parentSpanId!)?.name} > ${call.name}`).sort(), trace).toEqual([
+        'DataLoader customer > GET /v1/customers/:id',
+        'DataLoader transaction > GET /v1/transactions/:id',
+      ]);
+    }
+    const mutation = receiver.spans.filter((span) => span.traceId === 'd'.repeat(32));
+    const field = mutation.find((span) => span.name === 'resolve Mutation.createCustomer')!;
+    expect(field.kind).toBe(INTERNAL);
+    expect(mutation.filter((span) => span.kind === CLIENT && span.parentSpanId === field.spanId).map((span) => span.name)).toEqual(['POST /v1/customers']);
+  });
+
+  it('makes no batch span for what the entity cache answers', async () => {
+    receiver = await startOtlpReceiver();
+    const s = await start({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
+    const [cold, warm] = ['e', 'f'].map((c) => c.repeat(32));
+    expect((await query(s, { traceparent: `00-${cold}-${CALLER_SPAN}-01` })).errors).toBeUndefined();
+    expect((await query(s, { traceparent: `00-${warm}-${CALLER_SPAN}-01` })).errors).toBeUndefined();
+    await stop();
+
+    const batches = (trace: string) => receiver!.spans.filter((span) => span.traceId === trace && span.kind === INTERNAL).map((span) => span.name).sort();
+    expect(batches(cold)).toEqual(['DataLoader customer', 'DataLoader transaction']);
+    // The customer is cached for its TTL; the transaction is pending, so it is read again.
+    expect(batches(warm)).toEqual(['DataLoader transaction']);
   });
 
   it('starts a trace of its own when the caller sends none', async () => {
