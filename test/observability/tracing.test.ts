@@ -176,7 +176,8 @@ describe('OpenTelemetry traces', () => {
   it('makes no batch span for what the entity cache answers', async () => {
     receiver = await startOtlpReceiver();
     const s = await start({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
-    const [cold, warm] = ['e', 'f'].map((c) => c.repeat(32));
+    const cold = 'e'.repeat(32);
+    const warm = 'f'.repeat(32);
     expect((await query(s, { traceparent: `00-${cold}-${CALLER_SPAN}-01` })).errors).toBeUndefined();
     expect((await query(s, { traceparent: `00-${warm}-${CALLER_SPAN}-01` })).errors).toBeUndefined();
     await stop();
