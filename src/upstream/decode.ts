@@ -49,7 +49,7 @@ export function resourceShape<T>(name: string, plural: string, model: z.ZodType<
  */
 export function decodeOne<T>(body: unknown, shape: ResourceShape<T>, ctx: UpstreamErrorInit, expectedId?: unknown): T {
   const unwrapped = unwrap(body, shape);
-  const wanted = expectedId === undefined ? undefined : String(expectedId);
+  const wanted = expectedId === undefined ? undefined : Number(expectedId);
   if (Array.isArray(unwrapped)) {
     if (unwrapped.length === 0) throw new UpstreamNotFoundError(ctx);
     const at = wanted === undefined ? 0 : unwrapped.findIndex((item) => idOf(item) === wanted);
@@ -63,10 +63,15 @@ export function decodeOne<T>(body: unknown, shape: ResourceShape<T>, ctx: Upstre
   return validate(unwrapped, shape, '', ctx);
 }
 
-/** An item's id as text (a number, a lossless number or a string), when it has one. */
-function idOf(item: unknown): string | undefined {
+/**
+ * An item's id as a number (from a number, a lossless number or a numeric
+ * string, so `12`, `"12"` and `12.0` are one id), when it has one. An item
+ * without one fails validation anyway: ids are required.
+ */
+function idOf(item: unknown): number | undefined {
   if (!isPlainObject(item) || item.id === undefined || item.id === null) return undefined;
-  return String(item.id);
+  const id = typeof item.id === 'number' ? item.id : Number(String(item.id));
+  return Number.isFinite(id) ? id : undefined;
 }
 
 /**

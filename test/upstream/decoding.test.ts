@@ -4,12 +4,14 @@ import { Decimal } from '../../src/upstream/decimal.js';
 import { everyItem, UpstreamInvalidResponseError, UpstreamNotFoundError } from '../../src/upstream/index.js';
 import {
   aCurrency,
+  aLog,
   aPageMeta,
   aPaymentIntent,
   aPayout,
   aTransaction,
   aWebhook,
   anAccount,
+  anEvent,
   enveloped,
 } from './fixtures.js';
 import { useUpstreamHarness } from './harness.js';
@@ -47,6 +49,14 @@ describe('single resources', () => {
 
     h.upstream.replyWith({ json: [aWebhook({ id: 11 }), aWebhook({ id: 12 })] });
     await expect(h.api.webhooks.retrieve(11)).resolves.toMatchObject({ id: 11 });
+  });
+
+  it('reads the spec\'s array answers of events and logs by id, the same id written as a decimal token included', async () => {
+    h.upstream.replyWith({ json: [anEvent({ id: 30 }), anEvent({ id: 31 })] });
+    await expect(h.api.events.retrieve(31)).resolves.toMatchObject({ id: 31 });
+
+    h.upstream.replyWith({ text: JSON.stringify([aLog({ id: 41 }), aLog({ id: 40 })]).replace('"id":40', '"id":40.0') });
+    await expect(h.api.logs.retrieve(40)).resolves.toMatchObject({ id: 40 });
   });
 
   it.each([

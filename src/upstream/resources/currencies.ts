@@ -10,10 +10,10 @@ import type { Fetch } from './fetch.js';
 
 const currency = resourceShape('currency', 'currencies', currencyModel);
 
-export function currencies({ one, list }: Fetch): PaymentsApi['currencies'] {
+export function currencies({ byId, list }: Fetch): PaymentsApi['currencies'] {
   return {
     // The spec answers an array of one; decodeOne takes it, or an envelope, or a bare object.
-    retrieve: (id, opts) => one(currency, { method: 'GET', pattern: '/v1/currencies/:id', path: { id } }, opts),
+    retrieve: (id, opts) => byId(currency, '/v1/currencies/:id', id, opts),
     list: (opts) => list(currency, { method: 'GET', pattern: '/v1/currencies' }, opts),
   };
 }

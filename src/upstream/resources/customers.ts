@@ -7,9 +7,9 @@ import { phoneNumberBody, searchQuery, type Fetch } from './fetch.js';
 
 const customer = resourceShape('customer', 'customers', customerModel);
 
-export function customers({ one, page }: Fetch): PaymentsApi['customers'] {
+export function customers({ byId, one, page }: Fetch): PaymentsApi['customers'] {
   return {
-    retrieve: (id, opts) => one(customer, { method: 'GET', pattern: '/v1/customers/:id', path: { id } }, opts),
+    retrieve: (id, opts) => byId(customer, '/v1/customers/:id', id, opts),
     search: (params, opts) =>
       page(customer, { method: 'GET', pattern: '/v1/customers/search', query: customerSearch(params) }, params, opts),
     create: (params, opts) => one(customer, { method: 'POST', pattern: '/v1/customers', body: customerBody(params) }, opts),

@@ -6,9 +6,9 @@ import { pageQuery, type Fetch } from './fetch.js';
 
 const event = resourceShape('event', 'events', eventModel);
 
-export function events({ one, page }: Fetch): PaymentsApi['events'] {
+export function events({ byId, page }: Fetch): PaymentsApi['events'] {
   return {
-    retrieve: (id, opts) => one(event, { method: 'GET', pattern: '/v1/events/:id', path: { id } }, opts),
+    retrieve: (id, opts) => byId(event, '/v1/events/:id', id, opts),
     list: (params, opts) =>
       page(event, { method: 'GET', pattern: '/v1/events', query: { ...pageQuery(params), 'filters[type]': params?.type, 'filters[object_id]': params?.objectId } }, params, opts),
   };

@@ -3,7 +3,7 @@
  * list or a page (decode.ts handles the envelopes), and the wire shapes that
  * several resources send (pages, phone numbers, customer references).
  */
-import type { CallOptions, CustomerRefParams, ListItem, ListParams, Page, PhoneNumberParams } from '../api.js';
+import type { CallOptions, CustomerRefParams, Id, ListItem, ListParams, Page, PhoneNumberParams } from '../api.js';
 import { decodeList, decodeMany, decodeOne, decodePage, parseJsonBody, type ResourceShape } from '../decode.js';
 import { UpstreamParameterIgnoredError } from '../errors.js';
 import { ignoredParameter } from './applied.js';
@@ -11,6 +11,8 @@ import type { Call, QueryValue, Send } from '../http.js';
 
 export interface Fetch {
   one<T>(shape: ResourceShape<T>, call: Call, opts?: CallOptions): Promise<T>;
+  /** `GET <pattern>` with `:id`: a read by id, whose answer must be that object (decode.ts, decodeOne). */
+  byId<T>(shape: ResourceShape<T>, pattern: string, id: Id, opts?: CallOptions): Promise<T>;
   /** A write's answer of several objects: all decode, or the call fails. */
   many<T>(shape: ResourceShape<T>, call: Call, opts?: CallOptions): Promise<T[]>;
   /** A list read: a bad item is an error in its place, the others stand. */
@@ -23,9 +25,12 @@ export function createFetch(send: Send): Fetch {
   return {
     async one(shape, call, opts) {
       const { text, ctx } = await send(call, opts);
-      // A read by id must answer that object (the spec's reads of events and logs return arrays).
-      const expectedId = call.method === 'GET' ? call.path?.id : undefined;
-      return decodeOne(parseJsonBody(text, shape.name, ctx), shape, ctx, expectedId);
+      return decodeOne(parseJsonBody(text, shape.name, ctx), shape, ctx);
+    },
+    async byId(shape, pattern, id, opts) {
+      const { text, ctx } = await send({ method: 'GET', pattern, path: { id } }, opts);
+      // The spec's reads of currencies, webhooks, events and logs answer arrays: take that object, or none.
+      return decodeOne(parseJsonBody(text, shape.name, ctx), shape, ctx, id);
     },
     async many(shape, call, opts) {
       const { text, ctx } = await send(call, opts);

@@ -6,9 +6,9 @@ import { pageQuery, type Fetch } from './fetch.js';
 
 const log = resourceShape('log', 'logs', logModel);
 
-export function logs({ one, page }: Fetch): PaymentsApi['logs'] {
+export function logs({ byId, page }: Fetch): PaymentsApi['logs'] {
   return {
-    retrieve: (id, opts) => one(log, { method: 'GET', pattern: '/v1/logs/:id', path: { id } }, opts),
+    retrieve: (id, opts) => byId(log, '/v1/logs/:id', id, opts),
     list: (params, opts) => page(log, { method: 'GET', pattern: '/v1/logs', query: pageQuery(params) }, params, opts),
   };
 }

@@ -7,9 +7,9 @@ import { paymentSearch } from './transactions.js';
 
 const payout = resourceShape('payout', 'payouts', payoutModel);
 
-export function payouts({ one, many, page }: Fetch): PaymentsApi['payouts'] {
+export function payouts({ byId, many, one, page }: Fetch): PaymentsApi['payouts'] {
   return {
-    retrieve: (id, opts) => one(payout, { method: 'GET', pattern: '/v1/payouts/:id', path: { id } }, opts),
+    retrieve: (id, opts) => byId(payout, '/v1/payouts/:id', id, opts),
     search: (params, opts) =>
       page(payout, { method: 'GET', pattern: '/v1/payouts/search', query: paymentSearch(params) }, params, opts),
     create: (params, opts) =>

@@ -9,9 +9,9 @@ const transaction = resourceShape('transaction', 'transactions', transactionMode
 const token = resourceShape('token', 'tokens', transactionTokenModel);
 const paymentIntent = resourceShape('payment_intent', 'payment_intents', paymentIntentModel);
 
-export function transactions({ one, many, page }: Fetch): PaymentsApi['transactions'] {
+export function transactions({ byId, many, one, page }: Fetch): PaymentsApi['transactions'] {
   return {
-    retrieve: (id, opts) => one(transaction, { method: 'GET', pattern: '/v1/transactions/:id', path: { id } }, opts),
+    retrieve: (id, opts) => byId(transaction, '/v1/transactions/:id', id, opts),
     list: (params, opts) => page(transaction, { method: 'GET', pattern: '/v1/transactions', query: pageQuery(params) }, params, opts),
     search: (params, opts) =>
       page(transaction, { method: 'GET', pattern: '/v1/transactions/search', query: paymentSearch(params) }, params, opts),

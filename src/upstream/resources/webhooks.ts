@@ -6,9 +6,9 @@ import type { Fetch } from './fetch.js';
 
 const webhook = resourceShape('webhook', 'webhooks', webhookModel);
 
-export function webhooks({ one, list }: Fetch): PaymentsApi['webhooks'] {
+export function webhooks({ byId, list }: Fetch): PaymentsApi['webhooks'] {
   return {
     list: (opts) => list(webhook, { method: 'GET', pattern: '/v1/webhooks' }, opts),
-    retrieve: (id, opts) => one(webhook, { method: 'GET', pattern: '/v1/webhooks/:id', path: { id } }, opts),
+    retrieve: (id, opts) => byId(webhook, '/v1/webhooks/:id', id, opts),
   };
 }
