@@ -16,10 +16,10 @@ import { ApiError, FieldErrors, invalidMove } from '../errors.js';
 import { ok, created, type ApiRouter, type RequestContext } from '../http/types.js';
 import { computeFees, DEFAULT_PAYOUT_MODE, MAX_START_BATCH, sandboxOutcome } from '../lifecycle.js';
 import { matchesCommon } from '../query.js';
-import type { CurrencyRow, JsonObject, PayoutRow } from '../store.js';
+import type { CurrencyRow, PayoutRow } from '../store.js';
 import { isObject, readAmount, readMetadata, readPhone, readTimestamp } from '../validate.js';
 import { addCrudRoutes, findLiveOr404, getRoute, listRoute } from './common.js';
-import { readCurrency, readCustomerRef, readMode, readNewCharge, resolveCustomer } from './charges.js';
+import { newChargeFields, readCurrency, readCustomerRef, readMode, readNewCharge, resolveCustomer, type ChargeInput } from './charges.js';
 
 export function setPayoutStatus(engine: Engine, p: PayoutRow, status: string, errorCode: string | null = null): void {
   const now = engine.now();
@@ -57,42 +57,18 @@ export function schedulePayout(engine: Engine, p: PayoutRow, at: Date, phoneNumb
   });
 }
 
-export interface PayoutInput {
-  amount: number;
-  currency: CurrencyRow;
+export interface PayoutInput extends ChargeInput {
   customerId: number | null;
-  mode: string | undefined;
-  merchantReference?: string | undefined;
-  customMetadata?: JsonObject | undefined;
-  metadata?: JsonObject | undefined;
 }
 
 export function createPayout(engine: Engine, accountId: number, balanceId: number, input: PayoutInput): PayoutRow {
-  const now = engine.now();
   const row = engine.payouts.insert({
-    id: engine.nextId('payout'),
-    account_id: accountId,
-    reference: engine.randomKey('pyt_', 8),
-    amount: input.amount,
-    status: 'pending',
+    ...newChargeFields(engine, 'payout', accountId, balanceId, input),
     customer_id: input.customerId,
-    currency_id: input.currency.id,
-    mode: input.mode ?? null,
-    last_error_code: null,
-    ...computeFees(input.amount, 'payout'),
-    created_at: now,
-    updated_at: now,
     scheduled_at: null,
     started_at: null,
     sent_at: null,
     failed_at: null,
-    deleted_at: null,
-    metadata: input.metadata ?? {},
-    custom_metadata: input.customMetadata ?? {},
-    payment_method_id: null,
-    transaction_key: engine.randomKey('', 16),
-    merchant_reference: input.merchantReference ?? null,
-    balance_id: balanceId,
   });
   engine.recordEvent(accountId, 'payout.created', 'payout', row);
   return row;
