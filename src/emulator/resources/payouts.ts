@@ -18,7 +18,7 @@ import { computeFees, DEFAULT_PAYOUT_MODE, MAX_START_BATCH, sandboxOutcome } fro
 import { matchesCommon } from '../query.js';
 import type { CurrencyRow, PayoutRow } from '../store.js';
 import { isObject, readAmount, readMetadata, readPhone, readTimestamp } from '../validate.js';
-import { addCrudRoutes, findLiveOr404, getRoute, listRoute } from './common.js';
+import { addCrudRoutes, getRoute, insertCreated, listRoute, removeRoute, updateTarget } from './common.js';
 import { newChargeFields, readCurrency, readCustomerRef, readMode, readNewCharge, resolveCustomer, type ChargeInput } from './charges.js';
 
 export function setPayoutStatus(engine: Engine, p: PayoutRow, status: string, errorCode: string | null = null): void {
@@ -62,7 +62,7 @@ export interface PayoutInput extends ChargeInput {
 }
 
 export function createPayout(engine: Engine, accountId: number, balanceId: number, input: PayoutInput): PayoutRow {
-  const row = engine.payouts.insert({
+  return insertCreated(engine, 'payouts', 'payout', {
     ...newChargeFields(engine, 'payout', accountId, balanceId, input),
     customer_id: input.customerId,
     scheduled_at: null,
@@ -70,8 +70,6 @@ export function createPayout(engine: Engine, accountId: number, balanceId: numbe
     sent_at: null,
     failed_at: null,
   });
-  engine.recordEvent(accountId, 'payout.created', 'payout', row);
-  return row;
 }
 
 function create(ctx: RequestContext) {
@@ -94,9 +92,7 @@ function create(ctx: RequestContext) {
 
 function update(ctx: RequestContext) {
   const { engine, account } = ctx;
-  const p = findLiveOr404(engine.payouts, account.id, ctx.params.id, 'Payout');
-  const errs = new FieldErrors();
-  const b = isObject(ctx.body) ? ctx.body : {};
+  const { row: p, body: b, errs } = updateTarget(ctx, 'payouts', 'Payout');
   const amount = readAmount(b.amount, errs, 'amount', false);
   const currency = readCurrency(engine, account.id, b.currency, errs, false);
   const customerRef = readCustomerRef(engine, account.id, b.customer, errs);
@@ -115,15 +111,11 @@ function update(ctx: RequestContext) {
   return ok(engine.render.one('payout', p));
 }
 
-function remove(ctx: RequestContext) {
-  const { engine, account } = ctx;
-  const p = findLiveOr404(engine.payouts, account.id, ctx.params.id, 'Payout');
+// A started payout is with the operator: deleting it then would lose the money's trace.
+const remove = removeRoute('payout', 'payouts', 'Payout', (p, engine) => {
   if (p.status === 'started') throw invalidMove('status', 'a started payout is in flight and cannot be deleted');
   engine.cancelPending(`payout:${p.id}`);
-  p.deleted_at = p.updated_at = engine.now();
-  engine.recordEvent(account.id, 'payout.deleted', 'payout', p);
-  return ok(engine.render.one('payout', p));
-}
+});
 
 function start(ctx: RequestContext) {
   const { engine, account } = ctx;

@@ -21,7 +21,7 @@ import {
 import { matchesCommon } from '../query.js';
 import type { CurrencyRow, CustomerRow, TransactionRow } from '../store.js';
 import { isObject, readAmount, readMetadata, readPhone, readString, readUrl } from '../validate.js';
-import { addCrudRoutes, findLiveOr404, getRoute, listRoute } from './common.js';
+import { addCrudRoutes, findLiveOr404, getRoute, insertCreated, listRoute, removeRoute, updateTarget } from './common.js';
 import { newChargeFields, readNewCharge, resolveCustomer, type ChargeInput } from './charges.js';
 
 export interface TransactionInput extends ChargeInput {
@@ -31,7 +31,7 @@ export interface TransactionInput extends ChargeInput {
 }
 
 export function createTransaction(engine: Engine, accountId: number, balanceId: number, input: TransactionInput): TransactionRow {
-  const row = engine.transactions.insert({
+  return insertCreated(engine, 'transactions', 'transaction', {
     ...newChargeFields(engine, 'transaction', accountId, balanceId, input),
     description: input.description ?? null,
     callback_url: input.callbackUrl ?? null,
@@ -44,8 +44,6 @@ export function createTransaction(engine: Engine, accountId: number, balanceId: 
     receipt_url: null,
     sub_accounts_commissions: [],
   });
-  engine.recordEvent(accountId, 'transaction.created', 'transaction', row);
-  return row;
 }
 
 /** Moves the status, stamps `<status>_at`, records `transaction.<status>`. The caller checked the move. */
@@ -93,9 +91,7 @@ function create(ctx: RequestContext) {
 
 function update(ctx: RequestContext) {
   const { engine, account } = ctx;
-  const tx = findLiveOr404(engine.transactions, account.id, ctx.params.id, 'Transaction');
-  const errs = new FieldErrors();
-  const b = isObject(ctx.body) ? ctx.body : {};
+  const { row: tx, body: b, errs } = updateTarget(ctx, 'transactions', 'Transaction');
   const amount = readAmount(b.amount, errs, 'amount', false);
   const description = readString(b.description, errs, 'description', { max: 1000 });
   const callbackUrl = readUrl(b.callback_url, errs, 'callback_url', false);
@@ -140,14 +136,7 @@ function update(ctx: RequestContext) {
   return ok(engine.render.one('transaction', withoutMode));
 }
 
-function remove(ctx: RequestContext) {
-  const { engine, account } = ctx;
-  const tx = findLiveOr404(engine.transactions, account.id, ctx.params.id, 'Transaction');
-  tx.deleted_at = tx.updated_at = engine.now();
-  engine.cancelPending(`transaction:${tx.id}`);
-  engine.recordEvent(account.id, 'transaction.deleted', 'transaction', tx);
-  return ok(engine.render.one('transaction', tx));
-}
+const remove = removeRoute('transaction', 'transactions', 'Transaction', (tx, engine) => engine.cancelPending(`transaction:${tx.id}`));
 
 function token(ctx: RequestContext) {
   const { engine, account } = ctx;
