@@ -1,8 +1,6 @@
 import type { PayoutInput, Resolvers, UpdatePayoutInput } from '../__generated__/resolvers-types.js';
 import type { Context } from '../context.js';
-import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
 import { UserErrorCode, UserInputError } from '../errors.js';
-import { paginate, toWindow, type PageRequest } from '../pagination.js';
 import type { Id, PayoutCreateParams, PayoutUpdateParams } from '../upstream/api.js';
 import type { PayoutModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
@@ -10,10 +8,11 @@ import { InputRule, statusFromUpstream } from '../payments/rules.js';
 import { buildTimeline } from '../payments/timeline.js';
 import { paymentCheck } from '../payments/filters.js';
 import type { Decimal } from '../upstream/decimal.js';
+import { connectionField } from './connections.js';
 import { amountField, customerRef, customerRefChecks, searchFilter } from './inputs.js';
 import { amountFromInput, moneyFields } from './money.js';
 import { startPayouts } from './payout-start.js';
-import { checkAll, checkInput, payload, currencyRelation, customerRelation, renamed, toUpstreamId, primedList, type Check } from './support.js';
+import { checkAll, checkInput, payload, currencyRelation, customerRelation, renamed, toUpstreamId, type Check } from './support.js';
 
 /** The checks both payout inputs share, on the fields given, under `root`. */
 function payoutChecks(input: PayoutInput | UpdatePayoutInput, root: string): Check[] {
@@ -83,19 +82,12 @@ export const payoutResolvers = {
   Query: {
     payout: (_, { id }, { loaders }) => loaders.payout.load(toUpstreamId(id)),
     // Always the search endpoint (docs/graphql-contract.md, Connections): it filters and pages alike.
-    payouts: (_, { first, after, filter }, { api, loaders, pagination }) => {
-      const window = toWindow({ first, after }, pagination);
-      const filters = searchFilter(filter);
-      return paginate(
-        window,
-        async (page: PageRequest) => {
-          const result = await api.payouts.search({ ...page, ...filters });
-          primedList(result.items, loaders.payout);
-          return result;
-        },
-        { upstreamMaxPerPage: UPSTREAM_MAX_PER_PAGE, keep: paymentCheck(filters) },
-      );
-    },
+    payouts: connectionField({
+      filters: searchFilter,
+      read: (api, page, filters) => api.payouts.search({ ...page, ...filters }),
+      keep: (filters) => paymentCheck(filters),
+      loader: (loaders) => loaders.payout,
+    }),
   },
 
   Mutation: {

@@ -1,7 +1,5 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
-import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
-import { paginate, toWindow, type PageRequest } from '../pagination.js';
-import type { TransactionSearchFilter } from './inputs.js';
+import { connectionField } from './connections.js';
 import { amountField, customerRef, customerRefChecks, phoneChecks, phoneNumber, searchFilter, urlCheck } from './inputs.js';
 import type { PaymentIntentModel, TransactionModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
@@ -22,7 +20,6 @@ import {
   renamed,
   toUpstreamId,
   withUserErrors,
-  primedList,
 } from './support.js';
 
 /** The transaction as it is now, or a NOT_FOUND user error. */
@@ -61,22 +58,14 @@ async function transactionCurrencyIso(loaders: Context['loaders'], id: Id): Prom
 export const transactionResolvers = {
   Query: {
     transaction: (_, { id }, { loaders }) => loaders.transaction.load(toUpstreamId(id)),
-    transactions: (_, { first, after, filter }, { api, loaders, pagination }) => {
-      const window = toWindow({ first, after }, pagination);
-      const filters: TransactionSearchFilter = searchFilter(filter);
-      const hasFilter = Object.values(filters).some((v) => v !== undefined);
-      return paginate(
-        window,
-        async (page: PageRequest) => {
-          const result = hasFilter
-            ? await api.transactions.search({ ...page, ...filters })
-            : await api.transactions.list(page);
-          primedList(result.items, loaders.transaction);
-          return result;
-        },
-        { upstreamMaxPerPage: UPSTREAM_MAX_PER_PAGE, keep: paymentCheck(filters) },
-      );
-    },
+    transactions: connectionField({
+      filters: searchFilter,
+      // The search endpoint only with a filter, the plain list otherwise (docs/graphql-contract.md, Connections).
+      read: (api, page, filters) =>
+        Object.values(filters).some((v) => v !== undefined) ? api.transactions.search({ ...page, ...filters }) : api.transactions.list(page),
+      keep: (filters) => paymentCheck(filters),
+      loader: (loaders) => loaders.transaction,
+    }),
   },
 
   Mutation: {
