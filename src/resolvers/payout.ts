@@ -10,7 +10,8 @@ import { paymentCheck } from '../payments/filters.js';
 import type { Decimal } from '../upstream/decimal.js';
 import { connectionField } from './connections.js';
 import { amountField, customerRef, customerRefChecks, searchFilter } from './inputs.js';
-import { amountFromInput, moneyFields } from './money.js';
+import { amountFromInput } from './money.js';
+import { paymentFields } from './payment-fields.js';
 import { startPayouts } from './payout-start.js';
 import { checkAll, checkInput, payload, currencyRelation, customerRelation, renamed, toUpstreamId, type Check } from './support.js';
 
@@ -122,23 +123,9 @@ export const payoutResolvers = {
       customerRelation(p.customer_id, info, loaders),
     currency: (p, _, { loaders }, info) =>
       currencyRelation(p.currency_id, info, loaders),
-    ...moneyFields<PayoutModel>()('amount', 'commission', 'fees', 'fixed_commission', 'amount_transferred', 'amount_debited'),
+    ...paymentFields<PayoutModel>(),
     statusHistory: async (p, _, { loaders }) => buildTimeline('payout', p, await loaders.payoutEvents.load(p.id)),
-    ...renamed<PayoutModel>()(
-      'last_error_code',
-      'created_at',
-      'updated_at',
-      'scheduled_at',
-      'sent_at',
-      'failed_at',
-      'deleted_at',
-      'custom_metadata',
-      'payment_method_id',
-      'transaction_key',
-      'merchant_reference',
-      'account_id',
-      'balance_id',
-    ),
+    ...renamed<PayoutModel>()('scheduled_at', 'sent_at', 'failed_at'),
   },
 
   PayoutStatusHistoryEntry: {

@@ -11,6 +11,7 @@ import type { Id } from '../upstream/api.js';
 import type { Decimal } from '../upstream/decimal.js';
 import { UserErrorCode, UserInputError } from '../errors.js';
 import { amountFromInput, moneyFields } from './money.js';
+import { paymentFields } from './payment-fields.js';
 import {
   checkAll,
   checkInput,
@@ -188,27 +189,9 @@ export const transactionResolvers = {
     // Absent (not null) when the object came from an update response: read it then.
     mode: async (t, _, { loaders }) =>
       t.mode !== undefined ? t.mode : ((await loaders.transaction.load(t.id))?.mode ?? null),
-    ...moneyFields<TransactionModel>()('amount', 'commission', 'fees', 'fixed_commission', 'amount_transferred', 'amount_debited'),
+    ...paymentFields<TransactionModel>(),
     statusHistory: async (t, _, { loaders }) => buildTimeline('transaction', t, await loaders.transactionEvents.load(t.id)),
-    ...renamed<TransactionModel>()(
-      'callback_url',
-      'created_at',
-      'updated_at',
-      'approved_at',
-      'canceled_at',
-      'declined_at',
-      'refunded_at',
-      'transferred_at',
-      'deleted_at',
-      'last_error_code',
-      'custom_metadata',
-      'receipt_url',
-      'payment_method_id',
-      'transaction_key',
-      'merchant_reference',
-      'account_id',
-      'balance_id',
-    ),
+    ...renamed<TransactionModel>()('callback_url', 'approved_at', 'canceled_at', 'declined_at', 'refunded_at', 'transferred_at', 'receipt_url'),
     subAccountsCommissions: (t) =>
       (t.sub_accounts_commissions ?? []).filter(
         (c): c is Record<string, unknown> => typeof c === 'object' && c !== null && !Array.isArray(c),

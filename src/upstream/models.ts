@@ -193,7 +193,8 @@ export const pageMetaModel = z.looseObject({
 });
 export type PageMetaModel = z.infer<typeof pageMetaModel>;
 
-const MONEY_KEYS = ['amount', 'commission', 'fees', 'fixed_commission', 'amount_transferred', 'amount_debited'] as const;
+/** The amounts of a transaction or payout: what it moved and what the operator charged. */
+export const MONEY_KEYS = ['amount', 'commission', 'fees', 'fixed_commission', 'amount_transferred', 'amount_debited'] as const;
 
 /**
  * The top-level keys of each model that hold amounts: decode.ts turns those
