@@ -72,7 +72,6 @@ export interface UpstreamValidationErrorInit extends UpstreamErrorInit {
  * would turn a missing list into an empty one.
  */
 export class UpstreamRouteMissingError extends UpstreamError {
-  override readonly name = 'UpstreamRouteMissingError';
   /** Whether the spec defines the route (spec.ts): if not, the upstream is within its rights. */
   readonly beyondSpec: boolean;
   constructor(init: UpstreamErrorInit & { beyondSpec: boolean }) {
@@ -86,7 +85,6 @@ export class UpstreamRouteMissingError extends UpstreamError {
  * (resources/applied.ts): serving that answer would serve the wrong items.
  */
 export class UpstreamParameterIgnoredError extends UpstreamError {
-  override readonly name = 'UpstreamParameterIgnoredError';
   /** The parameter as sent, e.g. `filters[status]` or `page`. */
   readonly parameter: string;
   constructor(init: UpstreamErrorInit & { parameter: string }) {

@@ -66,7 +66,8 @@ describe('HTTP statuses', () => {
     [422, 'UpstreamValidationError'],
     [429, 'UpstreamRateLimitError'],
     [500, 'UpstreamServerError'],
-    [405, 'UpstreamError'],
+    [405, 'UpstreamRouteMissingError'],
+    [418, 'UpstreamError'],
   ])('names the error of a %i after its class, as logs and stack traces show it', async (status, name) => {
     h.upstream.replyWith({ status, json: anErrorBody() });
 
