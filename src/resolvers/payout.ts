@@ -24,13 +24,8 @@ function payoutChecks(input: PayoutInput | UpdatePayoutInput, root: string): Che
   ];
 }
 
-/** Create's shape, all of it required (`createPayout`, and `updatePayout`'s deprecated `input`). */
-async function payoutParams(input: PayoutInput): Promise<PayoutCreateParams> {
-  const currencyIso = input.currency.iso.toUpperCase();
-  const [amount] = await checkAll(
-    async () => (await amountFromInput(input, () => currencyIso, ['input'], true)) as Decimal,
-    () => checkInput(payoutChecks(input, 'input')),
-  );
+/** A payout input's upstream fields, its amount and currency already checked; an absent field stays undefined. */
+function payoutFields<A, C>(input: PayoutInput | UpdatePayoutInput, amount: A, currencyIso: C) {
   return {
     amount,
     currencyIso,
@@ -39,6 +34,16 @@ async function payoutParams(input: PayoutInput): Promise<PayoutCreateParams> {
     merchantReference: input.merchantReference ?? undefined,
     customMetadata: input.customMetadata ?? undefined,
   };
+}
+
+/** Create's shape, all of it required (`createPayout`, and `updatePayout`'s deprecated `input`). */
+async function payoutParams(input: PayoutInput): Promise<PayoutCreateParams> {
+  const currencyIso = input.currency.iso.toUpperCase();
+  const [amount] = await checkAll(
+    async () => (await amountFromInput(input, () => currencyIso, ['input'], true)) as Decimal,
+    () => checkInput(payoutChecks(input, 'input')),
+  );
+  return payoutFields(input, amount, currencyIso);
 }
 
 /** ISO code of a payout's currency, for checking the decimals of a new amount given without a currency. */
@@ -59,14 +64,7 @@ async function payoutChanges(changes: UpdatePayoutInput, id: Id, loaders: Contex
     () => amountFromInput(changes, () => currencyIso ?? payoutCurrencyIso(loaders, id), ['changes'], false),
     () => checkInput(payoutChecks(changes, 'changes')),
   );
-  return {
-    amount,
-    currencyIso,
-    customer: customerRef(changes.customer),
-    mode: changes.mode ?? undefined,
-    merchantReference: changes.merchantReference ?? undefined,
-    customMetadata: changes.customMetadata ?? undefined,
-  };
+  return payoutFields(changes, amount, currencyIso);
 }
 
 /** `changes`, or the deprecated `input`: exactly one of them. */
