@@ -13,7 +13,6 @@ import {
   UpstreamAuthenticationError,
   UpstreamConnectionError,
   UpstreamError,
-  UpstreamInvalidResponseError,
   UpstreamNotFoundError,
   UpstreamPermissionError,
   UpstreamRateLimitError,
@@ -76,17 +75,27 @@ export interface Mapped {
   extra?: Record<string, unknown>;
 }
 
+const UNAVAILABLE: Mapped = { code: ErrorCode.UPSTREAM_UNAVAILABLE, message: 'The payments API is unavailable.' };
+const FAILED: Mapped = { code: ErrorCode.UPSTREAM_ERROR, message: 'The payments API failed to answer this request.' };
+
+/** The failures whose code and message follow from their class alone. */
+const BY_CLASS: ReadonlyArray<readonly [abstract new (...args: never[]) => UpstreamError, Mapped]> = [
+  [UpstreamAuthenticationError, { code: ErrorCode.UNAUTHENTICATED, message: 'The payments API rejected the API key.' }],
+  [UpstreamPermissionError, { code: ErrorCode.FORBIDDEN, message: 'The API key may not perform this operation.' }],
+  [UpstreamNotFoundError, { code: ErrorCode.BAD_USER_INPUT, message: 'The referenced object does not exist.' }],
+  [UpstreamConflictError, { code: ErrorCode.BAD_USER_INPUT, message: 'The object is not in a state that allows this change.' }],
+  [UpstreamTimeoutError, { code: ErrorCode.UPSTREAM_TIMEOUT, message: 'The payments API did not answer in time.' }],
+  [UpstreamConnectionError, UNAVAILABLE],
+];
+
 /**
  * Maps an upstream failure to what a caller may see. Messages are ours, never
  * the upstream body; only a validation message (meant for end users) is kept.
+ * A server error, an invalid response or an unexpected status is UPSTREAM_ERROR.
  */
 export function toGraphQLError(error: UpstreamError): Mapped {
-  if (error instanceof UpstreamAuthenticationError) {
-    return { code: ErrorCode.UNAUTHENTICATED, message: 'The payments API rejected the API key.' };
-  }
-  if (error instanceof UpstreamPermissionError) {
-    return { code: ErrorCode.FORBIDDEN, message: 'The API key may not perform this operation.' };
-  }
+  const byClass = BY_CLASS.find(([type]) => error instanceof type);
+  if (byClass) return { ...byClass[1] };
   if (error instanceof UpstreamValidationError) {
     return {
       code: ErrorCode.BAD_USER_INPUT,
@@ -109,21 +118,12 @@ export function toGraphQLError(error: UpstreamError): Mapped {
       extra: { reason: 'parameter_ignored', parameter: error.parameter },
     };
   }
-  if (error instanceof UpstreamNotFoundError) {
-    return { code: ErrorCode.BAD_USER_INPUT, message: 'The referenced object does not exist.' };
-  }
-  if (error instanceof UpstreamConflictError) {
-    return { code: ErrorCode.BAD_USER_INPUT, message: 'The object is not in a state that allows this change.' };
-  }
   if (error instanceof UpstreamRateLimitError) {
     return {
       code: ErrorCode.RATE_LIMITED,
       message: 'The payments API is rate limiting this key; retry later.',
       extra: error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {},
     };
-  }
-  if (error instanceof UpstreamTimeoutError) {
-    return { code: ErrorCode.UPSTREAM_TIMEOUT, message: 'The payments API did not answer in time.' };
   }
   if (error instanceof UpstreamUnavailableError) {
     return {
@@ -135,13 +135,7 @@ export function toGraphQLError(error: UpstreamError): Mapped {
       extra: { reason: error.reason },
     };
   }
-  if (error instanceof UpstreamConnectionError || (error instanceof UpstreamServerError && error.statusCode === 503)) {
-    return { code: ErrorCode.UPSTREAM_UNAVAILABLE, message: 'The payments API is unavailable.' };
-  }
-  if (error instanceof UpstreamServerError || error instanceof UpstreamInvalidResponseError) {
-    return { code: ErrorCode.UPSTREAM_ERROR, message: 'The payments API failed to answer this request.' };
-  }
-  return { code: ErrorCode.UPSTREAM_ERROR, message: 'The payments API failed to answer this request.' };
+  return error instanceof UpstreamServerError && error.statusCode === 503 ? { ...UNAVAILABLE } : { ...FAILED };
 }
 
 const KNOWN_CODES = new Set<string>(Object.values(ErrorCode));

@@ -93,57 +93,58 @@ function pending(engine: Engine) {
   return { transactions, payouts };
 }
 
+/** A fixed admin route's answer: its status and JSON body. */
+type AdminReply = [status: number, body: unknown];
+
+/** The admin routes without a parameter in their path, by `METHOD /path`. */
+const FIXED_ROUTES: Readonly<Record<string, (host: AdminHost, raw: string) => AdminReply>> = {
+  'GET /_emulator/stats': (host) => [200, host.stats()],
+  'DELETE /_emulator/stats': (host) => {
+    host.resetStats();
+    return [200, host.stats()];
+  },
+  'GET /_emulator/faults': (host) => [200, { faults: host.faults.all() }],
+  'POST /_emulator/faults': (host, raw) => {
+    const fault = host.addFault(parseBody(raw, 'application/json'));
+    return [201, { id: fault.id, fault }];
+  },
+  'DELETE /_emulator/faults': (host) => {
+    host.faults.clear();
+    return [200, { faults: [] }];
+  },
+  'POST /_emulator/reset': (host) => {
+    host.reset();
+    return [200, { reset: true }];
+  },
+  'POST /_emulator/seed': (host, raw) => [201, { apiKey: host.seedDemo(seedKey(raw)) }],
+  'GET /_emulator/deliveries': (host) => [200, { deliveries: host.engine.dispatcher.deliveries() }],
+  'DELETE /_emulator/deliveries': (host) => {
+    host.engine.dispatcher.clearRecords();
+    return [200, { deliveries: [] }];
+  },
+  'GET /_emulator/routes': (host) => [200, { routes: host.routeKeys() }],
+  'GET /_emulator/pending': (host) => [200, pending(host.engine)],
+};
+
+/** The sandbox key a seed body names (`apiKey` or `api_key`), or the demo key. */
+function seedKey(raw: string): string {
+  const b = parseBody(raw, 'application/json') as { apiKey?: unknown; api_key?: unknown };
+  const key = typeof b.apiKey === 'string' ? b.apiKey : typeof b.api_key === 'string' ? b.api_key : DEMO_API_KEY;
+  if (!key.startsWith('sk_sandbox_') || key.length === 'sk_sandbox_'.length) {
+    throw new ApiError(400, 'Invalid key', { apiKey: ['must start with sk_sandbox_'] });
+  }
+  return key;
+}
+
 export async function handleAdmin(host: AdminHost, req: IncomingMessage, res: ServerResponse, method: string, path: string): Promise<void> {
   const raw = await readRawBody(req).catch(() => '');
   const route = `${method} ${path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path}`;
   const { engine } = host;
   try {
-    switch (route) {
-      case 'GET /_emulator/stats':
-        sendJson(res, 200, host.stats());
-        return;
-      case 'DELETE /_emulator/stats':
-        host.resetStats();
-        sendJson(res, 200, host.stats());
-        return;
-      case 'GET /_emulator/faults':
-        sendJson(res, 200, { faults: host.faults.all() });
-        return;
-      case 'POST /_emulator/faults': {
-        const fault = host.addFault(parseBody(raw, 'application/json'));
-        sendJson(res, 201, { id: fault.id, fault });
-        return;
-      }
-      case 'DELETE /_emulator/faults':
-        host.faults.clear();
-        sendJson(res, 200, { faults: [] });
-        return;
-      case 'POST /_emulator/reset':
-        host.reset();
-        sendJson(res, 200, { reset: true });
-        return;
-      case 'POST /_emulator/seed': {
-        const b = parseBody(raw, 'application/json') as { apiKey?: unknown; api_key?: unknown };
-        const key = typeof b.apiKey === 'string' ? b.apiKey : typeof b.api_key === 'string' ? b.api_key : DEMO_API_KEY;
-        if (!key.startsWith('sk_sandbox_') || key.length === 'sk_sandbox_'.length) {
-          throw new ApiError(400, 'Invalid key', { apiKey: ['must start with sk_sandbox_'] });
-        }
-        sendJson(res, 201, { apiKey: host.seedDemo(key) });
-        return;
-      }
-      case 'GET /_emulator/deliveries':
-        sendJson(res, 200, { deliveries: engine.dispatcher.deliveries() });
-        return;
-      case 'DELETE /_emulator/deliveries':
-        engine.dispatcher.clearRecords();
-        sendJson(res, 200, { deliveries: [] });
-        return;
-      case 'GET /_emulator/routes':
-        sendJson(res, 200, { routes: host.routeKeys() });
-        return;
-      case 'GET /_emulator/pending':
-        sendJson(res, 200, pending(engine));
-        return;
+    if (Object.hasOwn(FIXED_ROUTES, route)) {
+      const [status, body] = FIXED_ROUTES[route]!(host, raw);
+      sendJson(res, status, body);
+      return;
     }
     const moved = /^POST \/_emulator\/(transactions|payouts)\/(\d+)\/status$/.exec(route);
     if (moved) {

@@ -13,6 +13,9 @@ import type { RouteStats } from '../upstream/observer.js';
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15];
 /** A 50-item page batches up to 50 keys; the upstream's largest page is 100. */
 const BATCH_BUCKETS = [1, 2, 5, 10, 20, 50, 100];
+/** The labels of an operation's metrics, and of an upstream route's (see `routeLabels`). */
+const OPERATION_LABELS = ['operation', 'type', 'outcome'] as const;
+const ROUTE_LABELS = ['route', 'method'] as const;
 /** Distinct operation names kept as labels; the rest are counted as `other`. */
 const MAX_OPERATION_NAMES = 200;
 
@@ -29,137 +32,114 @@ export class GatewayMetrics {
   private readonly names = new Set<string>();
   private sources: LiveSources | null = null;
 
-  readonly operations = new Counter({
-    name: 'gateway_operations_total',
-    help: 'GraphQL operations by name, type and outcome (ok, partial: data with errors, error, rejected: refused before execution).',
-    labelNames: ['operation', 'type', 'outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly operationDuration = new Histogram({
-    name: 'gateway_operation_duration_seconds',
-    help: 'Time from receipt to answer of a GraphQL query or mutation (subscriptions are counted, not timed).',
-    labelNames: ['operation', 'type', 'outcome'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly operationErrors = new Counter({
-    name: 'gateway_operation_errors_total',
-    help: 'Errors in GraphQL answers by extensions.code.',
-    labelNames: ['code'] as const,
-    registers: [this.registry],
-  });
-  readonly upstreamRequests = new Counter({
-    name: 'gateway_upstream_requests_total',
-    help: 'Upstream HTTP attempts by route template, method, status class (2xx... or timeout, connection, aborted, other) and attempt number.',
-    labelNames: ['route', 'method', 'status_class', 'attempt'] as const,
-    registers: [this.registry],
-  });
-  readonly upstreamDuration = new Histogram({
-    name: 'gateway_upstream_request_duration_seconds',
-    help: 'Upstream HTTP attempt latency by route template, method and status class (bulkhead wait excluded).',
-    labelNames: ['route', 'method', 'status_class'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly upstreamRetries = new Counter({
-    name: 'gateway_upstream_retries_total',
-    help: 'Upstream attempts sent again after a transient failure.',
-    labelNames: ['route', 'method'] as const,
-    registers: [this.registry],
-  });
-  readonly retryBudgetExhausted = new Counter({
-    name: 'gateway_upstream_retry_budget_exhausted_total',
-    help: 'Retries refused because the route spent its retry budget.',
-    labelNames: ['route', 'method'] as const,
-    registers: [this.registry],
-  });
-  readonly loaderBatch = new Histogram({
-    name: 'gateway_dataloader_batch_size',
-    help: 'Keys per DataLoader batch.',
-    labelNames: ['loader'] as const,
-    buckets: BATCH_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly loaderHits = new Counter({
-    name: 'gateway_dataloader_cache_hits_total',
-    help: 'DataLoader loads answered from the operation cache (no upstream read).',
-    labelNames: ['loader'] as const,
-    registers: [this.registry],
-  });
-  readonly idempotency = new Counter({
-    name: 'gateway_idempotency_requests_total',
-    help: 'Keyed mutations by outcome: executed, replayed, conflict (key reused with other input), in_progress, unavailable.',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly webhooks = new Counter({
-    name: 'gateway_webhooks_received_total',
-    help: 'Webhook deliveries by result: accepted, out_of_order, duplicate, bad_signature, stale, invalid, unavailable.',
-    labelNames: ['result'] as const,
-    registers: [this.registry],
-  });
-  readonly rateLimited = new Counter({
-    name: 'gateway_rate_limited_total',
-    help: 'Refusals by the gateway\'s own rate limits: operations (per key), ws_connect (per address), ws_subscribe (per key).',
-    labelNames: ['limit'] as const,
-    registers: [this.registry],
-  });
-  readonly subscriptionsStarted = new Counter({
-    name: 'gateway_subscriptions_started_total',
-    help: 'GraphQL subscriptions started over WebSocket.',
-    registers: [this.registry],
-  });
+  readonly operations = this.counter(
+    'gateway_operations_total',
+    'GraphQL operations by name, type and outcome (ok, partial: data with errors, error, rejected: refused before execution).',
+    OPERATION_LABELS,
+  );
+  readonly operationDuration = this.histogram(
+    'gateway_operation_duration_seconds',
+    'Time from receipt to answer of a GraphQL query or mutation (subscriptions are counted, not timed).',
+    OPERATION_LABELS,
+    LATENCY_BUCKETS,
+  );
+  readonly operationErrors = this.counter('gateway_operation_errors_total', 'Errors in GraphQL answers by extensions.code.', ['code']);
+  readonly upstreamRequests = this.counter(
+    'gateway_upstream_requests_total',
+    'Upstream HTTP attempts by route template, method, status class (2xx... or timeout, connection, aborted, other) and attempt number.',
+    ['route', 'method', 'status_class', 'attempt'],
+  );
+  readonly upstreamDuration = this.histogram(
+    'gateway_upstream_request_duration_seconds',
+    'Upstream HTTP attempt latency by route template, method and status class (bulkhead wait excluded).',
+    ['route', 'method', 'status_class'],
+    LATENCY_BUCKETS,
+  );
+  readonly upstreamRetries = this.counter('gateway_upstream_retries_total', 'Upstream attempts sent again after a transient failure.', ROUTE_LABELS);
+  readonly retryBudgetExhausted = this.counter('gateway_upstream_retry_budget_exhausted_total', 'Retries refused because the route spent its retry budget.', ROUTE_LABELS);
+  readonly loaderBatch = this.histogram('gateway_dataloader_batch_size', 'Keys per DataLoader batch.', ['loader'], BATCH_BUCKETS);
+  readonly loaderHits = this.counter('gateway_dataloader_cache_hits_total', 'DataLoader loads answered from the operation cache (no upstream read).', ['loader']);
+  readonly idempotency = this.counter(
+    'gateway_idempotency_requests_total',
+    'Keyed mutations by outcome: executed, replayed, conflict (key reused with other input), in_progress, unavailable.',
+    ['outcome'],
+  );
+  readonly webhooks = this.counter(
+    'gateway_webhooks_received_total',
+    'Webhook deliveries by result: accepted, out_of_order, duplicate, bad_signature, stale, invalid, unavailable.',
+    ['result'],
+  );
+  readonly rateLimited = this.counter(
+    'gateway_rate_limited_total',
+    'Refusals by the gateway\'s own rate limits: operations (per key), ws_connect (per address), ws_subscribe (per key).',
+    ['limit'],
+  );
+  readonly subscriptionsStarted = this.counter('gateway_subscriptions_started_total', 'GraphQL subscriptions started over WebSocket.');
 
   constructor(options: { defaultMetrics: boolean }) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
-    const sources = () => this.sources;
+    const routes = () => this.routeStats();
     new Gauge({
       name: 'gateway_upstream_breaker_state',
       help: 'Circuit breaker per upstream route: 1 on the current state (closed, open, half_open), 0 on the others.',
-      labelNames: ['route', 'method', 'state'] as const,
+      labelNames: [...ROUTE_LABELS, 'state'] as const,
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const [route, stats] of Object.entries(sources()?.routes() ?? {})) {
+        for (const [route, stats] of routes()) {
           const labels = routeLabels(route);
           for (const state of ['closed', 'open', 'half_open'] as const) this.set({ ...labels, state }, stats.state === state ? 1 : 0);
         }
       },
     });
+    this.routeGauge('gateway_upstream_bulkhead_queued', 'Upstream calls waiting for a slot of their route (bulkhead queue depth).', (s) => s.queued);
+    this.routeGauge('gateway_upstream_in_flight', 'Upstream calls holding a slot of their route.', (s) => s.inFlight);
+    this.liveGauge('gateway_websocket_connections', 'Open GraphQL-over-WebSocket connections.', (ws) => ws.connections);
+    this.liveGauge('gateway_subscriptions_active', 'Live subscriptions on this instance.', (ws) => ws.subscriptions);
+  }
+
+  // The metric factories below register in this gateway's registry; a metric's
+  // name, help and label names are its public contract, so they are spelled
+  // out where each metric is declared above.
+
+  private counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  private histogram<L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]): Histogram<L> {
+    return new Histogram({ name, help, labelNames, buckets, registers: [this.registry] });
+  }
+
+  /** A gauge per upstream route, read from the route's live stats at scrape time. */
+  private routeGauge(name: string, help: string, read: (stats: RouteStats) => number): void {
+    const routes = () => this.routeStats();
     new Gauge({
-      name: 'gateway_upstream_bulkhead_queued',
-      help: 'Upstream calls waiting for a slot of their route (bulkhead queue depth).',
-      labelNames: ['route', 'method'] as const,
+      name,
+      help,
+      labelNames: ROUTE_LABELS,
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const [route, stats] of Object.entries(sources()?.routes() ?? {})) this.set(routeLabels(route), stats.queued);
+        for (const [route, stats] of routes()) this.set(routeLabels(route), read(stats));
       },
     });
+  }
+
+  /** Each upstream route with its live stats; none before the gateway is wired. */
+  private routeStats(): [string, RouteStats][] {
+    return Object.entries(this.sources?.routes() ?? {});
+  }
+
+  /** A gauge of the live WebSocket side, read at scrape time (0 before the gateway is wired). */
+  private liveGauge(name: string, help: string, read: (ws: ReturnType<LiveSources['websocket']>) => number): void {
+    const sources = () => this.sources;
     new Gauge({
-      name: 'gateway_upstream_in_flight',
-      help: 'Upstream calls holding a slot of their route.',
-      labelNames: ['route', 'method'] as const,
+      name,
+      help,
       registers: [this.registry],
       collect() {
-        this.reset();
-        for (const [route, stats] of Object.entries(sources()?.routes() ?? {})) this.set(routeLabels(route), stats.inFlight);
-      },
-    });
-    new Gauge({
-      name: 'gateway_websocket_connections',
-      help: 'Open GraphQL-over-WebSocket connections.',
-      registers: [this.registry],
-      collect() {
-        this.set(sources()?.websocket().connections ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'gateway_subscriptions_active',
-      help: 'Live subscriptions on this instance.',
-      registers: [this.registry],
-      collect() {
-        this.set(sources()?.websocket().subscriptions ?? 0);
+        const ws = sources()?.websocket();
+        this.set(ws ? read(ws) : 0);
       },
     });
   }

@@ -1,37 +1,27 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
-import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
-import { paginate, toWindow, type PageRequest } from '../pagination.js';
 import type { CustomerModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
 import { badUserInput } from '../errors.js';
 import { customerCheck } from '../payments/filters.js';
 import { InputRule } from '../payments/rules.js';
+import { connectionField } from './connections.js';
 import { createdRange, phoneChecks, phoneNumber } from './inputs.js';
-import { checkInput, payload, primedList, renamed, toUpstreamId } from './support.js';
+import { checkInput, payload, renamed, toUpstreamId } from './support.js';
 
 export const customerResolvers = {
   Query: {
     customer: (_, { id }, { loaders }) => loaders.customer.load(toUpstreamId(id)),
     // Always the search endpoint (docs/graphql-contract.md, Connections): it filters and pages alike.
-    customers: (_, { first, after, filter }, { api, loaders, pagination }) => {
-      const window = toWindow({ first, after }, pagination);
-      // A query has no userErrors: a malformed address is refused as the argument it is.
-      if (filter?.email && !InputRule.email.test(filter.email)) throw badUserInput(InputRule.email.message, 'filter.email');
-      const filters = {
-        email: filter?.email ?? undefined,
-        query: filter?.query ?? undefined,
-        ...createdRange(filter?.createdAt),
-      };
-      return paginate(
-        window,
-        async (page: PageRequest) => {
-          const result = await api.customers.search({ ...page, ...filters });
-          primedList(result.items, loaders.customer);
-          return result;
-        },
-        { upstreamMaxPerPage: UPSTREAM_MAX_PER_PAGE, keep: customerCheck(filters) },
-      );
-    },
+    customers: connectionField({
+      filters: (filter) => {
+        // A query has no userErrors: a malformed address is refused as the argument it is.
+        if (filter?.email && !InputRule.email.test(filter.email)) throw badUserInput(InputRule.email.message, 'filter.email');
+        return { email: filter?.email ?? undefined, query: filter?.query ?? undefined, ...createdRange(filter?.createdAt) };
+      },
+      read: (api, page, filters) => api.customers.search({ ...page, ...filters }),
+      keep: (filters) => customerCheck(filters),
+      loader: (loaders) => loaders.customer,
+    }),
   },
 
   Mutation: {

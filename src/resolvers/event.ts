@@ -1,6 +1,4 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
-import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
-import { paginate, toWindow, type PageRequest } from '../pagination.js';
 import { eventCheck } from '../payments/filters.js';
 import {
   currencyModel,
@@ -10,7 +8,8 @@ import {
   webhookModel,
   type EventModel,
 } from '../upstream/models.js';
-import { renamed, toOptionalUpstreamId, toUpstreamId, primedList } from './support.js';
+import { connectionField } from './connections.js';
+import { renamed, toOptionalUpstreamId, toUpstreamId } from './support.js';
 
 /** Event type prefix (`transaction.approved`) -> the typed object its entity is. */
 const ENTITY_KINDS = {
@@ -38,22 +37,12 @@ function typedEntity(event: EventModel) {
 export const eventResolvers = {
   Query: {
     event: (_, { id }, { loaders }) => loaders.event.load(toUpstreamId(id)),
-    events: (_, { first, after, filter }, { api, loaders, pagination }) => {
-      const window = toWindow({ first, after }, pagination);
-      const filters = {
-        type: filter?.type ?? undefined,
-        objectId: toOptionalUpstreamId(filter?.objectId, 'filter.objectId'),
-      };
-      return paginate(
-        window,
-        async (page: PageRequest) => {
-          const result = await api.events.list({ ...page, ...filters });
-          primedList(result.items, loaders.event);
-          return result;
-        },
-        { upstreamMaxPerPage: UPSTREAM_MAX_PER_PAGE, keep: eventCheck(filters) },
-      );
-    },
+    events: connectionField({
+      filters: (filter) => ({ type: filter?.type ?? undefined, objectId: toOptionalUpstreamId(filter?.objectId, 'filter.objectId') }),
+      read: (api, page, filters) => api.events.list({ ...page, ...filters }),
+      keep: (filters) => eventCheck(filters),
+      loader: (loaders) => loaders.event,
+    }),
   },
 
   Event: {

@@ -1,8 +1,7 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
-import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
-import { paginate, toWindow, type PageRequest } from '../pagination.js';
 import type { LogModel } from '../upstream/models.js';
-import { renamed, toUpstreamId, primedList } from './support.js';
+import { connectionField } from './connections.js';
+import { renamed, toUpstreamId } from './support.js';
 
 function truncate(text: string | null | undefined, max: number): string | null {
   if (text === null || text === undefined) return null;
@@ -12,16 +11,7 @@ function truncate(text: string | null | undefined, max: number): string | null {
 export const logResolvers = {
   Query: {
     log: (_, { id }, { loaders }) => loaders.log.load(toUpstreamId(id)),
-    logs: (_, { first, after }, { api, loaders, pagination }) =>
-      paginate(
-        toWindow({ first, after }, pagination),
-        async (page: PageRequest) => {
-          const result = await api.logs.list(page);
-          primedList(result.items, loaders.log);
-          return result;
-        },
-        { upstreamMaxPerPage: UPSTREAM_MAX_PER_PAGE },
-      ),
+    logs: connectionField({ read: (api, page) => api.logs.list(page), loader: (loaders) => loaders.log }),
   },
 
   Log: {

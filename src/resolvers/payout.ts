@@ -1,8 +1,6 @@
 import type { PayoutInput, Resolvers, UpdatePayoutInput } from '../__generated__/resolvers-types.js';
 import type { Context } from '../context.js';
-import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
 import { UserErrorCode, UserInputError } from '../errors.js';
-import { paginate, toWindow, type PageRequest } from '../pagination.js';
 import type { Id, PayoutCreateParams, PayoutUpdateParams } from '../upstream/api.js';
 import type { PayoutModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
@@ -10,10 +8,12 @@ import { InputRule, statusFromUpstream } from '../payments/rules.js';
 import { buildTimeline } from '../payments/timeline.js';
 import { paymentCheck } from '../payments/filters.js';
 import type { Decimal } from '../upstream/decimal.js';
+import { connectionField } from './connections.js';
 import { amountField, customerRef, customerRefChecks, searchFilter } from './inputs.js';
-import { amountFromInput, moneyFields } from './money.js';
+import { amountFromInput } from './money.js';
+import { paymentFields } from './payment-fields.js';
 import { startPayouts } from './payout-start.js';
-import { checkAll, checkInput, payload, currencyRelation, customerRelation, renamed, toUpstreamId, primedList, type Check } from './support.js';
+import { checkAll, checkInput, payload, currencyRelation, customerRelation, renamed, toUpstreamId, type Check } from './support.js';
 
 /** The checks both payout inputs share, on the fields given, under `root`. */
 function payoutChecks(input: PayoutInput | UpdatePayoutInput, root: string): Check[] {
@@ -24,13 +24,8 @@ function payoutChecks(input: PayoutInput | UpdatePayoutInput, root: string): Che
   ];
 }
 
-/** Create's shape, all of it required (`createPayout`, and `updatePayout`'s deprecated `input`). */
-async function payoutParams(input: PayoutInput): Promise<PayoutCreateParams> {
-  const currencyIso = input.currency.iso.toUpperCase();
-  const [amount] = await checkAll(
-    async () => (await amountFromInput(input, () => currencyIso, ['input'], true)) as Decimal,
-    () => checkInput(payoutChecks(input, 'input')),
-  );
+/** A payout input's upstream fields, its amount and currency already checked; an absent field stays undefined. */
+function payoutFields<A, C>(input: PayoutInput | UpdatePayoutInput, amount: A, currencyIso: C) {
   return {
     amount,
     currencyIso,
@@ -39,6 +34,16 @@ async function payoutParams(input: PayoutInput): Promise<PayoutCreateParams> {
     merchantReference: input.merchantReference ?? undefined,
     customMetadata: input.customMetadata ?? undefined,
   };
+}
+
+/** Create's shape, all of it required (`createPayout`, and `updatePayout`'s deprecated `input`). */
+async function payoutParams(input: PayoutInput): Promise<PayoutCreateParams> {
+  const currencyIso = input.currency.iso.toUpperCase();
+  const [amount] = await checkAll(
+    async () => (await amountFromInput(input, () => currencyIso, ['input'], true)) as Decimal,
+    () => checkInput(payoutChecks(input, 'input')),
+  );
+  return payoutFields(input, amount, currencyIso);
 }
 
 /** ISO code of a payout's currency, for checking the decimals of a new amount given without a currency. */
@@ -59,14 +64,7 @@ async function payoutChanges(changes: UpdatePayoutInput, id: Id, loaders: Contex
     () => amountFromInput(changes, () => currencyIso ?? payoutCurrencyIso(loaders, id), ['changes'], false),
     () => checkInput(payoutChecks(changes, 'changes')),
   );
-  return {
-    amount,
-    currencyIso,
-    customer: customerRef(changes.customer),
-    mode: changes.mode ?? undefined,
-    merchantReference: changes.merchantReference ?? undefined,
-    customMetadata: changes.customMetadata ?? undefined,
-  };
+  return payoutFields(changes, amount, currencyIso);
 }
 
 /** `changes`, or the deprecated `input`: exactly one of them. */
@@ -83,19 +81,12 @@ export const payoutResolvers = {
   Query: {
     payout: (_, { id }, { loaders }) => loaders.payout.load(toUpstreamId(id)),
     // Always the search endpoint (docs/graphql-contract.md, Connections): it filters and pages alike.
-    payouts: (_, { first, after, filter }, { api, loaders, pagination }) => {
-      const window = toWindow({ first, after }, pagination);
-      const filters = searchFilter(filter);
-      return paginate(
-        window,
-        async (page: PageRequest) => {
-          const result = await api.payouts.search({ ...page, ...filters });
-          primedList(result.items, loaders.payout);
-          return result;
-        },
-        { upstreamMaxPerPage: UPSTREAM_MAX_PER_PAGE, keep: paymentCheck(filters) },
-      );
-    },
+    payouts: connectionField({
+      filters: searchFilter,
+      read: (api, page, filters) => api.payouts.search({ ...page, ...filters }),
+      keep: (filters) => paymentCheck(filters),
+      loader: (loaders) => loaders.payout,
+    }),
   },
 
   Mutation: {
@@ -130,23 +121,9 @@ export const payoutResolvers = {
       customerRelation(p.customer_id, info, loaders),
     currency: (p, _, { loaders }, info) =>
       currencyRelation(p.currency_id, info, loaders),
-    ...moneyFields<PayoutModel>()('amount', 'commission', 'fees', 'fixed_commission', 'amount_transferred', 'amount_debited'),
+    ...paymentFields<PayoutModel>(),
     statusHistory: async (p, _, { loaders }) => buildTimeline('payout', p, await loaders.payoutEvents.load(p.id)),
-    ...renamed<PayoutModel>()(
-      'last_error_code',
-      'created_at',
-      'updated_at',
-      'scheduled_at',
-      'sent_at',
-      'failed_at',
-      'deleted_at',
-      'custom_metadata',
-      'payment_method_id',
-      'transaction_key',
-      'merchant_reference',
-      'account_id',
-      'balance_id',
-    ),
+    ...renamed<PayoutModel>()('scheduled_at', 'sent_at', 'failed_at'),
   },
 
   PayoutStatusHistoryEntry: {

@@ -8,14 +8,17 @@
  * object's current state, are reconciled with the upstream while it is not
  * final (src/realtime/reconciler.ts), and complete after a final state.
  */
+import type DataLoader from 'dataloader';
+import type { z } from 'zod';
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import type { Context } from '../context.js';
 import { badUserInput, forbidden } from '../errors.js';
 import { followObject } from '../realtime/follow.js';
+import type { Snapshot, WatchedKind } from '../realtime/reconciler.js';
 import { RESUME_MAX_EVENTS, resumeAfter } from '../realtime/resume.js';
 import type { RealtimeSource } from '../realtime/source.js';
 import { isFinalPayout, isFinalTransaction } from '../payments/rules.js';
-import { eventModel, payoutModel, transactionModel, type EventModel, type PayoutModel, type TransactionModel } from '../upstream/models.js';
+import { eventModel, payoutModel, transactionModel, type EventModel } from '../upstream/models.js';
 import { toOptionalUpstreamId } from './support.js';
 
 function realtime(ctx: Context): RealtimeSource {
@@ -23,66 +26,73 @@ function realtime(ctx: Context): RealtimeSource {
   return ctx.realtime;
 }
 
+/** How one kind of object is followed: `<kind>Updated` is the same for each, but for these. */
+interface Followed<F extends string, T extends Snapshot> {
+  field: F;
+  kind: WatchedKind;
+  /** The type's name, for the refusal of an id the caller cannot read. */
+  typename: string;
+  model: z.ZodType<T>;
+  isFinal(status: string): boolean;
+  loader(loaders: Context['loaders']): DataLoader<number, T | null>;
+}
+
+/**
+ * `<kind>Updated(id)`. With an id: the object's current state, then each newer
+ * one until a final state. Without: every current state of that kind the
+ * account's webhooks bring. Each value is primed into the kind's loader.
+ */
+function objectUpdates<F extends string, T extends Snapshot>(spec: Followed<F, T>) {
+  const wrap = (value: T) => ({ [spec.field]: value }) as Record<F, T>;
+  return {
+    subscribe: async (_: unknown, { id }: { id?: string | null }, ctx: Context) => {
+      const source = realtime(ctx);
+      const wanted = toOptionalUpstreamId(id, 'id');
+      if (wanted !== undefined) {
+        const followed = await followObject(source, {
+          kind: spec.kind,
+          id: wanted,
+          read: () => spec.loader(ctx.loaders).load(wanted),
+          parse: (entity) => spec.model.safeParse(entity).data ?? null,
+          isFinal: spec.isFinal,
+          wrap,
+        });
+        // Refuse up front what the caller cannot read: another account's id reads as unknown upstream.
+        if (!followed) throw forbidden(`${spec.typename} ${wanted} does not exist or is not readable with this API key.`);
+        return followed;
+      }
+      return source.events((event) => {
+        if (!event.current || event.object !== spec.kind) return null;
+        const parsed = spec.model.safeParse(event.entity);
+        return parsed.success ? wrap(parsed.data) : null;
+      });
+    },
+    resolve: (value: Record<F, T>, _args: unknown, { loaders }: Context) => {
+      const object = value[spec.field];
+      spec.loader(loaders).prime(object.id, object);
+      return object;
+    },
+  };
+}
+
 export const subscriptionResolvers: Resolvers = {
   Subscription: {
-    transactionUpdated: {
-      subscribe: async (_, { id }, ctx) => {
-        const source = realtime(ctx);
-        const wanted = toOptionalUpstreamId(id, 'id');
-        if (wanted !== undefined) {
-          const followed = await followObject(source, {
-            kind: 'transaction',
-            id: wanted,
-            read: () => ctx.loaders.transaction.load(wanted),
-            parse: (entity) => transactionModel.safeParse(entity).data ?? null,
-            isFinal: isFinalTransaction,
-            wrap: (transaction) => ({ transactionUpdated: transaction }),
-          });
-          // Refuse up front what the caller cannot read: another account's id reads as unknown upstream.
-          if (!followed) throw forbidden(`Transaction ${wanted} does not exist or is not readable with this API key.`);
-          return followed;
-        }
-        return source.events((event) => {
-          if (!event.current || event.object !== 'transaction') return null;
-          const parsed = transactionModel.safeParse(event.entity);
-          if (!parsed.success) return null;
-          return { transactionUpdated: parsed.data };
-        });
-      },
-      resolve: ({ transactionUpdated }: { transactionUpdated: TransactionModel }, _args: unknown, { loaders }: Context) => {
-        loaders.transaction.prime(transactionUpdated.id, transactionUpdated);
-        return transactionUpdated;
-      },
-    },
-
-    payoutUpdated: {
-      subscribe: async (_, { id }, ctx) => {
-        const source = realtime(ctx);
-        const wanted = toOptionalUpstreamId(id, 'id');
-        if (wanted !== undefined) {
-          const followed = await followObject(source, {
-            kind: 'payout',
-            id: wanted,
-            read: () => ctx.loaders.payout.load(wanted),
-            parse: (entity) => payoutModel.safeParse(entity).data ?? null,
-            isFinal: isFinalPayout,
-            wrap: (payout) => ({ payoutUpdated: payout }),
-          });
-          if (!followed) throw forbidden(`Payout ${wanted} does not exist or is not readable with this API key.`);
-          return followed;
-        }
-        return source.events((event) => {
-          if (!event.current || event.object !== 'payout') return null;
-          const parsed = payoutModel.safeParse(event.entity);
-          if (!parsed.success) return null;
-          return { payoutUpdated: parsed.data };
-        });
-      },
-      resolve: ({ payoutUpdated }: { payoutUpdated: PayoutModel }, _args: unknown, { loaders }: Context) => {
-        loaders.payout.prime(payoutUpdated.id, payoutUpdated);
-        return payoutUpdated;
-      },
-    },
+    transactionUpdated: objectUpdates({
+      field: 'transactionUpdated',
+      kind: 'transaction',
+      typename: 'Transaction',
+      model: transactionModel,
+      isFinal: isFinalTransaction,
+      loader: (loaders) => loaders.transaction,
+    }),
+    payoutUpdated: objectUpdates({
+      field: 'payoutUpdated',
+      kind: 'payout',
+      typename: 'Payout',
+      model: payoutModel,
+      isFinal: isFinalPayout,
+      loader: (loaders) => loaders.payout,
+    }),
 
     paymentEvent: {
       subscribe: async (_, { types, after }, ctx) => {

@@ -1,7 +1,5 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
-import { UPSTREAM_MAX_PER_PAGE } from '../context.js';
-import { paginate, toWindow, type PageRequest } from '../pagination.js';
-import type { TransactionSearchFilter } from './inputs.js';
+import { connectionField } from './connections.js';
 import { amountField, customerRef, customerRefChecks, phoneChecks, phoneNumber, searchFilter, urlCheck } from './inputs.js';
 import type { PaymentIntentModel, TransactionModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
@@ -13,6 +11,7 @@ import type { Id } from '../upstream/api.js';
 import type { Decimal } from '../upstream/decimal.js';
 import { UserErrorCode, UserInputError } from '../errors.js';
 import { amountFromInput, moneyFields } from './money.js';
+import { paymentFields } from './payment-fields.js';
 import {
   checkAll,
   checkInput,
@@ -22,7 +21,6 @@ import {
   renamed,
   toUpstreamId,
   withUserErrors,
-  primedList,
 } from './support.js';
 
 /** The transaction as it is now, or a NOT_FOUND user error. */
@@ -61,22 +59,14 @@ async function transactionCurrencyIso(loaders: Context['loaders'], id: Id): Prom
 export const transactionResolvers = {
   Query: {
     transaction: (_, { id }, { loaders }) => loaders.transaction.load(toUpstreamId(id)),
-    transactions: (_, { first, after, filter }, { api, loaders, pagination }) => {
-      const window = toWindow({ first, after }, pagination);
-      const filters: TransactionSearchFilter = searchFilter(filter);
-      const hasFilter = Object.values(filters).some((v) => v !== undefined);
-      return paginate(
-        window,
-        async (page: PageRequest) => {
-          const result = hasFilter
-            ? await api.transactions.search({ ...page, ...filters })
-            : await api.transactions.list(page);
-          primedList(result.items, loaders.transaction);
-          return result;
-        },
-        { upstreamMaxPerPage: UPSTREAM_MAX_PER_PAGE, keep: paymentCheck(filters) },
-      );
-    },
+    transactions: connectionField({
+      filters: searchFilter,
+      // The search endpoint only with a filter, the plain list otherwise (docs/graphql-contract.md, Connections).
+      read: (api, page, filters) =>
+        Object.values(filters).some((v) => v !== undefined) ? api.transactions.search({ ...page, ...filters }) : api.transactions.list(page),
+      keep: (filters) => paymentCheck(filters),
+      loader: (loaders) => loaders.transaction,
+    }),
   },
 
   Mutation: {
@@ -199,27 +189,9 @@ export const transactionResolvers = {
     // Absent (not null) when the object came from an update response: read it then.
     mode: async (t, _, { loaders }) =>
       t.mode !== undefined ? t.mode : ((await loaders.transaction.load(t.id))?.mode ?? null),
-    ...moneyFields<TransactionModel>()('amount', 'commission', 'fees', 'fixed_commission', 'amount_transferred', 'amount_debited'),
+    ...paymentFields<TransactionModel>(),
     statusHistory: async (t, _, { loaders }) => buildTimeline('transaction', t, await loaders.transactionEvents.load(t.id)),
-    ...renamed<TransactionModel>()(
-      'callback_url',
-      'created_at',
-      'updated_at',
-      'approved_at',
-      'canceled_at',
-      'declined_at',
-      'refunded_at',
-      'transferred_at',
-      'deleted_at',
-      'last_error_code',
-      'custom_metadata',
-      'receipt_url',
-      'payment_method_id',
-      'transaction_key',
-      'merchant_reference',
-      'account_id',
-      'balance_id',
-    ),
+    ...renamed<TransactionModel>()('callback_url', 'approved_at', 'canceled_at', 'declined_at', 'refunded_at', 'transferred_at', 'receipt_url'),
     subAccountsCommissions: (t) =>
       (t.sub_accounts_commissions ?? []).filter(
         (c): c is Record<string, unknown> => typeof c === 'object' && c !== null && !Array.isArray(c),

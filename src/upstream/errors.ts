@@ -17,7 +17,8 @@ export interface UpstreamErrorInit {
 }
 
 export class UpstreamError extends Error {
-  override readonly name: string = 'UpstreamError';
+  /** The class's own name (`UpstreamNotFoundError`...), as logs and stack traces show it. */
+  override readonly name: string;
   /** Stable snake_case kind, e.g. `not_found`; `unexpected_status` for a status no subclass covers. */
   readonly code: string;
   readonly route: string;
@@ -28,6 +29,7 @@ export class UpstreamError extends Error {
 
   constructor(message: string, code: string, init: UpstreamErrorInit) {
     super(message);
+    this.name = new.target.name;
     this.code = code;
     this.route = init.route;
     if (init.statusCode !== undefined) this.statusCode = init.statusCode;
@@ -37,7 +39,6 @@ export class UpstreamError extends Error {
 
 /** The upstream rejected the API key (401), or the key cannot be sent at all. */
 export class UpstreamAuthenticationError extends UpstreamError {
-  override readonly name = 'UpstreamAuthenticationError';
   constructor(init: UpstreamErrorInit) {
     super(`Upstream rejected the API key on ${init.route}`, 'authentication_failed', init);
   }
@@ -45,7 +46,6 @@ export class UpstreamAuthenticationError extends UpstreamError {
 
 /** The API key is valid but not allowed to do this (403). */
 export class UpstreamPermissionError extends UpstreamError {
-  override readonly name = 'UpstreamPermissionError';
   constructor(init: UpstreamErrorInit) {
     super(`Upstream denied permission on ${init.route}`, 'permission_denied', init);
   }
@@ -53,7 +53,6 @@ export class UpstreamPermissionError extends UpstreamError {
 
 /** The resource does not exist for this key's account and environment (404, or an empty array). */
 export class UpstreamNotFoundError extends UpstreamError {
-  override readonly name = 'UpstreamNotFoundError';
   constructor(init: UpstreamErrorInit) {
     super(`Upstream resource not found on ${init.route}`, 'not_found', init);
   }
@@ -73,7 +72,6 @@ export interface UpstreamValidationErrorInit extends UpstreamErrorInit {
  * would turn a missing list into an empty one.
  */
 export class UpstreamRouteMissingError extends UpstreamError {
-  override readonly name = 'UpstreamRouteMissingError';
   /** Whether the spec defines the route (spec.ts): if not, the upstream is within its rights. */
   readonly beyondSpec: boolean;
   constructor(init: UpstreamErrorInit & { beyondSpec: boolean }) {
@@ -87,7 +85,6 @@ export class UpstreamRouteMissingError extends UpstreamError {
  * (resources/applied.ts): serving that answer would serve the wrong items.
  */
 export class UpstreamParameterIgnoredError extends UpstreamError {
-  override readonly name = 'UpstreamParameterIgnoredError';
   /** The parameter as sent, e.g. `filters[status]` or `page`. */
   readonly parameter: string;
   constructor(init: UpstreamErrorInit & { parameter: string }) {
@@ -98,7 +95,6 @@ export class UpstreamParameterIgnoredError extends UpstreamError {
 
 /** The request was rejected as invalid (400/422), or failed the client's own checks before sending. */
 export class UpstreamValidationError extends UpstreamError {
-  override readonly name = 'UpstreamValidationError';
   /** Field -> messages, as the upstream's `{message, errors}` body lists them. */
   readonly fieldErrors: Record<string, string[]>;
   readonly upstreamMessage?: string;
@@ -117,7 +113,6 @@ export class UpstreamValidationError extends UpstreamError {
 
 /** The request conflicts with the resource's current state or a concurrent request (409). */
 export class UpstreamConflictError extends UpstreamError {
-  override readonly name = 'UpstreamConflictError';
   constructor(init: UpstreamErrorInit) {
     super(`Upstream reported a conflict on ${init.route}`, 'conflict', init);
   }
@@ -125,7 +120,6 @@ export class UpstreamConflictError extends UpstreamError {
 
 /** The upstream is throttling this key (429); `retryAfterSeconds` comes from `Retry-After`. */
 export class UpstreamRateLimitError extends UpstreamError {
-  override readonly name = 'UpstreamRateLimitError';
   readonly retryAfterSeconds?: number;
   constructor(init: UpstreamErrorInit & { retryAfterSeconds?: number }) {
     super(`Upstream rate limit reached on ${init.route}`, 'rate_limited', init);
@@ -135,7 +129,6 @@ export class UpstreamRateLimitError extends UpstreamError {
 
 /** The upstream failed on its side (5xx). */
 export class UpstreamServerError extends UpstreamError {
-  override readonly name = 'UpstreamServerError';
   constructor(init: UpstreamErrorInit) {
     super(`Upstream server error on ${init.route}`, 'server_error', init);
   }
@@ -143,7 +136,6 @@ export class UpstreamServerError extends UpstreamError {
 
 /** The upstream did not answer within the configured time-out. */
 export class UpstreamTimeoutError extends UpstreamError {
-  override readonly name = 'UpstreamTimeoutError';
   constructor(init: UpstreamErrorInit & { timeoutMs: number }) {
     super(`Upstream did not answer within ${init.timeoutMs} ms on ${init.route}`, 'timeout', init);
   }
@@ -151,7 +143,6 @@ export class UpstreamTimeoutError extends UpstreamError {
 
 /** The connection to the upstream failed (refused, reset, DNS); `systemCode` is e.g. `ECONNRESET`. */
 export class UpstreamConnectionError extends UpstreamError {
-  override readonly name = 'UpstreamConnectionError';
   readonly systemCode?: string;
   constructor(init: UpstreamErrorInit & { systemCode?: string }) {
     super(
@@ -169,7 +160,6 @@ export class UpstreamConnectionError extends UpstreamError {
  * calls in flight as it may (`route_saturated`).
  */
 export class UpstreamUnavailableError extends UpstreamError {
-  override readonly name = 'UpstreamUnavailableError';
   readonly reason: 'circuit_open' | 'route_saturated';
   constructor(init: UpstreamErrorInit & { reason: 'circuit_open' | 'route_saturated' }) {
     super(`Upstream route not called (${init.reason}) on ${init.route}`, init.reason, init);
@@ -179,7 +169,6 @@ export class UpstreamUnavailableError extends UpstreamError {
 
 /** The upstream answered with a body that is not JSON or does not match the expected model. */
 export class UpstreamInvalidResponseError extends UpstreamError {
-  override readonly name = 'UpstreamInvalidResponseError';
   /** `detail` must name a resource and a path, never a value from the body. */
   constructor(init: UpstreamErrorInit & { detail: string }) {
     super(`Upstream returned an invalid response on ${init.route}: ${init.detail}`, 'invalid_response', init);

@@ -32,6 +32,16 @@ const jsonObject = z.record(z.string(), z.unknown()).nullish();
 const owned = { account_id: id.nullish(), created_at: timestamp, updated_at: timestamp };
 /** ...and those the API deletes softly (`deleted_at` set, the object still readable). */
 const softDeleted = { ...owned, deleted_at: timestamp };
+
+/** An account-owned object with an integer id: its own fields, then the dates every such object carries. */
+function ownedModel<S extends z.ZodRawShape>(fields: S) {
+  return z.looseObject({ id, ...fields, ...owned });
+}
+/** The same, for an object the API deletes softly. */
+function softDeletedModel<S extends z.ZodRawShape>(fields: S) {
+  return z.looseObject({ id, ...fields, ...softDeleted });
+}
+
 /** What a transaction or payout cost and moved, as the upstream reports it. */
 const charges = { commission: amount, fees: amount, fixed_commission: amount, amount_transferred: amount, amount_debited: amount };
 /** Fields of a transaction or payout besides its amount, status and dates. */
@@ -102,8 +112,7 @@ export const phoneNumberModel = z.looseObject({
 });
 export type PhoneNumberModel = z.infer<typeof phoneNumberModel>;
 
-export const customerModel = z.looseObject({
-  id,
+export const customerModel = softDeletedModel({
   firstname: str,
   lastname: str,
   full_name: str,
@@ -111,12 +120,10 @@ export const customerModel = z.looseObject({
   phone_number_id: id.nullish(),
   /** Present when the upstream embeds the phone number; `Customer.phoneNumber` is null otherwise (no read by id). */
   phone_number: phoneNumberModel.nullish(),
-  ...softDeleted,
 });
 export type CustomerModel = z.infer<typeof customerModel>;
 
-export const currencyModel = z.looseObject({
-  id,
+export const currencyModel = ownedModel({
   name: str,
   /** ISO 4217 alphabetic code, e.g. XOF (docs/upstream.md, Money). */
   iso: z.string(),
@@ -127,12 +134,10 @@ export const currencyModel = z.looseObject({
   div: z.number().nullish(),
   modes: z.array(z.string()).nullish(),
   default: z.boolean().nullish(),
-  ...owned,
 });
 export type CurrencyModel = z.infer<typeof currencyModel>;
 
-export const webhookModel = z.looseObject({
-  id,
+export const webhookModel = ownedModel({
   url: z.string(),
   enabled: z.boolean().nullish(),
   ssl_verify: z.boolean().nullish(),
@@ -140,21 +145,17 @@ export const webhookModel = z.looseObject({
   http_headers: z.union([z.boolean(), z.record(z.string(), z.unknown())]).nullish(),
   /** Only returned by the create call. */
   secret: str,
-  ...owned,
 });
 export type WebhookModel = z.infer<typeof webhookModel>;
 
-export const eventModel = z.looseObject({
-  id,
+export const eventModel = softDeletedModel({
   type: z.string(),
   entity: z.record(z.string(), z.unknown()).nullish(),
   object_id: id.nullish(),
-  ...softDeleted,
 });
 export type EventModel = z.infer<typeof eventModel>;
 
-export const logModel = z.looseObject({
-  id,
+export const logModel = ownedModel({
   method: str,
   url: str,
   status: z.number().int().nullish(),
@@ -164,7 +165,6 @@ export const logModel = z.looseObject({
   query: str,
   body: str,
   response: str,
-  ...owned,
 });
 export type LogModel = z.infer<typeof logModel>;
 
@@ -193,7 +193,8 @@ export const pageMetaModel = z.looseObject({
 });
 export type PageMetaModel = z.infer<typeof pageMetaModel>;
 
-const MONEY_KEYS = ['amount', 'commission', 'fees', 'fixed_commission', 'amount_transferred', 'amount_debited'] as const;
+/** The amounts of a transaction or payout: what it moved and what the operator charged. */
+export const MONEY_KEYS = ['amount', 'commission', 'fees', 'fixed_commission', 'amount_transferred', 'amount_debited'] as const;
 
 /**
  * The top-level keys of each model that hold amounts: decode.ts turns those

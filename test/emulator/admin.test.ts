@@ -119,6 +119,13 @@ describe('admin API and faults', () => {
     expect((await api.as('sk_sandbox_admin_seed').get('/v1/customers')).body.meta.total_count).toBe(12);
   });
 
+  it('answers a seed with 201, takes api_key too, and refuses a key outside the sandbox with 400', async () => {
+    expect(await admin('POST', '/seed', { api_key: 'sk_sandbox_snake_seed' })).toEqual({ status: 201, body: { apiKey: 'sk_sandbox_snake_seed' } });
+    const refused = await admin('POST', '/seed', { apiKey: 'sk_live_nope' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors).toEqual({ apiKey: ['must start with sk_sandbox_'] });
+  });
+
   it('keeps the admin API out of /v1', async () => {
     expect((await api.get('/v1/_emulator/stats')).status).toBe(404);
   });

@@ -13,6 +13,8 @@ describe('request bodies and query strings', () => {
     ],
     ['payouts[0][id]=1&payouts[1][id]=2&payouts[1][phone_number][number]=64000001', { payouts: [{ id: '1' }, { id: '2', phone_number: { number: '64000001' } }] }],
     ['tags[]=a&tags[]=b', { tags: ['a', 'b'] }],
+    // An index is a number however it is written, and the holes between indexes close up.
+    ['payouts[01][id]=1&payouts[0003][id]=3&payouts[0003][mode]=mtn', { payouts: [{ id: '1' }, { id: '3', mode: 'mtn' }] }],
     ['__proto__[polluted]=yes&ok=1', { ok: '1' }],
   ])('parses the form body %s', (raw, expected) => {
     expect(form(raw)).toEqual(expected);

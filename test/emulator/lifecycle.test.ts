@@ -125,6 +125,16 @@ describe('sandbox lifecycle', () => {
     expect(many(res.body, 'payouts')[0].status).toBe('started');
   });
 
+  it('refuses to delete a started payout and leaves it as it was', async () => {
+    const p = await payout('64000003');
+    await api.put('/v1/payouts/start', [{ id: p.id }]);
+    const res = await api.del(`/v1/payouts/${p.id}`);
+    expect(res.status).toBe(409);
+    expect(res.body.errors).toEqual({ status: ['a started payout is in flight and cannot be deleted'] });
+    expect(await payoutNow(p.id)).toMatchObject({ status: 'started', deleted_at: null });
+    expect(await eventsOf(p.id, 'payout.')).toEqual(['payout.created', 'payout.started']);
+  });
+
   it('records customer events', async () => {
     const c = one((await api.post('/v1/customers', { firstname: 'E', lastname: 'V', email: 'ev@example.com' })).body, 'customer');
     await api.put(`/v1/customers/${c.id}`, { firstname: 'Eve' });

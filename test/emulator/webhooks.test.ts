@@ -64,6 +64,18 @@ describe('events delivered to webhooks', () => {
     expect(attempts.deliveries.map((d) => d.ok)).toEqual([false, false, true]);
   });
 
+  it('forgets the recorded deliveries when told to over the admin API', async () => {
+    const { api, receiver } = await setup();
+    await api.post('/v1/webhooks', { url: receiver.url });
+    await api.post('/v1/payouts', { amount: 100, currency: { iso: 'XOF' } });
+    await waitFor(() => receiver.received[0]);
+    const deliveries = async () => ((await fetch(`${emu?.url}/_emulator/deliveries`).then((r) => r.json())) as { deliveries: unknown[] }).deliveries;
+    expect(await deliveries()).toHaveLength(1);
+    const cleared = await fetch(`${emu?.url}/_emulator/deliveries`, { method: 'DELETE' });
+    expect([cleared.status, await cleared.json()]).toEqual([200, { deliveries: [] }]);
+    expect(await deliveries()).toEqual([]);
+  });
+
   it('disables a disable_on_error webhook at its first failure', async () => {
     const { api, receiver } = await setup(() => 500);
     const hook = one((await api.post('/v1/webhooks', { url: receiver.url, disable_on_error: true })).body, 'webhook');

@@ -154,6 +154,24 @@ describe.each(['enveloped', 'plain'] as const)('mutations against an emulator an
     expect(sent.data!.payout).toMatchObject({ status: 'SENT', sentAt: expect.any(String) });
   });
 
+  it('keeps the merchant reference and custom metadata a payout is created with, and the metadata `changes` gives it', async () => {
+    type Payout = { id: string; merchantReference: string | null; customMetadata: Record<string, unknown> | null };
+    const created = await stack.gql<{ createPayout: { payout: Payout; userErrors: unknown[] } }>(
+      `mutation { createPayout(input: { amount: 300, currency: { iso: "XOF" }, mode: "mtn", merchantReference: "ref-7", customMetadata: { order: 7 } }) {
+          payout { id merchantReference customMetadata } userErrors { code } } }`,
+      {},
+      key,
+    );
+    expect(created.data!.createPayout).toMatchObject({ payout: { merchantReference: 'ref-7', customMetadata: { order: 7 } }, userErrors: [] });
+
+    const updated = await stack.gql<{ updatePayout: { payout: Payout; userErrors: unknown[] } }>(
+      'mutation ($id: ID!) { updatePayout(id: $id, changes: { customMetadata: { order: 8 } }) { payout { customMetadata } userErrors { code } } }',
+      { id: created.data!.createPayout.payout.id },
+      key,
+    );
+    expect(updated.data!.updatePayout).toEqual({ payout: { customMetadata: { order: 8 } }, userErrors: [] });
+  });
+
   it('schedules a payout started with a future scheduledAt', async () => {
     const p = await factories(stack.emulator, key).payout();
     const at = new Date(Date.now() + 3_600_000).toISOString();

@@ -63,6 +63,32 @@ describe.each(modes)('queries against an emulator answering %s, with %s list par
     expect(res.data!.transactions.nodes).toEqual([{ id: String(transaction.id) }]);
   });
 
+  it('applies each connection its own filter: customers by e-mail, transactions and payouts by customer, events by object', async () => {
+    const filtersKey = newKey('filters');
+    const make = factories(stack.emulator, filtersKey);
+    const [a, b] = [await make.customer(), await make.customer()];
+    const txOfA = await make.transaction({ customer: { id: a.id } });
+    await make.transaction({ customer: { id: b.id } });
+    const payoutOfB = await make.payout({ customer: { id: b.id } });
+    await make.payout({ customer: { id: a.id } });
+    type Ids = { nodes: { id: string }[] };
+    const res = await stack.gql<{ customers: Ids; transactions: Ids; payouts: Ids; events: { nodes: { objectId: string }[] } }>(
+      `query ($a: ID!, $b: ID!, $email: EmailAddress!, $tx: ID!) {
+         customers(filter: { email: $email }) { nodes { id } }
+         transactions(filter: { customerId: $a }) { nodes { id } }
+         payouts(filter: { customerId: $b }) { nodes { id } }
+         events(filter: { objectId: $tx }) { nodes { objectId } } }`,
+      { a: String(a.id), b: String(b.id), email: b.email, tx: String(txOfA.id) },
+      filtersKey,
+    );
+    expect(res.errors).toBeUndefined();
+    expect(res.data!.customers.nodes).toEqual([{ id: String(b.id) }]);
+    expect(res.data!.transactions.nodes).toEqual([{ id: String(txOfA.id) }]);
+    expect(res.data!.payouts.nodes).toEqual([{ id: String(payoutOfB.id) }]);
+    expect(res.data!.events.nodes.length).toBeGreaterThan(0);
+    expect(new Set(res.data!.events.nodes.map((e) => e.objectId))).toEqual(new Set([String(txOfA.id)]));
+  });
+
   it('reads a payout and searches payouts with their customer', async () => {
     const res = await stack.gql<{ payout: Record<string, unknown>; payouts: { nodes: Record<string, unknown>[] } }>(
       `query ($id: ID!) { payout(id: $id) { id amount status mode customer { email } currency { iso } }

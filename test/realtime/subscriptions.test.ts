@@ -7,11 +7,15 @@ import { eventually, postWebhook, sleep, startRealtimeStack, disposeLive, liveSu
 interface TransactionUpdated {
   transactionUpdated: { id: string; status: string; amount: number; customer: { email: string } | null };
 }
+interface PayoutUpdated {
+  payoutUpdated: { id: string; status: string };
+}
 interface PaymentEventData {
   paymentEvent: { id: string; type: string; objectId: string; accountId: string };
 }
 
 const TRANSACTION_UPDATED = `subscription ($id: ID) { transactionUpdated(id: $id) { id status amount customer { email } } }`;
+const PAYOUT_UPDATED = `subscription ($id: ID) { payoutUpdated(id: $id) { id status } }`;
 const PAYMENT_EVENT = `subscription ($types: [String!]) { paymentEvent(types: $types) { id type objectId accountId } }`;
 const SEND = `mutation ($id: ID!) { sendTransaction(id: $id, mode: "mtn", phoneNumber: { number: "64000001", country: "BJ" }) { userErrors { code } } }`;
 
@@ -95,6 +99,34 @@ describe('subscriptions over graphql-ws', () => {
     await sub.nth(1);
     await sleep(100);
     expect(sub.values.map((v) => [v.paymentEvent.type, v.paymentEvent.objectId])).toEqual([['transaction.created', String(tx.id)]]);
+  });
+
+  it('keeps each kind to its own subscription: transactionUpdated gets no payout, payoutUpdated no transaction', async () => {
+    const key = newKey('kinds');
+    const { client, connected } = connect(key);
+    await connected;
+    const transactions = await subscribeLive<TransactionUpdated>(stack.wsUrl, client, TRANSACTION_UPDATED);
+    const payouts = await subscribeLive<PayoutUpdated>(stack.wsUrl, client, PAYOUT_UPDATED);
+
+    const f = factories(stack.emulator, key);
+    const payout = await f.payout();
+    const transaction = await f.transaction();
+    await Promise.all([transactions.nth(1), payouts.nth(1)]);
+    await sleep(100); // room for the other kind to leak in
+
+    expect(transactions.values.map((v) => v.transactionUpdated.id)).toEqual([String(transaction.id)]);
+    expect(payouts.values.map((v) => v.payoutUpdated)).toEqual([{ id: String(payout.id), status: 'PENDING' }]);
+  });
+
+  it('refuses to follow a payout the key cannot read with FORBIDDEN, naming the payout', async () => {
+    const { client, connected } = connect(newKey('reader'));
+    await connected;
+    const sub = subscribe<PayoutUpdated>(client, PAYOUT_UPDATED, { id: '987654321' });
+    const errors = (await sub.error) as { message?: string; extensions?: { code?: string } }[];
+    expect(errors[0]).toMatchObject({
+      message: 'Payout 987654321 does not exist or is not readable with this API key.',
+      extensions: { code: 'FORBIDDEN' },
+    });
   });
 
   it.each([

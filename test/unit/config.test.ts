@@ -30,6 +30,22 @@ describe('loadConfig', () => {
     expect((error as ConfigError).message).not.toContain('secret-host');
   });
 
+  it('refuses a numeric setting below its floor, above its ceiling, or with decimals where it counts whole things, naming each', () => {
+    const env = { UPSTREAM_MAX_ATTEMPTS: '11', MAX_PAGE_SIZE: '0', RATE_LIMIT_PER_MINUTE: '1.5', UPSTREAM_RETRY_BUDGET_RATIO: '1.5', UPSTREAM_CALLER_SHARE: '0' };
+    const problems = (() => {
+      try {
+        loadConfig(env);
+        return [];
+      } catch (e) {
+        return (e as ConfigError).problems.map((p) => p.split(':')[0]);
+      }
+    })();
+    expect(problems.sort()).toEqual(Object.keys(env).sort());
+    // Ratios take decimals; bounds are inclusive.
+    const config = loadConfig({ UPSTREAM_RETRY_BUDGET_RATIO: '0.5', UPSTREAM_CALLER_SHARE: '1', UPSTREAM_MAX_ATTEMPTS: '10', MAX_PAGE_SIZE: '1', DEFAULT_PAGE_SIZE: '1' });
+    expect(config.upstreamResilience).toMatchObject({ retry: { budgetRatio: 0.5, maxAttempts: 10 }, breaker: { callerShare: 1 } });
+  });
+
   it('names a cross-field problem together with the others', () => {
     expect(() => loadConfig({ PORT: 'eighty', PAYMENTS_ENV: 'live', DEFAULT_PAGE_SIZE: '50', MAX_PAGE_SIZE: '10' })).toThrow(
       expect.objectContaining({

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, UserErrorCode } from '../../src/errors.js';
+import { ErrorCode, toGraphQLError, UserErrorCode } from '../../src/errors.js';
+import * as upstream from '../../src/upstream/errors.js';
 
 /** The codes in the first column of the README table whose header cell is `header`. */
 function readmeTableCodes(header: string): string[] {
@@ -31,5 +32,36 @@ describe('the schema documents the same codes', () => {
     const base = readFileSync(new URL('../../schema/base.graphql', import.meta.url), 'utf8');
     const listed = [...base.matchAll(/^- `([A-Z_]+)`: /gm)].map((m) => m[1]!);
     expect(listed.sort()).toEqual(Object.values(ErrorCode).sort());
+  });
+});
+
+describe('toGraphQLError: what a caller sees of each upstream failure', () => {
+  const route = 'GET /v1/customers/:id';
+  it.each([
+    [new upstream.UpstreamAuthenticationError({ route, statusCode: 401 }), ErrorCode.UNAUTHENTICATED, 'The payments API rejected the API key.'],
+    [new upstream.UpstreamPermissionError({ route, statusCode: 403 }), ErrorCode.FORBIDDEN, 'The API key may not perform this operation.'],
+    [new upstream.UpstreamNotFoundError({ route, statusCode: 404 }), ErrorCode.BAD_USER_INPUT, 'The referenced object does not exist.'],
+    [new upstream.UpstreamConflictError({ route, statusCode: 409 }), ErrorCode.BAD_USER_INPUT, 'The object is not in a state that allows this change.'],
+    [new upstream.UpstreamTimeoutError({ route, timeoutMs: 50 }), ErrorCode.UPSTREAM_TIMEOUT, 'The payments API did not answer in time.'],
+    [new upstream.UpstreamConnectionError({ route, systemCode: 'ECONNRESET' }), ErrorCode.UPSTREAM_UNAVAILABLE, 'The payments API is unavailable.'],
+    [new upstream.UpstreamServerError({ route, statusCode: 503 }), ErrorCode.UPSTREAM_UNAVAILABLE, 'The payments API is unavailable.'],
+    [new upstream.UpstreamServerError({ route, statusCode: 500 }), ErrorCode.UPSTREAM_ERROR, 'The payments API failed to answer this request.'],
+    [new upstream.UpstreamInvalidResponseError({ route, detail: 'customer: id' }), ErrorCode.UPSTREAM_ERROR, 'The payments API failed to answer this request.'],
+    [new upstream.UpstreamError('odd', 'unexpected_status', { route, statusCode: 405 }), ErrorCode.UPSTREAM_ERROR, 'The payments API failed to answer this request.'],
+  ])('%s -> %s', (error, code, message) => {
+    expect(toGraphQLError(error)).toEqual({ code, message });
+  });
+
+  it('keeps the validation message and field errors, the retry delay and the unavailability reason', () => {
+    expect(toGraphQLError(new upstream.UpstreamValidationError({ route, upstreamMessage: 'Amount too small', fieldErrors: { amount: ['too small'] } }))).toEqual({
+      code: ErrorCode.BAD_USER_INPUT,
+      message: expect.stringContaining('Amount too small'),
+      extra: { fieldErrors: { amount: ['too small'] } },
+    });
+    expect(toGraphQLError(new upstream.UpstreamRateLimitError({ route, retryAfterSeconds: 3 }))).toMatchObject({ code: ErrorCode.RATE_LIMITED, extra: { retryAfterSeconds: 3 } });
+    expect(toGraphQLError(new upstream.UpstreamUnavailableError({ route, reason: 'route_saturated' }))).toMatchObject({
+      code: ErrorCode.UPSTREAM_UNAVAILABLE,
+      extra: { reason: 'route_saturated' },
+    });
   });
 });

@@ -25,4 +25,24 @@ describe('metric labels', () => {
     expect(statusClass({ status: 503 })).toBe('5xx');
     expect(statusClass({ failure: 'timeout' })).toBe('timeout');
   });
+
+  it('reads the live gauges from the wired gateway at scrape time, per route and for the WebSocket side', async () => {
+    const metrics = new GatewayMetrics({ defaultMetrics: false });
+    const idle = await metrics.text();
+    expect(idle).toContain('gateway_websocket_connections 0');
+    expect(idle).not.toContain('gateway_upstream_in_flight{');
+
+    metrics.readFrom({
+      routes: () => ({ 'GET /v1/customers/:id': { state: 'half_open', inFlight: 3, queued: 2 } }),
+      websocket: () => ({ connections: 4, subscriptions: 5 }),
+    });
+    const text = await metrics.text();
+
+    expect(text).toContain('gateway_upstream_bulkhead_queued{route="/v1/customers/:id",method="GET"} 2');
+    expect(text).toContain('gateway_upstream_in_flight{route="/v1/customers/:id",method="GET"} 3');
+    expect(text).toContain('gateway_upstream_breaker_state{route="/v1/customers/:id",method="GET",state="half_open"} 1');
+    expect(text).toContain('gateway_upstream_breaker_state{route="/v1/customers/:id",method="GET",state="open"} 0');
+    expect(text).toContain('gateway_websocket_connections 4');
+    expect(text).toContain('gateway_subscriptions_active 5');
+  });
 });

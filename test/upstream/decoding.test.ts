@@ -4,6 +4,7 @@ import { Decimal } from '../../src/upstream/decimal.js';
 import { everyItem, UpstreamInvalidResponseError, UpstreamNotFoundError } from '../../src/upstream/index.js';
 import {
   aCurrency,
+  aCustomer,
   aLog,
   aPageMeta,
   aPaymentIntent,
@@ -92,6 +93,33 @@ describe('single resources', () => {
     h.upstream.replyWith({ json });
 
     await expect(h.api.accounts.current()).resolves.toMatchObject({ id: 1, name: 'Demo shop' });
+  });
+
+  // Zoneless `YYYY-MM-DD HH:MM:SS` dates become RFC 3339 on every account-owned object (README, "Upstream values as sent").
+  const zoneless = { account_id: 1, created_at: '2024-05-01 10:00:00', updated_at: '2024-05-02 11:00:00' };
+  const normalised = { account_id: 1, created_at: '2024-05-01T10:00:00Z', updated_at: '2024-05-02T11:00:00Z' };
+  it.each([
+    ['customer', aCustomer({ ...zoneless, deleted_at: '2024-05-03 12:00:00' }), () => h.api.customers.retrieve(7), '2024-05-03T12:00:00Z'],
+    ['event', anEvent({ ...zoneless, deleted_at: '2024-05-03 12:00:00' }), () => h.api.events.retrieve(31), '2024-05-03T12:00:00Z'],
+    ['webhook', aWebhook(zoneless), () => h.api.webhooks.retrieve(11), undefined],
+    ['log', aLog(zoneless), () => h.api.logs.retrieve(41), undefined],
+  ])('normalises the dates every %s carries', async (_kind, json, read, deletedAt) => {
+    h.upstream.replyWith({ json });
+
+    const decoded = await read();
+
+    expect(decoded).toMatchObject(normalised);
+    expect((decoded as { deleted_at?: unknown }).deleted_at).toBe(deletedAt);
+  });
+
+  it('normalises the dates of each currency and refuses an account id that is not an integer', async () => {
+    h.upstream.replyWith({ json: enveloped('currencies', [aCurrency(zoneless)]) });
+    await expect(h.api.currencies.list()).resolves.toMatchObject([normalised]);
+
+    // A malformed item fails only its own place in the list.
+    h.upstream.replyWith({ json: enveloped('currencies', [aCurrency({ account_id: 'acct_1' })]) });
+    const [bad] = await h.api.currencies.list();
+    expect(bad).toBeInstanceOf(UpstreamInvalidResponseError);
   });
 
   it('reads the flat token response', async () => {

@@ -58,6 +58,25 @@ describe('HTTP statuses', () => {
     expect(error).toMatchObject({ statusCode: status, code, route: 'GET /v1/customers/:id' });
   });
 
+  it.each([
+    [401, 'UpstreamAuthenticationError'],
+    [403, 'UpstreamPermissionError'],
+    [404, 'UpstreamNotFoundError'],
+    [409, 'UpstreamConflictError'],
+    [422, 'UpstreamValidationError'],
+    [429, 'UpstreamRateLimitError'],
+    [500, 'UpstreamServerError'],
+    [405, 'UpstreamRouteMissingError'],
+    [418, 'UpstreamError'],
+  ])('names the error of a %i after its class, as logs and stack traces show it', async (status, name) => {
+    h.upstream.replyWith({ status, json: anErrorBody() });
+
+    const error = await failure(h.api.customers.retrieve(7));
+
+    expect(error.name).toBe(name);
+    expect(String(error)).toMatch(new RegExp(`^${name}: Upstream`));
+  });
+
   it('maps an unexpected status to the base class', async () => {
     // 405 was the example here until it came to mean the route is missing (below).
     h.upstream.replyWith({ status: 418, json: anErrorBody() });

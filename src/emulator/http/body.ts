@@ -41,50 +41,43 @@ function hasPath(obj: unknown, path: string[]): boolean {
   return true;
 }
 
+/** The empty container a key path continues into: a list for `[]` or an index, else an object. */
+function containerFor(nextKey: string): Container {
+  return nextKey === '' || isIndex(nextKey) ? [] : {};
+}
+
 function assign(container: Container, parts: string[], value: string): void {
   const [head, ...rest] = parts;
   if (head === undefined || FORBIDDEN_KEYS.has(head)) return;
-  if (Array.isArray(container)) {
-    if (head === '') {
-      if (rest.length === 0) {
-        container.push(value);
-        return;
-      }
-      // Rails semantics for `a[][x]=1&a[][y]=2&a[][x]=3`: start a new element when the
-      // last one already holds the next key.
-      const last = container[container.length - 1];
-      const nextKey = rest[0] ?? '';
-      if (last !== null && typeof last === 'object' && !Array.isArray(last) && !hasPath(last, rest)) {
-        assign(last as Record<string, unknown>, rest, value);
-      } else {
-        const fresh: Container = rest[0] === '' || isIndex(nextKey) ? [] : {};
-        container.push(fresh);
-        assign(fresh, rest, value);
-      }
-      return;
-    }
-    if (!isIndex(head)) return;
-    const i = Number(head);
+  if (Array.isArray(container) && head === '') {
     if (rest.length === 0) {
-      container[i] = value;
+      container.push(value);
       return;
     }
-    let child = container[i];
-    if (child === null || typeof child !== 'object') {
-      child = rest[0] === '' || isIndex(rest[0] ?? '') ? [] : {};
-      container[i] = child;
+    // Rails semantics for `a[][x]=1&a[][y]=2&a[][x]=3`: start a new element when the
+    // last one already holds the next key.
+    const last = container[container.length - 1];
+    if (last !== null && typeof last === 'object' && !Array.isArray(last) && !hasPath(last, rest)) {
+      assign(last as Record<string, unknown>, rest, value);
+    } else {
+      const fresh = containerFor(rest[0] ?? '');
+      container.push(fresh);
+      assign(fresh, rest, value);
     }
-    assign(child as Container, rest, value);
     return;
   }
+  if (Array.isArray(container) && !isIndex(head)) return;
+  // An index of a list and a key of an object are filled alike.
+  const slots = container as Record<string | number, unknown>;
+  const slot = Array.isArray(container) ? Number(head) : head;
   if (rest.length === 0) {
-    container[head] = value;
+    slots[slot] = value;
     return;
   }
-  let child = container[head];
+  let child = slots[slot];
   if (child === null || typeof child !== 'object') {
-    child = rest[0] === '' || isIndex(rest[0] ?? '') ? [] : {};
-    container[head] = child;
+    child = containerFor(rest[0] ?? '');
+    slots[slot] = child;
   }
   assign(child as Container, rest, value);
 }

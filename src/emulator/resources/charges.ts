@@ -1,12 +1,12 @@
 /**
  * What a transaction and a payout have in common on the way in: the currency,
- * the customer (existing or to create), the mode, and the fields of a create
- * body both read the same way.
+ * the customer (existing or to create), the mode, the fields of a create
+ * body both read the same way, and the fields a new row of either gets.
  */
 import type { Engine } from '../engine.js';
 import type { FieldErrors } from '../errors.js';
-import { MODES } from '../lifecycle.js';
-import type { CurrencyRow, CustomerRow } from '../store.js';
+import { computeFees, MODES } from '../lifecycle.js';
+import type { CurrencyRow, CustomerRow, JsonObject } from '../store.js';
 import { isObject, readAmount, readId, readMetadata, readObject, readString } from '../validate.js';
 import { createCustomer, readCustomerInput, type CustomerInput } from './customers.js';
 
@@ -88,5 +88,44 @@ export function readNewCharge(engine: Engine, accountId: number, rawBody: unknow
     merchantReference: readString(body.merchant_reference, errs, 'merchant_reference', { max: 200 }),
     customMetadata: readMetadata(body.custom_metadata, errs, 'custom_metadata'),
     metadata: readMetadata(body.metadata, errs, 'metadata'),
+  };
+}
+
+/** What a create gives a transaction and a payout alike, once read and checked. */
+export interface ChargeInput {
+  amount: number;
+  currency: CurrencyRow;
+  mode?: string | undefined;
+  merchantReference?: string | undefined;
+  customMetadata?: JsonObject | undefined;
+  metadata?: JsonObject | undefined;
+}
+
+/**
+ * The fields a new transaction or payout gets alike: pending, with a fresh id,
+ * reference and key, its fees (the payer bears them on a collection, the
+ * merchant on a payout), and none of its status dates yet.
+ */
+export function newChargeFields(engine: Engine, kind: 'transaction' | 'payout', accountId: number, balanceId: number, input: ChargeInput) {
+  const now = engine.now();
+  return {
+    id: engine.nextId(kind),
+    account_id: accountId,
+    reference: engine.randomKey(kind === 'transaction' ? 'trx_' : 'pyt_', 8),
+    amount: input.amount,
+    status: 'pending',
+    currency_id: input.currency.id,
+    mode: input.mode ?? null,
+    last_error_code: null,
+    ...computeFees(input.amount, kind === 'transaction' ? 'collection' : 'payout'),
+    created_at: now,
+    updated_at: now,
+    deleted_at: null,
+    metadata: input.metadata ?? {},
+    custom_metadata: input.customMetadata ?? {},
+    payment_method_id: null,
+    transaction_key: engine.randomKey('', 16),
+    merchant_reference: input.merchantReference ?? null,
+    balance_id: balanceId,
   };
 }

@@ -1,10 +1,10 @@
-import type { Engine } from '../engine.js';
-import { notFound } from '../errors.js';
+import type { Engine, EventObject } from '../engine.js';
+import { FieldErrors, notFound } from '../errors.js';
 import { ok, type ApiRouter, type Handler, type RequestContext } from '../http/types.js';
 import { paginate, readListQuery } from '../query.js';
 import type { Kind } from '../render.js';
 import type { Row, Table } from '../store.js';
-import { parseIdParam } from '../validate.js';
+import { isObject, parseIdParam } from '../validate.js';
 
 /** The account's row with the id of the path, or a 404 (also for another account's id). */
 export function findOr404<T extends Row>(table: Table<T>, accountId: number, idParam: string | undefined, what: string): T {
@@ -64,6 +64,48 @@ function documentedOnly(query: Record<string, unknown>): Record<string, unknown>
 /** A read of one row by the path's id; `arrayOfOne` where the spec's table says the read returns an array. */
 export function getRoute<K extends keyof Tables>(kind: Kind, table: K, what: string, shape: 'one' | 'arrayOfOne' = 'one'): Handler {
   return (ctx) => ok(ctx.engine.render[shape](kind, findOr404(ctx.engine[table] as unknown as Table<RowOf<K>>, ctx.account.id, ctx.params.id, what)));
+}
+
+/** The rows the API writes: they carry their write dates. */
+type Writable = Row & { updated_at: string; deleted_at: string | null };
+type WritableTable = 'transactions' | 'payouts' | 'customers';
+
+/** Inserts a new row of the account and records `<kind>.created`, as every create does. */
+export function insertCreated<K extends WritableTable>(engine: Engine, table: K, kind: EventObject, fields: RowOf<K>): RowOf<K> {
+  const row = (engine[table] as unknown as Table<RowOf<K>>).insert(fields);
+  engine.recordEvent(row.account_id, `${kind}.created`, kind, row);
+  return row;
+}
+
+/**
+ * Where an update of one object starts: the account's live row named by the
+ * path (a 404 otherwise), the body as an object (any other body changes
+ * nothing), and the list the reads of its fields add their errors to.
+ */
+export function updateTarget<K extends WritableTable>(ctx: RequestContext, table: K, what: string) {
+  const row = findLiveOr404(ctx.engine[table] as unknown as Table<RowOf<K> & Writable>, ctx.account.id, ctx.params.id, what);
+  return { row, body: isObject(ctx.body) ? ctx.body : {}, errs: new FieldErrors() };
+}
+
+/**
+ * A soft delete of one of the account's live rows: `prepare` may refuse it
+ * (by throwing) or stop what the row still has pending; then the row gets
+ * `deleted_at`, `<kind>.deleted` is recorded, and the row is the answer.
+ */
+export function removeRoute<K extends WritableTable>(
+  kind: EventObject,
+  table: K,
+  what: string,
+  prepare: (row: RowOf<K>, engine: Engine) => void = () => {},
+): Handler {
+  return (ctx) => {
+    const { engine, account } = ctx;
+    const row = findLiveOr404(engine[table] as unknown as Table<RowOf<K> & Writable>, account.id, ctx.params.id, what);
+    prepare(row, engine);
+    row.deleted_at = row.updated_at = engine.now();
+    engine.recordEvent(account.id, `${kind}.deleted`, kind, row);
+    return ok(engine.render.one(kind, row));
+  };
 }
 
 /** The routes of a writable resource: create, list, search (the same handler), read, update, delete. */

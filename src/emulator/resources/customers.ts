@@ -10,7 +10,7 @@ import { ok, created, type ApiRouter, type RequestContext } from '../http/types.
 import { filterParam, matchesCommon } from '../query.js';
 import type { CustomerRow, PhoneNumberRow } from '../store.js';
 import { isObject, readEmail, readPhone, readString, type PhoneInput } from '../validate.js';
-import { addCrudRoutes, findLiveOr404, getRoute, listRoute } from './common.js';
+import { addCrudRoutes, getRoute, insertCreated, listRoute, removeRoute, updateTarget } from './common.js';
 
 export interface CustomerInput {
   firstname: string;
@@ -34,7 +34,7 @@ function newPhone(engine: Engine, accountId: number, phone: PhoneInput): PhoneNu
 export function createCustomer(engine: Engine, accountId: number, input: CustomerInput): CustomerRow {
   const now = engine.now();
   const phone = input.phone ? newPhone(engine, accountId, input.phone) : null;
-  const row = engine.customers.insert({
+  return insertCreated(engine, 'customers', 'customer', {
     id: engine.nextId('customer'),
     account_id: accountId,
     firstname: input.firstname,
@@ -47,8 +47,6 @@ export function createCustomer(engine: Engine, accountId: number, input: Custome
     updated_at: now,
     deleted_at: null,
   });
-  engine.recordEvent(accountId, 'customer.created', 'customer', row);
-  return row;
 }
 
 /** Reads `{firstname, lastname, email, phone_number}`; all three names required when `required`. */
@@ -74,8 +72,7 @@ function create(ctx: RequestContext) {
 
 function update(ctx: RequestContext) {
   const { engine, account } = ctx;
-  const row = findLiveOr404(engine.customers, account.id, ctx.params.id, 'Customer');
-  const errs = new FieldErrors();
+  const { row, errs } = updateTarget(ctx, 'customers', 'Customer');
   const input = readCustomerInput(ctx.body, errs, '', false);
   if (isObject(ctx.body) && (ctx.body.firstname === '' || ctx.body.lastname === '' || ctx.body.email === '')) {
     for (const f of ['firstname', 'lastname', 'email'] as const) if (ctx.body[f] === '') errs.add(f, `${f} cannot be empty`);
@@ -95,13 +92,7 @@ function update(ctx: RequestContext) {
   return ok(engine.render.one('customer', row));
 }
 
-function remove(ctx: RequestContext) {
-  const { engine, account } = ctx;
-  const row = findLiveOr404(engine.customers, account.id, ctx.params.id, 'Customer');
-  row.deleted_at = row.updated_at = engine.now();
-  engine.recordEvent(account.id, 'customer.deleted', 'customer', row);
-  return ok(engine.render.one('customer', row));
-}
+const remove = removeRoute('customer', 'customers', 'Customer');
 
 const list = listRoute(
   'customer',

@@ -16,10 +16,10 @@ import { ApiError, FieldErrors, invalidMove } from '../errors.js';
 import { ok, created, type ApiRouter, type RequestContext } from '../http/types.js';
 import { computeFees, DEFAULT_PAYOUT_MODE, MAX_START_BATCH, sandboxOutcome } from '../lifecycle.js';
 import { matchesCommon } from '../query.js';
-import type { CurrencyRow, JsonObject, PayoutRow } from '../store.js';
+import type { CurrencyRow, PayoutRow } from '../store.js';
 import { isObject, readAmount, readMetadata, readPhone, readTimestamp } from '../validate.js';
-import { addCrudRoutes, findLiveOr404, getRoute, listRoute } from './common.js';
-import { readCurrency, readCustomerRef, readMode, readNewCharge, resolveCustomer } from './charges.js';
+import { addCrudRoutes, getRoute, insertCreated, listRoute, removeRoute, updateTarget } from './common.js';
+import { newChargeFields, readCurrency, readCustomerRef, readMode, readNewCharge, resolveCustomer, type ChargeInput } from './charges.js';
 
 export function setPayoutStatus(engine: Engine, p: PayoutRow, status: string, errorCode: string | null = null): void {
   const now = engine.now();
@@ -57,45 +57,19 @@ export function schedulePayout(engine: Engine, p: PayoutRow, at: Date, phoneNumb
   });
 }
 
-export interface PayoutInput {
-  amount: number;
-  currency: CurrencyRow;
+export interface PayoutInput extends ChargeInput {
   customerId: number | null;
-  mode: string | undefined;
-  merchantReference?: string | undefined;
-  customMetadata?: JsonObject | undefined;
-  metadata?: JsonObject | undefined;
 }
 
 export function createPayout(engine: Engine, accountId: number, balanceId: number, input: PayoutInput): PayoutRow {
-  const now = engine.now();
-  const row = engine.payouts.insert({
-    id: engine.nextId('payout'),
-    account_id: accountId,
-    reference: engine.randomKey('pyt_', 8),
-    amount: input.amount,
-    status: 'pending',
+  return insertCreated(engine, 'payouts', 'payout', {
+    ...newChargeFields(engine, 'payout', accountId, balanceId, input),
     customer_id: input.customerId,
-    currency_id: input.currency.id,
-    mode: input.mode ?? null,
-    last_error_code: null,
-    ...computeFees(input.amount, 'payout'),
-    created_at: now,
-    updated_at: now,
     scheduled_at: null,
     started_at: null,
     sent_at: null,
     failed_at: null,
-    deleted_at: null,
-    metadata: input.metadata ?? {},
-    custom_metadata: input.customMetadata ?? {},
-    payment_method_id: null,
-    transaction_key: engine.randomKey('', 16),
-    merchant_reference: input.merchantReference ?? null,
-    balance_id: balanceId,
   });
-  engine.recordEvent(accountId, 'payout.created', 'payout', row);
-  return row;
 }
 
 function create(ctx: RequestContext) {
@@ -118,9 +92,7 @@ function create(ctx: RequestContext) {
 
 function update(ctx: RequestContext) {
   const { engine, account } = ctx;
-  const p = findLiveOr404(engine.payouts, account.id, ctx.params.id, 'Payout');
-  const errs = new FieldErrors();
-  const b = isObject(ctx.body) ? ctx.body : {};
+  const { row: p, body: b, errs } = updateTarget(ctx, 'payouts', 'Payout');
   const amount = readAmount(b.amount, errs, 'amount', false);
   const currency = readCurrency(engine, account.id, b.currency, errs, false);
   const customerRef = readCustomerRef(engine, account.id, b.customer, errs);
@@ -139,15 +111,11 @@ function update(ctx: RequestContext) {
   return ok(engine.render.one('payout', p));
 }
 
-function remove(ctx: RequestContext) {
-  const { engine, account } = ctx;
-  const p = findLiveOr404(engine.payouts, account.id, ctx.params.id, 'Payout');
+// A started payout is with the operator: deleting it then would lose the money's trace.
+const remove = removeRoute('payout', 'payouts', 'Payout', (p, engine) => {
   if (p.status === 'started') throw invalidMove('status', 'a started payout is in flight and cannot be deleted');
   engine.cancelPending(`payout:${p.id}`);
-  p.deleted_at = p.updated_at = engine.now();
-  engine.recordEvent(account.id, 'payout.deleted', 'payout', p);
-  return ok(engine.render.one('payout', p));
-}
+});
 
 function start(ctx: RequestContext) {
   const { engine, account } = ctx;

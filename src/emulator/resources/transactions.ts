@@ -19,57 +19,31 @@ import {
   TRANSACTION_STATUSES,
 } from '../lifecycle.js';
 import { matchesCommon } from '../query.js';
-import type { CurrencyRow, CustomerRow, JsonObject, TransactionRow } from '../store.js';
+import type { CurrencyRow, CustomerRow, TransactionRow } from '../store.js';
 import { isObject, readAmount, readMetadata, readPhone, readString, readUrl } from '../validate.js';
-import { addCrudRoutes, findLiveOr404, getRoute, listRoute } from './common.js';
-import { readNewCharge, resolveCustomer } from './charges.js';
+import { addCrudRoutes, findLiveOr404, getRoute, insertCreated, listRoute, removeRoute, updateTarget } from './common.js';
+import { newChargeFields, readNewCharge, resolveCustomer, type ChargeInput } from './charges.js';
 
-export interface TransactionInput {
-  amount: number;
-  currency: CurrencyRow;
+export interface TransactionInput extends ChargeInput {
   description?: string | undefined;
   callbackUrl?: string | undefined;
   customer?: CustomerRow | undefined;
-  mode?: string | undefined;
-  merchantReference?: string | undefined;
-  customMetadata?: JsonObject | undefined;
-  metadata?: JsonObject | undefined;
 }
 
 export function createTransaction(engine: Engine, accountId: number, balanceId: number, input: TransactionInput): TransactionRow {
-  const now = engine.now();
-  const row = engine.transactions.insert({
-    id: engine.nextId('transaction'),
-    account_id: accountId,
-    reference: engine.randomKey('trx_', 8),
-    amount: input.amount,
+  return insertCreated(engine, 'transactions', 'transaction', {
+    ...newChargeFields(engine, 'transaction', accountId, balanceId, input),
     description: input.description ?? null,
     callback_url: input.callbackUrl ?? null,
-    status: 'pending',
     customer_id: input.customer?.id ?? null,
-    currency_id: input.currency.id,
-    mode: input.mode ?? null,
-    metadata: input.metadata ?? {},
-    ...computeFees(input.amount, 'collection'),
-    created_at: now,
-    updated_at: now,
     approved_at: null,
     canceled_at: null,
     declined_at: null,
     refunded_at: null,
     transferred_at: null,
-    deleted_at: null,
-    last_error_code: null,
-    custom_metadata: input.customMetadata ?? {},
     receipt_url: null,
-    payment_method_id: null,
     sub_accounts_commissions: [],
-    transaction_key: engine.randomKey('', 16),
-    merchant_reference: input.merchantReference ?? null,
-    balance_id: balanceId,
   });
-  engine.recordEvent(accountId, 'transaction.created', 'transaction', row);
-  return row;
 }
 
 /** Moves the status, stamps `<status>_at`, records `transaction.<status>`. The caller checked the move. */
@@ -117,9 +91,7 @@ function create(ctx: RequestContext) {
 
 function update(ctx: RequestContext) {
   const { engine, account } = ctx;
-  const tx = findLiveOr404(engine.transactions, account.id, ctx.params.id, 'Transaction');
-  const errs = new FieldErrors();
-  const b = isObject(ctx.body) ? ctx.body : {};
+  const { row: tx, body: b, errs } = updateTarget(ctx, 'transactions', 'Transaction');
   const amount = readAmount(b.amount, errs, 'amount', false);
   const description = readString(b.description, errs, 'description', { max: 1000 });
   const callbackUrl = readUrl(b.callback_url, errs, 'callback_url', false);
@@ -164,14 +136,7 @@ function update(ctx: RequestContext) {
   return ok(engine.render.one('transaction', withoutMode));
 }
 
-function remove(ctx: RequestContext) {
-  const { engine, account } = ctx;
-  const tx = findLiveOr404(engine.transactions, account.id, ctx.params.id, 'Transaction');
-  tx.deleted_at = tx.updated_at = engine.now();
-  engine.cancelPending(`transaction:${tx.id}`);
-  engine.recordEvent(account.id, 'transaction.deleted', 'transaction', tx);
-  return ok(engine.render.one('transaction', tx));
-}
+const remove = removeRoute('transaction', 'transactions', 'Transaction', (tx, engine) => engine.cancelPending(`transaction:${tx.id}`));
 
 function token(ctx: RequestContext) {
   const { engine, account } = ctx;

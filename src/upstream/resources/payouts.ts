@@ -3,15 +3,13 @@ import type { PaymentsApi, PayoutCreateParams, PayoutStartItem } from '../api.js
 import { resourceShape } from '../decode.js';
 import { payoutModel } from '../models.js';
 import { currencyBody, customerRefBody, phoneNumberBody, type Fetch } from './fetch.js';
-import { paymentSearch } from './transactions.js';
+import { paymentReads } from './transactions.js';
 
 const payout = resourceShape('payout', 'payouts', payoutModel);
 
 export function payouts({ byId, many, one, page }: Fetch): PaymentsApi['payouts'] {
   return {
-    retrieve: (id, opts) => byId(payout, '/v1/payouts/:id', id, opts),
-    search: (params, opts) =>
-      page(payout, { method: 'GET', pattern: '/v1/payouts/search', query: paymentSearch(params) }, params, opts),
+    ...paymentReads({ byId, page }, payout, '/v1/payouts'),
     create: (params, opts) =>
       one(payout, { method: 'POST', pattern: '/v1/payouts', body: payoutBody(params), bodyIds: { 'customer.id': params.customer?.id } }, opts),
     update: (id, params, opts) =>

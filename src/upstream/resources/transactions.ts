@@ -1,6 +1,6 @@
 /** Transactions: `/v1/transactions`, its search, the token step and the send step (docs/upstream.md, Operations). */
-import type { PaymentsApi, SearchParams, TransactionCreateParams } from '../api.js';
-import { resourceShape } from '../decode.js';
+import type { CallOptions, Id, PaymentsApi, SearchParams, TransactionCreateParams } from '../api.js';
+import { resourceShape, type ResourceShape } from '../decode.js';
 import type { QueryValue } from '../http.js';
 import { paymentIntentModel, transactionModel, transactionTokenModel } from '../models.js';
 import { currencyBody, customerRefBody, pageQuery, phoneNumberBody, searchQuery, type Fetch } from './fetch.js';
@@ -11,10 +11,8 @@ const paymentIntent = resourceShape('payment_intent', 'payment_intents', payment
 
 export function transactions({ byId, many, one, page }: Fetch): PaymentsApi['transactions'] {
   return {
-    retrieve: (id, opts) => byId(transaction, '/v1/transactions/:id', id, opts),
+    ...paymentReads({ byId, page }, transaction, '/v1/transactions'),
     list: (params, opts) => page(transaction, { method: 'GET', pattern: '/v1/transactions', query: pageQuery(params) }, params, opts),
-    search: (params, opts) =>
-      page(transaction, { method: 'GET', pattern: '/v1/transactions/search', query: paymentSearch(params) }, params, opts),
     create: (params, opts) =>
       one(
         transaction,
@@ -50,6 +48,15 @@ export function transactions({ byId, many, one, page }: Fetch): PaymentsApi['tra
 /** The search filters transactions and payouts share. */
 export function paymentSearch(params: SearchParams = {}): Record<string, QueryValue> {
   return searchQuery(params, { status: params.status, customer_id: params.customerId });
+}
+
+/** The reads transactions and payouts share: one by id at `<base>/:id`, and the search at `<base>/search`. */
+export function paymentReads<T>({ byId, page }: Pick<Fetch, 'byId' | 'page'>, shape: ResourceShape<T>, base: '/v1/transactions' | '/v1/payouts') {
+  return {
+    retrieve: (id: Id, opts?: CallOptions) => byId(shape, `${base}/:id`, id, opts),
+    search: (params?: SearchParams, opts?: CallOptions) =>
+      page(shape, { method: 'GET', pattern: `${base}/search`, query: paymentSearch(params) }, params, opts),
+  };
 }
 
 function createBody(params: TransactionCreateParams) {
