@@ -4,12 +4,10 @@
  * (beyond 2^53, more decimals than a double), both ways: read and sent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
-import { startGateway, type RunningGateway } from '../../src/server.js';
-import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
+import type { RunningGateway } from '../../src/server.js';
 import { newKey, startStack, type Stack } from '../support/harness.js';
-import { startFakeUpstream, type FakeUpstream } from '../upstream/fake-upstream.js';
+import type { FakeUpstream } from '../upstream/fake-upstream.js';
+import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.js';
 import { aTransaction } from '../upstream/fixtures.js';
 
 interface Money {
@@ -122,21 +120,15 @@ describe('money against the emulator', () => {
 });
 
 describe('money beyond what a double holds, through a scripted upstream', () => {
+  let scripted: ScriptedGateway;
   let upstream: FakeUpstream;
-  let client: UpstreamClient;
   let gateway: RunningGateway;
 
   beforeAll(async () => {
-    upstream = await startFakeUpstream();
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: upstream.url, LOG_LEVEL: 'silent' });
-    client = createUpstreamClient({ baseUrl: upstream.url, timeoutMs: 2000 });
-    gateway = await startGateway({ config, upstream: client, logger: createLogger('silent') });
+    scripted = await startScriptedGateway({});
+    ({ upstream, gateway } = scripted);
   });
-  afterAll(async () => {
-    await gateway.stop();
-    client.close();
-    await upstream.close();
-  });
+  afterAll(() => scripted?.stop());
 
   const usd = { klass: 'v1/currency', id: 1, iso: 'USD', name: 'Dollar', div: 100, modes: [], default: true };
   /** The transaction with these raw number tokens, as text so no JS number ever holds them. */

@@ -6,13 +6,11 @@
  * What goes on the wire is read at a scripted upstream; flows at the emulator.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
-import { startGateway, type RunningGateway } from '../../src/server.js';
-import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
+import type { RunningGateway } from '../../src/server.js';
 import { factories } from '../support/factories.js';
 import { newKey, startStack, type Stack } from '../support/harness.js';
-import { startFakeUpstream, type FakeUpstream } from '../upstream/fake-upstream.js';
+import type { FakeUpstream } from '../upstream/fake-upstream.js';
+import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.js';
 import { aCurrency, aPaymentIntent, aPayout, aTransaction, enveloped } from '../upstream/fixtures.js';
 
 interface UserErrors {
@@ -20,15 +18,13 @@ interface UserErrors {
 }
 
 describe('what the mutations send, at a scripted upstream', () => {
+  let scripted: ScriptedGateway;
   let upstream: FakeUpstream;
-  let client: UpstreamClient;
   let gateway: RunningGateway;
 
   beforeAll(async () => {
-    upstream = await startFakeUpstream();
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: upstream.url, LOG_LEVEL: 'silent', ENTITY_CACHE: 'false' });
-    client = createUpstreamClient({ baseUrl: upstream.url, timeoutMs: 2000 });
-    gateway = await startGateway({ config, upstream: client, logger: createLogger('silent') });
+    scripted = await startScriptedGateway({ ENTITY_CACHE: 'false' });
+    ({ upstream, gateway } = scripted);
     upstream.replyWith((req) => {
       if (req.path === '/v1/currencies') return { json: enveloped('currencies', [aCurrency()]) };
       if (req.path.startsWith('/v1/currencies/')) return { json: [aCurrency({ id: Number(req.path.split('/').pop()) })] };
@@ -38,11 +34,7 @@ describe('what the mutations send, at a scripted upstream', () => {
       return { json: enveloped('transaction', aTransaction()) };
     });
   });
-  afterAll(async () => {
-    await gateway.stop();
-    client.close();
-    await upstream.close();
-  });
+  afterAll(() => scripted?.stop());
 
   const gql = async <T>(query: string, variables: Record<string, unknown> = {}) => {
     const res = await fetch(gateway.url, {

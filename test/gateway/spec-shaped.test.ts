@@ -7,12 +7,10 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
-import { startGateway, type RunningGateway } from '../../src/server.js';
-import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
+import type { RunningGateway } from '../../src/server.js';
 import { aCurrency, aCustomer, aPayout, aTransaction } from '../upstream/fixtures.js';
-import { startFakeUpstream, type FakeUpstream } from '../upstream/fake-upstream.js';
+import type { FakeUpstream } from '../upstream/fake-upstream.js';
+import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.js';
 
 interface Answer {
   data?: Record<string, Record<string, unknown> | null> | null;
@@ -27,17 +25,15 @@ const PAYOUT_FIELDS = `id reference amountMoney { amount } status mode lastError
 const CUSTOMER_FIELDS = 'id firstname lastname fullName email createdAt updatedAt deletedAt';
 
 describe('spec-shaped upstream values', () => {
+  let scripted: ScriptedGateway;
   let upstream: FakeUpstream;
-  let client: UpstreamClient;
   let gateway: RunningGateway;
   let objects: { transaction: object; payout: object; customer: object };
 
   beforeAll(async () => {
-    upstream = await startFakeUpstream();
     // Each read must decode what the scripted upstream sends now: no entity cache across requests.
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: upstream.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', ENTITY_CACHE: 'false' });
-    client = createUpstreamClient({ baseUrl: upstream.url, timeoutMs: 2000 });
-    gateway = await startGateway({ config, upstream: client, logger: createLogger('silent') });
+    scripted = await startScriptedGateway({ RATE_LIMIT_PER_MINUTE: '0', ENTITY_CACHE: 'false' });
+    ({ upstream, gateway } = scripted);
     upstream.replyWith((req) => {
       if (req.path.startsWith('/v1/currencies')) return { json: { 'v1/currencies': [aCurrency()] } };
       if (req.path.startsWith('/v1/customers')) return { json: { 'v1/customer': objects.customer } };
@@ -45,11 +41,7 @@ describe('spec-shaped upstream values', () => {
       return { json: { 'v1/transaction': objects.transaction } };
     });
   });
-  afterAll(async () => {
-    await gateway?.stop();
-    client?.close();
-    await upstream?.close();
-  });
+  afterAll(() => scripted?.stop());
 
   const gql = async (query: string): Promise<Answer> => {
     const res = await fetch(gateway.url, {

@@ -6,12 +6,10 @@
  * Run against a scripted upstream over HTTP.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
-import { startGateway, type RunningGateway } from '../../src/server.js';
-import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
+import type { RunningGateway } from '../../src/server.js';
 import { aCurrency, aTransaction, enveloped } from '../upstream/fixtures.js';
-import { startFakeUpstream, type FakeUpstream, type ReceivedRequest, type Reply } from '../upstream/fake-upstream.js';
+import { type FakeUpstream, type ReceivedRequest, type Reply } from '../upstream/fake-upstream.js';
+import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.js';
 
 const KEY = 'sk_sandbox_upstream_gaps_SECRET123';
 
@@ -28,25 +26,19 @@ interface Answer<T = Record<string, unknown>> {
 const NOT_FOUND: Reply = { status: 404, json: { message: 'Not Found' } };
 
 describe('the upstream without the calls beyond the spec, or with a malformed list item', () => {
+  let scripted: ScriptedGateway;
   let upstream: FakeUpstream;
-  let client: UpstreamClient;
   let gateway: RunningGateway;
 
   beforeAll(async () => {
-    upstream = await startFakeUpstream();
     // Every read must reach the scripted upstream: no entity cache across requests.
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: upstream.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', ENTITY_CACHE: 'false' });
-    client = createUpstreamClient({ baseUrl: upstream.url, timeoutMs: 2000 });
-    gateway = await startGateway({ config, upstream: client, logger: createLogger('silent') });
+    scripted = await startScriptedGateway({ RATE_LIMIT_PER_MINUTE: '0', ENTITY_CACHE: 'false' });
+    ({ upstream, gateway } = scripted);
   });
   beforeEach(() => {
     upstream.requests.splice(0);
   });
-  afterAll(async () => {
-    await gateway?.stop();
-    client?.close();
-    await upstream?.close();
-  });
+  afterAll(() => scripted?.stop());
 
   const gql = async <T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>): Promise<Answer<T>> => {
     const res = await fetch(gateway.url, {
