@@ -384,7 +384,7 @@ export type Mutation = {
   startPayouts: StartPayoutsPayload;
   /**
    * Change a payout that has not been started. Give `changes` (partial: only the fields given are
-   * sent upstream), or the deprecated `input` (create's shape, all of it sent); giving both, or neither,
+   * sent upstream), or `input` (create's shape, all of it sent); giving both, or neither,
    * is a `userErrors` entry on `changes`.
    */
   updatePayout: PayoutPayload;
@@ -761,8 +761,8 @@ export type PayoutFilter = {
 };
 
 /**
- * A payout to create (`createPayout`). `updatePayout` still takes it as its deprecated `input`, with
- * create's required fields; its partial form is `UpdatePayoutInput`.
+ * A payout to create (`createPayout`). `updatePayout` also takes it as `input`, with create's
+ * required fields; its partial form, `changes: UpdatePayoutInput`, sends only what changed.
  */
 export type PayoutInput = {
   /**

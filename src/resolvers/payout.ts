@@ -36,7 +36,7 @@ function payoutFields<A, C>(input: PayoutInput | UpdatePayoutInput, amount: A, c
   };
 }
 
-/** Create's shape, all of it required (`createPayout`, and `updatePayout`'s deprecated `input`). */
+/** Create's shape, all of it required (`createPayout`, and `updatePayout`'s `input`). */
 async function payoutParams(input: PayoutInput): Promise<PayoutCreateParams> {
   const currencyIso = input.currency.iso.toUpperCase();
   const [amount] = await checkAll(
@@ -67,11 +67,11 @@ async function payoutChanges(changes: UpdatePayoutInput, id: Id, loaders: Contex
   return payoutFields(changes, amount, currencyIso);
 }
 
-/** `changes`, or the deprecated `input`: exactly one of them. */
+/** `changes`, or `input` in create's shape: exactly one of them. */
 function updateArgument(changes: UpdatePayoutInput | null | undefined, input: PayoutInput | null | undefined) {
   const given = (v: unknown) => v !== null && v !== undefined;
   if (given(changes) === given(input)) {
-    const message = given(changes) ? 'Give `changes` or the deprecated `input`, not both.' : 'Give the changes to make as `changes`.';
+    const message = given(changes) ? 'Give `changes` or `input`, not both.' : 'Give the changes to make as `changes`.';
     throw new UserInputError([{ field: ['changes'], message, code: given(changes) ? UserErrorCode.Invalid : UserErrorCode.Required }]);
   }
   return changes ? { changes } : { input: input as PayoutInput };
