@@ -13,7 +13,6 @@
  */
 import DataLoader from 'dataloader';
 import type { Id, ListItem, PaymentsApi } from '../upstream/api.js';
-import { everyItem } from '../upstream/decode.js';
 import { UpstreamInvalidResponseError, UpstreamNotFoundError } from '../upstream/errors.js';
 import type {
   CurrencyModel,
@@ -97,15 +96,31 @@ function eventsOf(api: PaymentsApi, kind: 'transaction' | 'payout', stats: Loade
   return loader<Id, EventModel[]>(`${kind}Events`, stats, (ids) =>
     Promise.all(
       ids.map((id) =>
-        api.events.list({ objectId: id, perPage: OBJECT_EVENTS_PAGE }).then(
-          // All or nothing: a history missing a malformed event would be a wrong history. The object id
-          // is checked here too: an upstream that ignores the filter answers every event of the account.
-          (page) => everyItem(page.items).filter((e) => e.type.startsWith(`${kind}.`) && (e.object_id ?? e.entity?.id) === id),
-          (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
-        ),
+        api.events
+          .list({ objectId: id, perPage: OBJECT_EVENTS_PAGE })
+          .then((page) => objectEvents(page.items, kind, id))
+          // Each id's failure is its own: the other histories of the batch stand.
+          .catch((error: unknown) => (error instanceof Error ? error : new Error(String(error)))),
       ),
     ),
   );
+}
+
+/**
+ * The events of object `id` in a page of `GET /v1/events?filters[object_id]=id`.
+ * The object id is checked on each event: an upstream that ignores the filter
+ * answers the account's events. When it did filter (every sound event is this
+ * object's), a malformed event is this object's too, and the history fails
+ * rather than be told without it. When it did not, a malformed event may be
+ * anyone's, and the history is the account's newest page at best anyway
+ * (docs/upstream.md): it is left out.
+ */
+function objectEvents(items: readonly ListItem<EventModel>[], kind: 'transaction' | 'payout', id: Id): EventModel[] {
+  const malformed = items.find((item) => item instanceof UpstreamInvalidResponseError);
+  const sound = items.filter((item): item is EventModel => !(item instanceof UpstreamInvalidResponseError));
+  const ofObject = (e: EventModel) => (e.object_id ?? e.entity?.id) === id;
+  if (malformed && sound.every(ofObject)) throw malformed;
+  return sound.filter((e) => e.type.startsWith(`${kind}.`) && ofObject(e));
 }
 
 /** A batch of reads by id, one upstream call per distinct id; unknown ids are `null`. */
