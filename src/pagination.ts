@@ -28,10 +28,12 @@
  *
  * Malformed rows. A row the upstream sent that fails validation is its Error
  * (`ListItem`, src/upstream/api.ts) and keeps its place: graphql-js reports it
- * at the item's path, `null` there, and the other rows stand. With no id to
- * compare, such a row is kept when it lies below the cursor's old position,
- * is never filtered out (the caller sees its error rather than a silent gap),
- * and its cursor is a position (offset) cursor.
+ * at the item's path, `null` there, and the other rows stand. When its id
+ * field was sound (it failed on another field) it is placed, deduplicated
+ * and given a cursor by that id like any row. Without one, it is placed by
+ * the row before it in list order, and its cursor is a position (offset)
+ * cursor. It is never filtered out (the caller sees its error rather than a
+ * silent gap), and a filtered count that would include it is not given.
  */
 import { GraphQLError } from 'graphql';
 import type { Id, ListItem, Page, PageMeta } from './upstream/api.js';
@@ -150,8 +152,9 @@ interface Row<T> {
   position: number;
 }
 
-/** The row's id, or null for a malformed row. */
-const idOf = <T extends { id: Id }>(row: Row<T>): Id | null => (row.item instanceof UpstreamInvalidResponseError ? null : row.item.id);
+/** The row's id: a malformed row's too when its id field was sound, else null. */
+const idOf = <T extends { id: Id }>(row: Row<T>): Id | null => (isMalformed(row) ? ((row.item as UpstreamInvalidResponseError).itemId ?? null) : (row.item as T).id);
+const isMalformed = <T>(row: Row<T>): boolean => row.item instanceof UpstreamInvalidResponseError;
 
 /** Upstream reads of one connection: counted, and aware of where the list ends. */
 class Reader<T extends { id: Id }> {
@@ -229,18 +232,25 @@ export async function paginate<T extends { id: Id }>(
   const reader = new Reader(fetchPage, spec);
   const kept: Row<T>[] = [];
   const seen = new Set<Id>();
+  // A malformed row without an id is placed by the row before it in list order: below the
+  // anchor when that row is the anchor or older, or when a read back found nothing at or above it.
+  let previousId: Id | undefined;
+  let anchorAbove = true;
   const take = (rows: Row<T>[]) => {
     for (const row of rows) {
       if (kept.length > first) return;
       const id = idOf(row);
       if (id === null) {
-        if (after === null || row.position > after.position) kept.push(row);
+        const below = after === null || (anchorId === null ? row.position > after.position : previousId === undefined ? !anchorAbove : previousId <= anchorId);
+        if (below) kept.push(row);
         continue;
       }
+      previousId = id;
       if (seen.has(id)) continue;
       seen.add(id);
       if (anchorId !== null && id >= anchorId) continue;
-      if (spec.keep && !spec.keep(row.item as T)) continue;
+      // A malformed row cannot be checked: it shows as its error rather than leave a silent gap.
+      if (spec.keep && !isMalformed(row) && !spec.keep(row.item as T)) continue;
       kept.push(row);
     }
   };
@@ -248,7 +258,9 @@ export async function paginate<T extends { id: Id }>(
   const rows = await reader.forward(start, first + 1 + (anchorId === null ? 0 : 1));
   const firstId = rows[0] ? idOf(rows[0]) : null;
   if (anchorId !== null && start > 0 && !(rows[0]?.position === start && firstId !== null && firstId >= anchorId)) {
-    take(await reader.backTo(anchorId, start));
+    const back = await reader.backTo(anchorId, start);
+    anchorAbove = back.some((r) => (idOf(r) ?? 0) >= anchorId);
+    take(back);
   }
   take(rows);
   // Without a filter every later row would follow the page, so the upstream's meta may stand for the extra row.
@@ -270,7 +282,8 @@ export async function paginate<T extends { id: Id }>(
       startCursor: edges[0]?.cursor ?? null,
       endCursor: edges[edges.length - 1]?.cursor ?? null,
     },
-    totalCount: countOf(spec.keep !== undefined, after === null && reader.exhausted && !hasNext, kept.length, reader.totalCount),
+    // A malformed row may or may not match the filter: a count that includes one is not known.
+    totalCount: countOf(spec.keep !== undefined, after === null && reader.exhausted && !hasNext && !kept.some(isMalformed), kept.length, reader.totalCount),
   };
 }
 

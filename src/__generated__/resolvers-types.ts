@@ -855,7 +855,7 @@ export type PhoneNumberInput = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -915,7 +915,7 @@ export type Query = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -947,7 +947,7 @@ export type QueryCurrencyArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -979,7 +979,7 @@ export type QueryCustomerArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1013,7 +1013,7 @@ export type QueryCustomersArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1045,7 +1045,7 @@ export type QueryEventArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1079,7 +1079,7 @@ export type QueryEventsArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1111,7 +1111,7 @@ export type QueryLogArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1144,7 +1144,7 @@ export type QueryLogsArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1176,7 +1176,7 @@ export type QueryPayoutArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1210,7 +1210,7 @@ export type QueryPayoutsArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1242,7 +1242,7 @@ export type QueryTransactionArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */
@@ -1276,7 +1276,7 @@ export type QueryTransactionsArgs = {
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`).
- * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a filtered list read its most pages without filling the page (`extensions.reason` `filter_scan`).
+ * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
  * - `INTERNAL_SERVER_ERROR`: a bug in the gateway.
  */

@@ -145,7 +145,9 @@ function validate<T>(item: unknown, shape: ResourceShape<T>, at: string, ctx: Up
 function check<T>(item: unknown, shape: ResourceShape<T>, at: string, ctx: UpstreamErrorInit): T | UpstreamInvalidResponseError {
   const parsed = shape.model.safeParse(withAmounts(item, moneyKeysOf.get(shape.model)));
   if (parsed.success) return parsed.data;
-  return new UpstreamInvalidResponseError({ ...ctx, detail: `${shape.name} ${describeIssue(parsed.error, at)}` });
+  const id = idOf(item);
+  const itemId = id !== undefined && Number.isSafeInteger(id) && id > 0 ? id : undefined;
+  return new UpstreamInvalidResponseError({ ...ctx, detail: `${shape.name} ${describeIssue(parsed.error, at)}`, itemId });
 }
 
 /**

@@ -81,11 +81,12 @@ export class UpstreamRouteMissingError extends UpstreamError {
 }
 
 /**
- * The upstream answered as if a page or filter parameter had not been sent
- * (resources/applied.ts): serving that answer would serve the wrong items.
+ * The upstream answered as if `page` or `per_page` had not been sent
+ * (resources/applied.ts): cursors built on that answer would be wrong.
+ * (An ignored filter is no error: the gateway checks rows itself.)
  */
 export class UpstreamParameterIgnoredError extends UpstreamError {
-  /** The parameter as sent, e.g. `filters[status]` or `page`. */
+  /** The parameter as sent: `page` or `per_page`. */
   readonly parameter: string;
   constructor(init: UpstreamErrorInit & { parameter: string }) {
     super(`Upstream ignored ${init.parameter} on ${init.route}`, 'parameter_ignored', init);
@@ -169,9 +170,17 @@ export class UpstreamUnavailableError extends UpstreamError {
 
 /** The upstream answered with a body that is not JSON or does not match the expected model. */
 export class UpstreamInvalidResponseError extends UpstreamError {
+  /**
+   * For one malformed item of a list: its id, when that field itself was a
+   * positive integer (the item failed on another field). Keyset pages place
+   * the item by it (src/pagination.ts).
+   */
+  readonly itemId: number | undefined;
+
   /** `detail` must name a resource and a path, never a value from the body. */
-  constructor(init: UpstreamErrorInit & { detail: string }) {
+  constructor(init: UpstreamErrorInit & { detail: string; itemId?: number | undefined }) {
     super(`Upstream returned an invalid response on ${init.route}: ${init.detail}`, 'invalid_response', init);
+    this.itemId = init.itemId;
   }
 }
 

@@ -122,6 +122,12 @@ describe('single resources', () => {
     expect(bad).toBeInstanceOf(UpstreamInvalidResponseError);
   });
 
+  it('keeps the id of a malformed list item when the id itself is sound, so pages can place it', async () => {
+    h.upstream.replyWith({ json: enveloped('transactions', [aTransaction({ id: 7, status: 42 }), aTransaction({ id: 'x' }), aTransaction({ id: 5 })]) });
+    const page = await h.api.transactions.list({ page: 1, perPage: 3 });
+    expect(page.items.map((item) => (item instanceof UpstreamInvalidResponseError ? `bad:${item.itemId}` : item.id))).toEqual(['bad:7', 'bad:undefined', 5]);
+  });
+
   it('reads the flat token response', async () => {
     h.upstream.replyWith({ json: { token: 'tok_1', url: 'https://checkout.example/tok_1' } });
 

@@ -17,7 +17,7 @@ export interface Fetch {
   many<T>(shape: ResourceShape<T>, call: Call, opts?: CallOptions): Promise<T[]>;
   /** A list read: a bad item is an error in its place, the others stand. */
   list<T>(shape: ResourceShape<T>, call: Call, opts?: CallOptions): Promise<ListItem<T>[]>;
-  /** A page; `filters` say which answers contradict the filters sent (applied.ts). */
+  /** A page; one that shows its `page` or `per_page` was ignored is an error (applied.ts). */
   page<T>(shape: ResourceShape<T>, call: Call, params?: ListParams, opts?: CallOptions): Promise<Page<T>>;
 }
 
