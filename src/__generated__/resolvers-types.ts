@@ -384,8 +384,8 @@ export type Mutation = {
   startPayouts: StartPayoutsPayload;
   /**
    * Change a payout that has not been started. Give `changes` (partial: only the fields given are
-   * sent upstream), or `input` (create's shape, all of it sent); giving both, or neither,
-   * is a `userErrors` entry on `changes`.
+   * sent upstream), or `input` (create's shape, all of it sent); giving both, or neither, or
+   * `changes` with no field, is a `userErrors` entry on `changes`.
    */
   updatePayout: PayoutPayload;
   /** Change a transaction's description, amount, callback URL, or cancel it. */

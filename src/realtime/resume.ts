@@ -28,20 +28,22 @@ export interface ResumeSpec<T> {
 
 /** The events after `afterId`, oldest first; throws `tooFarBack()` when they are more than the window holds. */
 async function eventsAfter<T>(spec: ResumeSpec<T>): Promise<EventModel[]> {
-  const found: EventModel[] = [];
+  // By id: events created while the pages are read push older ones down, so the top of a page can
+  // repeat the bottom of the one before; each is replayed once.
+  const found = new Map<number, EventModel>();
   for (let page = 1; ; page += 1) {
     const listed = await spec.listPage(page, PER_PAGE);
     const { meta } = listed;
     // All or nothing: a replay that silently skipped a malformed event would lose it for good.
     const items = everyItem(listed.items);
-    found.push(...items.filter((e) => e.id > spec.afterId));
+    for (const e of items) if (e.id > spec.afterId) found.set(e.id, e);
     const reached = items.some((e) => e.id <= spec.afterId);
     const more = meta ? meta.nextPage !== null : items.length === PER_PAGE;
     if (reached || !more) break;
-    if (found.length >= RESUME_MAX_EVENTS) throw spec.tooFarBack();
+    if (found.size >= RESUME_MAX_EVENTS) throw spec.tooFarBack();
   }
-  if (found.length > RESUME_MAX_EVENTS) throw spec.tooFarBack();
-  return found.sort((a, b) => a.id - b.id);
+  if (found.size > RESUME_MAX_EVENTS) throw spec.tooFarBack();
+  return [...found.values()].sort((a, b) => a.id - b.id);
 }
 
 export async function resumeAfter<T>(live: AsyncIterableIterator<T>, spec: ResumeSpec<T>): Promise<AsyncIterableIterator<T>> {

@@ -59,6 +59,10 @@ async function payoutCurrencyIso(loaders: Context['loaders'], id: Id): Promise<s
  * alone (undefined fields are not serialised: src/upstream/resources/fetch.ts).
  */
 async function payoutChanges(changes: UpdatePayoutInput, id: Id, loaders: Context['loaders']): Promise<PayoutUpdateParams> {
+  // No field given would be a write that changes nothing.
+  if (Object.values(changes).every((v) => v === null || v === undefined)) {
+    throw new UserInputError([{ field: ['changes'], message: 'Give at least one field to change.', code: UserErrorCode.Required }]);
+  }
   const currencyIso = changes.currency?.iso.toUpperCase();
   const [amount] = await checkAll(
     () => amountFromInput(changes, () => currencyIso ?? payoutCurrencyIso(loaders, id), ['changes'], false),
@@ -71,7 +75,7 @@ async function payoutChanges(changes: UpdatePayoutInput, id: Id, loaders: Contex
 function updateArgument(changes: UpdatePayoutInput | null | undefined, input: PayoutInput | null | undefined) {
   const given = (v: unknown) => v !== null && v !== undefined;
   if (given(changes) === given(input)) {
-    const message = given(changes) ? 'Give `changes` or `input`, not both.' : 'Give the changes to make as `changes`.';
+    const message = given(changes) ? 'Give `changes` or `input`, not both.' : 'Give the changes to make as `changes` (or `input`, in create\'s shape).';
     throw new UserInputError([{ field: ['changes'], message, code: given(changes) ? UserErrorCode.Invalid : UserErrorCode.Required }]);
   }
   return changes ? { changes } : { input: input as PayoutInput };

@@ -59,6 +59,13 @@ describe('what the mutations send, at a scripted upstream', () => {
     expect(puts[0]!.rawBody).toBe('{"amount":700}');
   });
 
+  it('updatePayout(changes: {}) is a REQUIRED user error on changes, with no write that would change nothing', async () => {
+    upstream.requests.length = 0;
+    const res = await gql<{ updatePayout: UserErrors }>('mutation { updatePayout(id: "201", changes: {}) { userErrors { field code } } }');
+    expect(res.data!.updatePayout.userErrors).toEqual([{ field: ['changes'], code: 'REQUIRED' }]);
+    expect(sent('PUT', '/v1/payouts/201')).toHaveLength(0);
+  });
+
   it('updatePayout(changes:) with a mode and a customer id sends those and no amount or currency', async () => {
     upstream.requests.length = 0;
     const res = await gql<{ updatePayout: UserErrors }>(
