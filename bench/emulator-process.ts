@@ -5,8 +5,8 @@
  * Either way stats come from the same counters (`/_emulator/stats`).
  */
 import { spawn } from 'node:child_process';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/support/ports.js';
 import { startEmulator, type StatsSnapshot } from '../src/emulator/index.js';
 
 export interface BenchEmulator {
@@ -66,15 +66,6 @@ export async function startBenchEmulator({ latencyMs, separateProcess }: BenchEm
   };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}
 
 async function waitUntilUp(url: string, child: ReturnType<typeof spawn>): Promise<void> {
   const until = Date.now() + 20_000;

@@ -12,10 +12,10 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/support/ports.js';
 import { factories } from '../test/support/factories.js';
 import { startBenchEmulator, type BenchEmulator } from './emulator-process.js';
 import { codeLine, createJsonClient, loadLine, machineLine, markdownTable, ms, percentile, type Bench } from './support.js';
@@ -84,15 +84,6 @@ function cpuOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}
 
 async function startServer(name: string, script: string, env: Record<string, string>, port: number, profDir: string | null): Promise<Server> {
   // One directory per server: tsx's loader thread writes a profile of its own beside the main thread's (the larger one).

@@ -55,6 +55,24 @@ export function spawnMain(
   });
 }
 
+/**
+ * Runs src/main.ts with only `env` (and PATH) to its exit, for start-ups that
+ * must refuse: its exit code and everything it printed. Killed after 15 s.
+ */
+export function runMainToExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (d) => (output += d));
+    child.stderr!.on('data', (d) => (output += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
 /** The `gateway ready` log line of a gateway started with PAYMENTS_API_URL. */
 export const gatewayReady = (out: string) => {
   const url = /"url":"(http:\/\/[^"]+\/graphql)"/.exec(out)?.[1];

@@ -1,26 +1,11 @@
 /** Production mode cannot leak the sandbox, the schema or resolver timings. */
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newKey, startStack, type Stack } from '../support/harness.js';
-import { spawnMain, welcomePrinted } from '../realtime/processes.js';
-
-function runMain(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
-}
+import { runMainToExit, spawnMain, welcomePrinted } from '../realtime/processes.js';
 
 describe('production start-up', () => {
   it('NODE_ENV=production without PAYMENTS_API_URL exits 1 naming it, and starts no emulator', async () => {
-    const { code, output } = await runMain({ NODE_ENV: 'production', PORT: '0' });
+    const { code, output } = await runMainToExit({ NODE_ENV: 'production', PORT: '0' });
     expect(code).toBe(1);
     expect(output).toContain('PAYMENTS_API_URL: is required when NODE_ENV=production');
     expect(output).not.toContain('Sandbox key');

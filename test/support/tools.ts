@@ -7,9 +7,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import net from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { describe, it } from 'vitest';
+
+export { freePort } from './ports.js';
 
 export type Tool = 'redis-server' | 'chromium';
 
@@ -64,11 +65,3 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** A port free on 127.0.0.1 right now, for a server started as a child process. */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
