@@ -70,10 +70,8 @@ export interface OperationInput {
   caller: Caller | null;
   /** Epoch ms: no upstream call of this operation starts, and no retry waits, past it. */
   deadlineAt: number;
-  transport: 'http' | 'websocket' | 'sse';
   /** The `Idempotency-Key` HTTP header (HTTP only). */
   idempotencyKeyHeader?: string;
-  realtime?: RealtimeSource;
   /** The caller sent `Cache-Control: no-cache`: read the upstream, not the entity cache. */
   bypassCache?: boolean;
   /** Started by the transport, which also ends it. */
@@ -108,7 +106,6 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
       deadlineAt,
       observe: (outcome) => observability.idempotency(outcome),
     },
-    ...(input.realtime ? { realtime: input.realtime } : {}),
   };
 }
 

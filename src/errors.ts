@@ -69,7 +69,7 @@ export function badUserInput(message: string, argument?: string): GraphQLError {
   });
 }
 
-export interface Mapped {
+interface Mapped {
   code: ErrorCode;
   message: string;
   extra?: Record<string, unknown>;
@@ -240,7 +240,7 @@ const MAX_REFLECTED_CHARS = 200;
  * Upstream text shown to a caller as plain text: tags and control characters
  * go, whitespace is folded, and the length is capped.
  */
-export function plainText(message: string): string {
+function plainText(message: string): string {
   const text = message
     .replace(/<[^>]*>/g, ' ')
     .replace(/\p{Cc}/gu, ' ')

@@ -92,7 +92,8 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     observability,
   };
   // Per-key limits hold across instances when they share Redis.
-  const limitsRedis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : null;
+  // Only when operations are limited at all: RATE_LIMIT_PER_MINUTE=0 needs no store.
+  const limitsRedis = config.redisUrl && config.limits.operationsPerMinute > 0 ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : null;
   limitsRedis?.on('error', (error: Error) => logger.warn({ err: { message: error.message } }, 'rate-limit store unreachable; limiting in memory meanwhile'));
   const schema = buildSchema();
   observability.traceResolvers(schema);
@@ -222,9 +223,10 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     const url = new URL(req.url ?? '/', 'http://gateway');
     if (draining) res.setHeader('connection', 'close');
     // The explorer answers a browser's GET /graphql and its own assets; everything else goes on.
-    if (!sse.wants(req) && explorer.handle(req, res)) return;
+    const wantsSse = sse.wants(req);
+    if (!wantsSse && explorer.handle(req, res)) return;
     const route =
-      url.pathname === '/graphql' && sse.wants(req)
+      url.pathname === '/graphql' && wantsSse
         ? (request: http.IncomingMessage, response: http.ServerResponse) => sse.handle(request, response)
         : (routes[url.pathname] ?? ((_req, response) => sendJson(response, 404, { error: 'not found' })));
     Promise.resolve(route(req, res, url)).catch((error: unknown) => {
@@ -246,7 +248,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     });
   });
   const { port } = httpServer.address() as AddressInfo;
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  const host = reachable(config.host);
   const metricsUrl = !metricsConfig.enabled
     ? null
     : metricsServer

@@ -20,7 +20,7 @@ export interface AccountRow {
 }
 
 /** What the operator charged and moved, and when the row was written: shared by transactions and payouts. */
-export interface ChargedRow extends Row {
+interface ChargedRow extends Row {
   commission: number;
   fees: number;
   fixed_commission: number;

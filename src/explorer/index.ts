@@ -37,7 +37,7 @@ const CONTENT_TYPES: Record<string, string> = {
  * Self only. Fonts and a few icons are data: URIs inside the CSS; styles may be
  * inline because GraphiQL's components set style attributes.
  */
-export const CONTENT_SECURITY_POLICY = [
+const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",

@@ -32,7 +32,6 @@ function safeEqual(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** Root fields that need no caller: schema introspection and the federation SDL. */
 /** What a caller without a key may ask (introspection itself is still subject to GRAPHQL_INTROSPECTION). */
 const PUBLIC_ROOT_FIELDS = new Set(['__schema', '__type', '__typename']);
 
@@ -81,7 +80,6 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
       telemetry,
       // Every upstream call and retry of this operation stops at its deadline.
       deadlineAt: Date.now() + deps.config.operationDeadlineMs,
-      transport: 'http',
       ...(typeof headerKey === 'string' ? { idempotencyKeyHeader: headerKey } : {}),
       bypassCache: asksForFreshData(req.headers['cache-control']),
     });
@@ -188,6 +186,8 @@ export function authGate(): ApolloServerPlugin<HttpContext> {
               extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
             });
           }
+          // Neither refusal below can apply: skip the walk of the root fields (most operations).
+          if (contextValue.authenticated && contextValue.sdlAllowed) return;
           const rootFields = selectedFieldNames(operation.selectionSet, fragmentsOf(document?.definitions ?? []), request.variables ?? {});
           if (rootFields.includes('_service') && !contextValue.sdlAllowed) {
             throw unauthenticated('The subgraph SDL is served to the router only: send its x-router-secret (ROUTER_SHARED_SECRET).');

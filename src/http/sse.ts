@@ -172,7 +172,7 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       deps.context.observability.subscriptionStarted();
       telemetryOf.set(req, telemetry);
       res.once('close', () => telemetry.end());
-      const forOperation = () => createContext(deps.context, { caller: caller as Caller, deadlineAt: Date.now() + config.operationDeadlineMs, transport: 'sse', telemetry });
+      const forOperation = () => createContext(deps.context, { caller: caller as Caller, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry });
       const contextValue: SseContext = {
         ...forOperation(),
         realtime: realtimeSource({

@@ -27,7 +27,7 @@ import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { within, withRequestId, type OperationTelemetry } from '../observability/index.js';
 
 /** Close codes a client can act on (4xxx: application-defined, per RFC 6455). */
-export const CloseCodes = {
+const CloseCodes = {
   unauthorized: 4401,
   forbidden: 4403,
   tooSlow: 4429,
@@ -274,7 +274,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         // Each operation, and each event of a subscription, gets the deadline an
         // HTTP operation gets: an event's relations are a new read of the world.
         const forOperation = () =>
-          createContext(deps.context, { caller, deadlineAt: Date.now() + config.operationDeadlineMs, transport: 'websocket', telemetry });
+          createContext(deps.context, { caller, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry });
         const context: Context = {
           ...forOperation(),
           realtime: realtimeSource({

@@ -93,7 +93,7 @@ export function idempotencyInProgress(): GraphQLError {
   );
 }
 
-export function idempotencyUnavailable(): GraphQLError {
+function idempotencyUnavailable(): GraphQLError {
   return new GraphQLError(
     'Idempotency records cannot be kept right now, so this keyed mutation was not sent; retry shortly.',
     { extensions: { code: ErrorCode.IDEMPOTENCY_UNAVAILABLE } },

@@ -64,9 +64,9 @@ export interface RecordBody {
 /** Records one caller may hold at once in either store (a flood of keys evicts only the flooder's own). */
 export const DEFAULT_RECORDS_PER_CALLER = 10_000;
 /** Bytes of stored results one caller may hold in memory: big results evict only the caller's own older records. */
-export const DEFAULT_BYTES_PER_CALLER = 8 * 1024 * 1024;
+const DEFAULT_BYTES_PER_CALLER = 8 * 1024 * 1024;
 /** Bytes of stored results the memory store holds in all; past it, new claims are refused (`full`). */
-export const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
+const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
 /** What a record costs besides its result: key, fingerprint, owner, map entries. */
 const RECORD_OVERHEAD_BYTES = 256;
 

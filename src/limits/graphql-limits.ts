@@ -36,7 +36,7 @@ export function documentRules(limits: Limits): ValidationRule[] {
   ] as ValidationRule[];
 }
 
-export function operationTooCostly(message: string, extensions: Record<string, unknown>): GraphQLError {
+function operationTooCostly(message: string, extensions: Record<string, unknown>): GraphQLError {
   return new GraphQLError(message, { extensions: { code: ErrorCode.OPERATION_TOO_COSTLY, ...extensions } });
 }
 

@@ -29,7 +29,7 @@ import {
 const UPSTREAM_READ_FIELDS = new Set(['Transaction.statusHistory', 'Payout.statusHistory']);
 
 /** How many items a list without `first` is priced at. */
-export const LIST_ASSUMED_ITEMS = 10;
+const LIST_ASSUMED_ITEMS = 10;
 
 export interface CostSettings {
   defaultFirst: number;

@@ -46,7 +46,7 @@ export class RejectedKeys {
   }
 }
 
-export function upstreamBudgetExceeded(limit: number): GraphQLError {
+function upstreamBudgetExceeded(limit: number): GraphQLError {
   return new GraphQLError(`This operation reached its budget of ${limit} upstream calls; this field was not read.`, {
     extensions: { code: ErrorCode.UPSTREAM_BUDGET_EXCEEDED, limit },
   });

@@ -117,7 +117,7 @@ export function requestIdExtension(): { requestId?: string } {
 }
 
 /** The caller's id when it is a sane one, else the trace id (so logs and traces join), else a new one. */
-export function pickRequestId(given: string | string[] | undefined, traceId: string | undefined): string {
+function pickRequestId(given: string | string[] | undefined, traceId: string | undefined): string {
   if (typeof given === 'string' && REQUEST_ID.test(given)) return given;
   return traceId ?? randomUUID();
 }

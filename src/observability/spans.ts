@@ -17,7 +17,7 @@ import { trace, type Attributes, type Tracer } from '@opentelemetry/api';
 import { endSpan, SpanKind, type Span, type TraceContext } from './tracing.js';
 
 /** A span that exists only once something under it calls the upstream. */
-export class LazySpan {
+class LazySpan {
   private readonly started = Date.now();
   private span: Span | null = null;
   private context: TraceContext | null = null;
@@ -60,7 +60,7 @@ export function scopedCallContext(owner: unknown): TraceContext | undefined {
 }
 
 /** Runs `fn` inside `scope`, and ends the scope when what `fn` returns settles. */
-export function withinScope<T>(scope: LazySpan, fn: () => T): T {
+function withinScope<T>(scope: LazySpan, fn: () => T): T {
   return scopes.run(scope, () => {
     let result: T;
     try {

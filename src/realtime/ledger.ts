@@ -26,7 +26,7 @@ export interface DeliveryLedger {
 }
 
 /** The event id given to a re-read snapshot: above any real one, so the same instant never counts twice. */
-export const SNAPSHOT_EVENT_ID = Number.MAX_SAFE_INTEGER;
+const SNAPSHOT_EVENT_ID = Number.MAX_SAFE_INTEGER;
 
 /** Upstream retries span minutes to hours (dispatcher backoff); a day covers them. */
 const DEDUPE_TTL_SECONDS = 24 * 60 * 60;

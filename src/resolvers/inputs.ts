@@ -67,7 +67,7 @@ export function createdRange(range: InputMaybe<DateTimeRange>): Pick<SearchParam
   return { createdAfter: isoString(range?.from), createdBefore: isoString(range?.to) };
 }
 
-export type TransactionSearchFilter = Omit<SearchParams, 'page' | 'perPage'>;
+type TransactionSearchFilter = Omit<SearchParams, 'page' | 'perPage'>;
 
 /** Transaction and payout filters share a shape: status, customer, created-at range. */
 export function searchFilter(

@@ -31,7 +31,7 @@ export function inCi(): boolean {
   return ci !== undefined && ci !== '' && ci !== '0' && ci.toLowerCase() !== 'false';
 }
 
-export function skipNotice(tool: Tool, suite: string): string {
+function skipNotice(tool: Tool, suite: string): string {
   return `SKIPPED "${suite}": ${tool} is not installed. Install it to run these tests: ${INSTALL[tool]}.`;
 }
 
