@@ -260,9 +260,8 @@ function fieldMessageCode(message: string): UserErrorCode {
  * `shape` places upstream refusals in the mutation's input (a bare root is
  * `{ root }` with the id argument `['id']`).
  */
-export function toUserErrors(error: unknown, shape: UserErrorShape | string | null): UserError[] | null {
-  const { root, idField = ['id'], mapField = (parts: string[]) => parts } =
-    shape === null || typeof shape === 'string' ? { root: shape } : shape;
+export function toUserErrors(error: unknown, shape: UserErrorShape): UserError[] | null {
+  const { root, idField = ['id'], mapField = (parts: string[]) => parts } = shape;
   if (error instanceof UserInputError) return error.userErrors;
   if (error instanceof UpstreamValidationError) {
     const entries = Object.entries(error.fieldErrors);

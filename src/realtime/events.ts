@@ -59,6 +59,9 @@ export function toPaymentEvent(payload: z.infer<typeof webhookPayloadSchema>): O
  * Order of snapshots of one object: the entity's `updated_at`, then the event
  * id (ids only grow upstream), so two events in the same millisecond still order.
  */
+/** The ledger's key of one object: webhooks and re-reads of it must advance the same one. */
+export const objectKey = (accountId: number, kind: string | null, id: number) => `${accountId}:${kind}:${id}`;
+
 export type Version = readonly [updatedAtMs: number, eventId: number];
 
 export function versionOf(event: Omit<PaymentEvent, 'current'>): Version {

@@ -8,7 +8,7 @@
 import type { Logger } from '../logger.js';
 import type { EventBus } from './bus.js';
 import type { PaymentEvent } from './events.js';
-import { toPaymentEvent, versionOf, webhookPayloadSchema } from './events.js';
+import { objectKey, toPaymentEvent, versionOf, webhookPayloadSchema } from './events.js';
 import type { DeliveryLedger } from './ledger.js';
 import { SIGNATURE_HEADER, verifySignature } from './signature.js';
 
@@ -90,7 +90,7 @@ export function createWebhookIntake(deps: ReceiverDeps): (delivery: Delivery) =>
         logger.debug({ eventId: event.id }, 'duplicate webhook delivery acknowledged');
         return reply('duplicate', 200, { received: true, duplicate: true });
       }
-      current = event.objectId === null ? true : await ledger.advance(`${event.accountId}:${event.object}:${event.objectId}`, versionOf(event));
+      current = event.objectId === null ? true : await ledger.advance(objectKey(event.accountId, event.object, event.objectId), versionOf(event));
     } catch (error) {
       // The store is unreachable: let the upstream retry later rather than lose the event.
       logger.error({ err: error, eventId: event.id }, 'webhook not recorded: delivery or cache store failed');

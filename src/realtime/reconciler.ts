@@ -18,7 +18,7 @@ import type { Logger } from '../logger.js';
 import { Decimal } from '../upstream/decimal.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
 import type { EventBus } from './bus.js';
-import type { PaymentEvent } from './events.js';
+import { objectKey, type PaymentEvent } from './events.js';
 import type { DeliveryLedger } from './ledger.js';
 import type { PollLease } from './poll-lease.js';
 
@@ -85,8 +85,6 @@ interface Watch {
   busy: boolean;
   done: boolean;
 }
-
-export const objectKey = (accountId: number, kind: string, id: number) => `${accountId}:${kind}:${id}`;
 
 /** Amounts travel as JSON numbers, as they do in webhook entities (JSON parsed by the receiver). */
 function toEntity(snapshot: Snapshot): Record<string, unknown> {
@@ -230,6 +228,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     const status = typeof event.entity?.status === 'string' ? event.entity.status : null;
     if (status !== null && w.target.isFinal(status)) {
       w.done = true;
+      // Done: schedule only clears the pending re-read.
       schedule(w, 0);
       return;
     }

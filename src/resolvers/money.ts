@@ -9,6 +9,7 @@ import { UserErrorCode, UserInputError, type UserError } from '../errors.js';
 import type { Loaders } from '../loaders/index.js';
 import { amountProblem, InputRule } from '../payments/rules.js';
 import { asDecimal, Decimal } from '../upstream/decimal.js';
+import { snakeToCamel, type CamelCase } from '../naming.js';
 
 const DECIMAL_INPUT_HELP = 'A Decimal is a string such as "2500" or "12.50" (digits, an optional "-" and fraction).';
 
@@ -51,7 +52,6 @@ function floatTwin(amount: Amount): string | null {
   return amount === null || amount === undefined ? null : asDecimal(amount).toString();
 }
 
-type Camel<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
 type WithCurrency = { currency_id?: number | null };
 interface MoneyContext {
   loaders: Loaders;
@@ -65,13 +65,13 @@ export function moneyFields<Model extends WithCurrency>() {
   return <K extends keyof Model & string>(...keys: K[]) => {
     const out: Record<string, unknown> = {};
     for (const key of keys) {
-      const camel = key.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+      const camel = snakeToCamel(key);
       out[camel] = (parent: Model) => floatTwin(parent[key] as Amount);
       out[`${camel}Money`] = (parent: Model, _args: unknown, { loaders }: MoneyContext) =>
         money(parent[key] as Amount, parent.currency_id, loaders);
     }
-    return out as { [P in K as Camel<P>]: (parent: Model) => null extends Model[P] ? string | null : string } & {
-      [P in K as `${Camel<P>}Money`]: (parent: Model, args: unknown, context: MoneyContext) => Promise<MoneyValue | null>;
+    return out as { [P in K as CamelCase<P>]: (parent: Model) => null extends Model[P] ? string | null : string } & {
+      [P in K as `${CamelCase<P>}Money`]: (parent: Model, args: unknown, context: MoneyContext) => Promise<MoneyValue | null>;
     };
   };
 }

@@ -99,9 +99,13 @@ export const subscriptionResolvers: Resolvers = {
         const source = realtime(ctx);
         const wanted = types ? new Set(types) : null;
         const toValue = (event: EventModel) => (wanted && !wanted.has(event.type) ? null : { paymentEvent: event });
+        // Checked before listening: a refused `after` must leave no listener on the bus.
+        const afterId = toOptionalUpstreamId(after, 'after');
         const live = source.events((event) => {
           // A re-read snapshot is no upstream event: it has no id to report or resume from.
           if (event.origin === 'snapshot') return null;
+          // Types not asked for are dropped before the parse, which every account event would cost.
+          if (wanted && !wanted.has(event.type)) return null;
           const parsed = eventModel.safeParse({
             id: event.id,
             type: event.type,
@@ -112,7 +116,6 @@ export const subscriptionResolvers: Resolvers = {
           });
           return parsed.success ? toValue(parsed.data) : null;
         });
-        const afterId = toOptionalUpstreamId(after, 'after');
         if (afterId === undefined) return live;
         return resumeAfter(live, {
           afterId,

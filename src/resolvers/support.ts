@@ -10,7 +10,7 @@ import type { Loaders } from '../loaders/index.js';
 import type { CurrencyParent, CustomerParent } from './parents.js';
 import type { Id, ListItem } from '../upstream/api.js';
 import { UpstreamInvalidResponseError } from '../upstream/errors.js';
-import { snakeToCamel } from '../naming.js';
+import { snakeToCamel, type CamelCase } from '../naming.js';
 
 /**
  * A list read's items, each decoded one primed into `loader` (so the page's
@@ -81,7 +81,7 @@ export function currencyRelation(currencyId: number | null | undefined, info: Gr
  * `userErrors` (a form can show them); every other failure stays a GraphQL error.
  */
 export async function withUserErrors<T, F>(
-  shape: UserErrorShape | string | null,
+  shape: UserErrorShape,
   work: () => Promise<T>,
   failed: (userErrors: UserError[]) => F,
 ): Promise<T | F> {
@@ -97,7 +97,7 @@ export async function withUserErrors<T, F>(
 /** The common payload shape `{ <key>: object | null, userErrors }`. */
 export function payload<K extends string, T>(
   key: K,
-  shape: UserErrorShape | string | null,
+  shape: UserErrorShape,
   work: () => Promise<T>,
 ): Promise<{ [P in K]: T | null } & { userErrors: UserError[] }> {
   type Payload = { [P in K]: T | null } & { userErrors: UserError[] };
@@ -145,7 +145,6 @@ export function isoString(value: Date | string | null | undefined): string | und
   return value instanceof Date ? value.toISOString() : new Date(value).toISOString();
 }
 
-type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : S;
 
 /**
  * Resolvers for fields that are the camelCase of a REST field

@@ -10,7 +10,8 @@ import { memoryBus } from '../../src/realtime/bus.js';
 import type { PaymentEvent } from '../../src/realtime/events.js';
 import { memoryLedger } from '../../src/realtime/ledger.js';
 import { soleLease } from '../../src/realtime/poll-lease.js';
-import { createReconciler, objectKey, type Snapshot } from '../../src/realtime/reconciler.js';
+import { objectKey } from '../../src/realtime/events.js';
+import { createReconciler, type Snapshot } from '../../src/realtime/reconciler.js';
 import { UpstreamAuthenticationError } from '../../src/upstream/errors.js';
 import { eventually } from './support.js';
 
