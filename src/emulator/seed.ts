@@ -102,7 +102,6 @@ export function seedDemo(engine: Engine, seeded: Set<string>, apiKey = DEMO_API_
       if (status === 'scheduled') return schedulePayout(engine, p, new Date(start + (1 + i) * DAY_MS), phoneOf(customer));
       beginPayout(engine, p, phoneOf(customer));
       if (status === 'started') return;
-      engine.cancelPending(`payout:${p.id}`);
       setPayoutStatus(engine, p, status, status === 'failed' ? 'INSUFFICIENT_FUNDS' : undefined);
     });
   });

@@ -31,6 +31,8 @@ export function setPayoutStatus(engine: Engine, p: PayoutRow, status: string, er
     p.failed_at = now;
     p.last_error_code = errorCode ?? 'FAILED';
   }
+  // A final status ends whatever was still to happen to it (a scheduled start, an operator's answer).
+  if (status === 'sent' || status === 'failed') engine.cancelPending(`payout:${p.id}`);
   engine.recordEvent(p.account_id, `payout.${status}`, 'payout', p);
 }
 
