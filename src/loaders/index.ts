@@ -179,8 +179,10 @@ export function createLoaders(api: PaymentsApi, cache: EntityCacheScope, stats?:
     currencyByIso: loader<string, CurrencyModel | null>('currencyByIso', stats, async (isos) => {
       const list = await currencies.load('all');
       const failed = list.find((c): c is UpstreamInvalidResponseError => c instanceof UpstreamInvalidResponseError);
+      const byIso = new Map<string, CurrencyModel>();
+      for (const c of decoded(list)) if (!byIso.has(c.iso.toUpperCase())) byIso.set(c.iso.toUpperCase(), c);
       return isos.map((iso) => {
-        const found = decoded(list).find((c) => c.iso.toUpperCase() === iso.toUpperCase());
+        const found = byIso.get(iso.toUpperCase());
         // Not found among good items while one item is malformed: that one may be it, so "none" would be a guess.
         return found ?? failed ?? null;
       });

@@ -3,7 +3,7 @@
  * relations, payload shaping. Payment rules live in src/payments/rules.ts,
  * error mapping in src/errors.ts.
  */
-import type { GraphQLResolveInfo } from 'graphql';
+import type { FieldNode, GraphQLResolveInfo } from 'graphql';
 import { selectedFieldNames } from '../graphql/selection.js';
 import { badUserInput, toUserErrors, UserErrorCode, UserInputError, type UserError, type UserErrorShape } from '../errors.js';
 import type { Loaders } from '../loaders/index.js';
@@ -51,6 +51,20 @@ export function selectsOnly(info: GraphQLResolveInfo, allowed: readonly string[]
 const ID_ONLY = ['id', '__typename'] as const;
 
 /**
+ * `selectsOnly(info, ID_ONLY)`, remembered per field selection and variables:
+ * every item of a list shares its relation's field nodes (graphql-js reuses
+ * them), so the walk is done once per list, not once per item.
+ */
+const idOnlyBySelection = new WeakMap<readonly FieldNode[], WeakMap<object, boolean>>();
+function selectsIdOnly(info: GraphQLResolveInfo): boolean {
+  let byVariables = idOnlyBySelection.get(info.fieldNodes);
+  if (!byVariables) idOnlyBySelection.set(info.fieldNodes, (byVariables = new WeakMap()));
+  let idOnly = byVariables.get(info.variableValues);
+  if (idOnly === undefined) byVariables.set(info.variableValues, (idOnly = selectsOnly(info, ID_ONLY)));
+  return idOnly;
+}
+
+/**
  * Resolves a to-one relation through a loader, or from the foreign key alone
  * when only `id` is selected.
  */
@@ -61,7 +75,7 @@ async function relation<T>(
   stub: (id: number) => T,
 ): Promise<T | null> {
   if (foreignKey === null || foreignKey === undefined) return null;
-  if (selectsOnly(info, ID_ONLY)) return stub(foreignKey);
+  if (selectsIdOnly(info)) return stub(foreignKey);
   return load(foreignKey);
 }
 

@@ -51,12 +51,10 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const transport = createTransport({ timeoutMs, ...(options.userAgent ? { userAgent: options.userAgent } : {}) });
   const resilience = new Resilience(options.resilience ?? DEFAULT_RESILIENCE, timeoutMs);
-  let observer: UpstreamObserver | undefined;
-
   return {
     forKey(apiKey, scope = {}) {
       const caller = createHash('sha256').update(apiKey).digest('base64url').slice(0, 22);
-      const fetch = createFetch((call, opts) => request(transport.got, resilience, { baseUrl, apiKey, caller, scope, observer }, call, opts));
+      const fetch = createFetch((call, opts) => request(transport.got, resilience, { baseUrl, apiKey, caller, scope, observer: resilience.observer }, call, opts));
       return {
         transactions: transactions(fetch),
         payouts: payouts(fetch),
@@ -71,11 +69,9 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     breakerStates: () => resilience.breakerStates(),
     routeStats: () => resilience.routeStats(),
     observe(next) {
-      observer = next;
       resilience.observer = next;
       return () => {
-        if (observer !== next) return;
-        observer = undefined;
+        if (resilience.observer !== next) return;
         resilience.observer = undefined;
       };
     },
