@@ -25,7 +25,7 @@ import { createRateLimiter } from '../limits/rate-limit.js';
 import { setCorsHeaders } from './graphql-route.js';
 import { clientAddress } from './client-address.js';
 import type { OperationTelemetry } from '../observability/index.js';
-import { accountLookup, realtimeSource, refreshContext, streamedResult } from './realtime-session.js';
+import { accountLookup, realtimeSource, refreshContext, streamedResult, Tally } from './realtime-session.js';
 
 export interface SseDeps {
   schema: GraphQLSchema;
@@ -63,11 +63,10 @@ const answer = (status: number, message: string, code: string): Answer => [
 export function createSseRoute(deps: SseDeps): SseRoute {
   const { config, logger } = deps.context;
   const accountOf = accountLookup(deps.context);
-  const liveByKey = new Map<string, number>();
+  const liveByKey = new Tally();
   // Each stream costs an account look-up and a first read: the same per-key pace as graphql-ws subscribe messages.
   const subscribes = createRateLimiter({ perMinute: config.limits.ws.subscribesPerMinute, prefix: 'sse-subscribe', redis: null });
   const open = new Set<http.ServerResponse>();
-  let streams = 0;
   const addresses = createRateLimiter({ perMinute: config.limits.ws.connectsPerMinute, prefix: 'sse-address', redis: null });
   const addressOf = clientAddress(config.limits.trustedProxies);
   const telemetryOf = new WeakMap<object, OperationTelemetry>();
@@ -112,24 +111,20 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       if (operation?.operation !== OperationTypeNode.SUBSCRIPTION) {
         return answer(400, 'Only subscriptions are served as event streams; send queries and mutations as GraphQL over HTTP (application/json).', ErrorCode.BAD_USER_INPUT);
       }
-      if ((liveByKey.get(callerId) ?? 0) >= config.limits.ws.maxSubscriptionsPerKey) {
+      if (liveByKey.get(callerId) >= config.limits.ws.maxSubscriptionsPerKey) {
         return answer(429, `At most ${config.limits.ws.maxSubscriptionsPerKey} live event streams per API key.`, ErrorCode.RATE_LIMITED);
       }
       // The stream's slot is reserved before the first await (a burst cannot pass the cap together) and
       // released when the response closes, which may happen while the awaits below still run.
       const res = req.context.res;
-      liveByKey.set(callerId, (liveByKey.get(callerId) ?? 0) + 1);
-      streams += 1;
+      liveByKey.add(callerId);
       open.add(res);
       let released = false;
       const release = () => {
         if (released) return;
         released = true;
         open.delete(res);
-        streams -= 1;
-        const left = (liveByKey.get(callerId) ?? 1) - 1;
-        if (left > 0) liveByKey.set(callerId, left);
-        else liveByKey.delete(callerId);
+        liveByKey.remove(callerId);
       };
       res.once('close', release);
       const refused = (refusal: Answer): Answer => {
@@ -205,7 +200,7 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       setCorsHeaders(res);
       return handler(req, res);
     },
-    stats: () => ({ sseStreams: streams }),
+    stats: () => ({ sseStreams: open.size }),
     close() {
       for (const res of open) res.end();
     },

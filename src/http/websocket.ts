@@ -21,7 +21,7 @@ import type { EventBus } from '../realtime/bus.js';
 import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
 import type { Reconciler } from '../realtime/reconciler.js';
 import { clientAddress } from './client-address.js';
-import { accountLookup, realtimeSource, refreshContext, streamedResult } from './realtime-session.js';
+import { accountLookup, realtimeSource, refreshContext, streamedResult, Tally } from './realtime-session.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { within, withRequestId, type OperationTelemetry } from '../observability/index.js';
@@ -78,22 +78,6 @@ interface Session {
   operations: Set<string>;
   /** Each running operation's request id, span and metrics line, ended on complete. */
   telemetry: Map<string, OperationTelemetry>;
-}
-
-/** Counts per name, forgetting names that drop to zero (bounded by what is live). */
-class Tally {
-  private readonly counts = new Map<string, number>();
-  get(name: string): number {
-    return this.counts.get(name) ?? 0;
-  }
-  add(name: string): void {
-    this.counts.set(name, this.get(name) + 1);
-  }
-  remove(name: string): void {
-    const left = this.get(name) - 1;
-    if (left > 0) this.counts.set(name, left);
-    else this.counts.delete(name);
-  }
 }
 
 /** Incoming messages are subscribe requests: small. */
