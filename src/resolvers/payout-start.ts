@@ -12,7 +12,7 @@ import type { IdempotentCall } from '../idempotency/index.js';
 import { startTransition } from '../payments/rules.js';
 import type { PayoutModel } from '../upstream/models.js';
 import { phoneChecks, phoneNumber } from './inputs.js';
-import { checkInput, isoString, toUpstreamId, withUserErrors } from './support.js';
+import { checkInput, forgetWritten, isoString, toUpstreamId, withUserErrors } from './support.js';
 
 /**
  * An upstream field of the start body (`payouts[<k>].id`) -> the caller's path
@@ -72,8 +72,7 @@ export function startPayouts(payouts: StartPayoutInput[], { api, loaders, entity
               })),
               await call.options(),
             );
-      for (const p of started) loaders.payout.clear(p.id).prime(p.id, p);
-      await entityCache.evict('payout', started.map((p) => p.id));
+      await forgetWritten({ loaders, entityCache }, 'payout', started);
       const byId = new Map<number, PayoutModel>(started.map((p) => [p.id, p]));
       const result = ids.map((id, i) => byId.get(id) ?? (current[i] as PayoutModel));
       return { payouts: result, userErrors: [] };

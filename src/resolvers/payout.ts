@@ -13,7 +13,7 @@ import { amountField, customerRef, customerRefChecks, searchFilter } from './inp
 import { amountFromInput } from './money.js';
 import { paymentFields } from './payment-fields.js';
 import { startPayouts } from './payout-start.js';
-import { checkAll, checkInput, payload, currencyRelation, customerRelation, renamed, toUpstreamId, type Check } from './support.js';
+import { checkAll, checkInput, forgetWritten, payload, currencyRelation, customerRelation, renamed, toUpstreamId, type Check } from './support.js';
 
 /** The checks both payout inputs share, on the fields given, under `root`. */
 function payoutChecks(input: PayoutInput | UpdatePayoutInput, root: string): Check[] {
@@ -108,8 +108,7 @@ export const payoutResolvers = {
         const given = updateArgument(changes, input);
         const params = given.changes ? await payoutChanges(given.changes, payoutId, loaders) : await payoutParams(given.input);
         const updated = await api.payouts.update(payoutId, params, await call.options());
-        loaders.payout.clear(payoutId).prime(payoutId, updated);
-        await entityCache.evict('payout', [payoutId]);
+        await forgetWritten({ loaders, entityCache }, 'payout', [updated]);
         return updated;
       }),
     ),

@@ -6,6 +6,7 @@
 import type { FieldNode, GraphQLResolveInfo } from 'graphql';
 import { selectedFieldNames } from '../graphql/selection.js';
 import { badUserInput, toUserErrors, UserErrorCode, UserInputError, type UserError, type UserErrorShape } from '../errors.js';
+import type { EntityCacheScope } from '../cache/index.js';
 import type { Loaders } from '../loaders/index.js';
 import type { CurrencyParent, CustomerParent } from './parents.js';
 import type { Id, ListItem } from '../upstream/api.js';
@@ -23,6 +24,26 @@ import { snakeToCamel, type CamelCase } from '../naming.js';
 export function primedList<T extends { id: Id }>(items: readonly ListItem<T>[], loader: { prime(id: Id, value: NoInfer<T>): unknown }): (T | null)[] {
   for (const item of items) if (!(item instanceof UpstreamInvalidResponseError)) loader.prime(item.id, item);
   return items as (T | null)[];
+}
+
+/**
+ * After a write: the request's loader and the entity cache (every instance's,
+ * through its store) forget the objects it changed. An object the write
+ * answered is primed for the rest of the request; an id alone is read again
+ * if asked for (an answer that lacks fields, such as a transaction update's
+ * missing `mode`, must not stand for the object).
+ */
+export async function forgetWritten(
+  { loaders, entityCache }: { loaders: Loaders; entityCache: EntityCacheScope },
+  kind: 'transaction' | 'payout',
+  written: readonly (Id | { id: Id })[],
+): Promise<void> {
+  const loader = loaders[kind] as { clear(id: Id): { prime(id: Id, value: unknown): unknown } };
+  for (const w of written) {
+    if (typeof w === 'number') loader.clear(w);
+    else loader.clear(w.id).prime(w.id, w);
+  }
+  await entityCache.evict(kind, written.map((w) => (typeof w === 'number' ? w : w.id)));
 }
 
 /** GraphQL `ID` -> upstream integer id; anything else is a caller's mistake. */

@@ -15,6 +15,7 @@ import { paymentFields } from './payment-fields.js';
 import {
   checkAll,
   checkInput,
+  forgetWritten,
   payload,
   currencyRelation,
   customerRelation,
@@ -118,8 +119,7 @@ export const transactionResolvers = {
         }, await call.options());
         // The update response lacks `mode` (spec, Transaction table): forget any
         // cached copy so Transaction.mode reads it fresh, and only if selected.
-        loaders.transaction.clear(transactionId);
-        await entityCache.evict('transaction', [transactionId]);
+        await forgetWritten({ loaders, entityCache }, 'transaction', [transactionId]);
         return updated;
       }),
     ),
@@ -132,8 +132,7 @@ export const transactionResolvers = {
         if (transition === 'already') return current;
         const updated = await api.transactions.update(transactionId, { status: 'canceled' }, await call.options());
         // The update response lacks `mode`: Transaction.mode reads it again if selected.
-        loaders.transaction.clear(transactionId);
-        await entityCache.evict('transaction', [transactionId]);
+        await forgetWritten({ loaders, entityCache }, 'transaction', [transactionId]);
         return updated;
       }),
     ),
@@ -168,8 +167,7 @@ export const transactionResolvers = {
           // Two upstream writes when the gateway gets the token: each gets its own key derived from the caller's.
           const token = callerToken ?? (await api.transactions.createToken(transactionId, await call.options('token'))).token;
           const paymentIntents = await api.transactions.send(mode, { token, phoneNumber: phoneNumber(phone) }, await call.options('send'));
-          loaders.transaction.clear(transactionId);
-          await entityCache.evict('transaction', [transactionId]);
+          await forgetWritten({ loaders, entityCache }, 'transaction', [transactionId]);
           return { transactionId, paymentIntents, userErrors: [] };
         },
         (userErrors) => ({ transactionId: null, paymentIntents: [], userErrors }),
