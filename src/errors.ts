@@ -150,8 +150,8 @@ const REQUEST_CODES = new Set([
 ]);
 
 export interface ErrorFormatterDeps {
-  /** Told about every error that is masked, so nothing is lost from the logs. */
-  onInternalError(error: unknown): void;
+  /** Told about every error that is masked, so nothing is lost from the logs: its cause, and the error as raised. */
+  onInternalError(original: unknown, raised: unknown): void;
   /** Rewrites the message of a request error (e.g. to drop graphql-js's "Did you mean …?" hints). */
   requestMessage?(message: string): string;
 }
@@ -180,7 +180,7 @@ export function createErrorFormatter({ onInternalError, requestMessage = (m) => 
     if (error instanceof GraphQLError && !error.originalError && !error.path) {
       return { ...base, message: formatted.message, extensions: { code: ErrorCode.BAD_USER_INPUT } };
     }
-    onInternalError(original);
+    onInternalError(original, error);
     return { ...base, message: 'Internal server error.', extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR } };
   };
 }

@@ -11,11 +11,11 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginInlineTrace } from '@apollo/server/plugin/inlineTrace';
 import { ApolloServerPluginUsageReporting } from '@apollo/server/plugin/usageReporting';
-import { ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
 import type { Config } from './config.js';
 import type { ContextDeps, UpstreamClientFactory } from './context.js';
 import { createErrorFormatter } from './errors.js';
-import { authGate, createGraphQLRoute, type HttpContext } from './http/graphql-route.js';
+import { authGate, createGraphQLRoute, uncacheableAnswers, type HttpContext } from './http/graphql-route.js';
 import { isClientAbort, sendJson } from './http/body.js';
 import { healthz, readyz } from './http/health.js';
 import { createWebhookReceiver } from './http/webhook-route.js';
@@ -31,11 +31,10 @@ import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { loadTrustedDocuments } from './limits/trusted-documents.js';
 import { documentRules, operationCheck, operationLimits, withoutSuggestions } from './limits/graphql-limits.js';
 import { RejectedKeys } from './limits/upstream-budget.js';
-import { capResponseSize } from './limits/response-size.js';
 import { createRateLimiter } from './limits/rate-limit.js';
 import { Redis } from 'ioredis';
 import { gatewayExplorer, type ExplorerOptions } from './explorer/gateway.js';
-import { Observability, operationLogger, operationTelemetryPlugin, requestIdExtension } from './observability/index.js';
+import { Observability, operationLoggerOf, operationTelemetryPlugin } from './observability/index.js';
 
 export type { UpstreamClientFactory } from './context.js';
 
@@ -99,7 +98,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   observability.traceResolvers(schema);
   const formatError = createErrorFormatter({
     // With the operation's request id, so the masked error and the caller's report meet in the logs.
-    onInternalError: (error) => operationLogger(logger).error({ err: error }, 'internal error masked in a GraphQL response'),
+    onInternalError: (original, raised) => operationLoggerOf(raised, logger).error({ err: original }, 'internal error masked in a GraphQL response'),
     ...(config.graphql.suggestions ? {} : { requestMessage: withoutSuggestions }),
   });
   // The same document limits for HTTP (Apollo Server) and WebSocket (graphql-ws).
@@ -118,11 +117,8 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     formatError,
     logger,
     parseOptions: { maxTokens: documents.maxTokens },
-    stringifyResult: capResponseSize(
-      config.limits.maxResponseBytes,
-      { warn: (fields, message) => operationLogger(logger).warn(fields, message) },
-      requestIdExtension,
-    ),
+    // Without Apollo's trailing newline; the answer-size cap applies where the route writes it (graphql-route.ts).
+    stringifyResult: (result) => JSON.stringify(result),
     validationRules: documents.rules,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: config.shutdown.graceMs }),
@@ -130,6 +126,10 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       operationLimits(documents.check),
       // Installed by hand: the federated tracing Apollo adds to a subgraph by itself, minus its info line at start.
       ApolloServerPluginInlineTrace(),
+      // The schema gives no cache hints, and its cache-control plugin costs a hook on every field
+      // of every answer; uncacheableAnswers() sends the `no-store` it would have sent.
+      ApolloServerPluginCacheControlDisabled(),
+      uncacheableAnswers(),
       operationTelemetryPlugin<HttpContext>(),
       ...usageReporting(config.observability.apollo, apolloReportingUrl),
       ...explorer.apolloPlugins,

@@ -15,7 +15,8 @@ import type { RateLimiter } from '../limits/rate-limit.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { clientAddress } from './client-address.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
-import { within, type OperationTelemetry } from '../observability/index.js';
+import type { OperationTelemetry } from '../observability/index.js';
+import { capAnswer } from '../limits/response-size.js';
 import { BodyTooLarge, closeAfterAnswer, readBody, sendJson } from './body.js';
 
 /** Largest request body accepted from a caller with a key; GraphQL documents and variables are small. */
@@ -64,6 +65,7 @@ function asksForFreshData(header: string | undefined): boolean {
 /** `trusted`: the manifest of TRUSTED_DOCUMENTS, loaded once in server.ts for HTTP and WebSocket alike. */
 export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, trusted: TrustedDocuments | null, rateLimiter: RateLimiter) {
   const { production } = deps.config;
+  const { maxResponseBytes } = deps.config.limits;
   const { routerSharedSecret } = deps.config.graphql;
   const fromRouter = (req: http.IncomingMessage): boolean => {
     if (routerSharedSecret === null) return false;
@@ -97,7 +99,7 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     const telemetry = deps.observability.startOperation({ transport: 'http', headers: req.headers });
     res.setHeader('x-request-id', telemetry.requestId);
     try {
-      await within(telemetry, () => answer(req, res, url, telemetry));
+      await answer(req, res, url, telemetry);
     } finally {
       telemetry.end();
     }
@@ -163,12 +165,32 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     for (const [name, value] of response.headers) res.setHeader(name, value);
     res.statusCode = response.status ?? 200;
     if (response.body.kind === 'complete') {
-      res.end(response.body.string);
+      // A GraphQL answer, not the landing page: capped in size (MAX_RESPONSE_BYTES).
+      const isAnswer = response.headers.get('content-type')?.includes('json') ?? false;
+      res.end(isAnswer ? capAnswer(response.body.string, maxResponseBytes, telemetry) : response.body.string);
       return;
     }
     for await (const chunk of response.body.asyncIterator) res.write(chunk);
     res.end();
   }
+}
+
+/**
+ * `Cache-Control: no-store` on every GraphQL answer over HTTP: answers are one
+ * caller's, at one moment. Apollo's cache-control plugin sent the same header
+ * for a schema without cache hints; it is switched off (server.ts) because it
+ * hooks every field of every answer to compute that.
+ */
+export function uncacheableAnswers(): ApolloServerPlugin<HttpContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async willSendResponse({ response }) {
+          response.http.headers.set('cache-control', 'no-store');
+        },
+      };
+    },
+  };
 }
 
 /**

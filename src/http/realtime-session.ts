@@ -9,7 +9,7 @@ import type { Caller } from '../auth.js';
 import type { Context, ContextDeps } from '../context.js';
 import { overSize, tooLarge } from '../limits/response-size.js';
 import type { Logger } from '../logger.js';
-import { within, withRequestId, type OperationTelemetry } from '../observability/index.js';
+import { attributeErrors, withRequestId, type OperationTelemetry } from '../observability/index.js';
 import type { EventBus } from '../realtime/bus.js';
 import type { Reconciler } from '../realtime/reconciler.js';
 import type { RealtimeSource } from '../realtime/source.js';
@@ -94,7 +94,8 @@ export function streamedResult(
   maxBytes: number,
 ): FormattedExecutionResult | undefined {
   const raw = result.errors as readonly GraphQLError[] | undefined;
-  const errors = raw ? (telemetry ? within(telemetry, () => format(raw)) : format(raw)) : undefined;
+  if (raw && telemetry) attributeErrors(raw, telemetry);
+  const errors = raw ? format(raw) : undefined;
   const marked = (list: GraphQLFormattedError[]) => (telemetry ? withRequestId(list, telemetry.requestId) : list);
   if (overSize(errors ? { ...result, errors } : result, maxBytes)) {
     const tooBig = format([tooLarge(maxBytes)]);

@@ -24,7 +24,7 @@ import { clientAddress } from './client-address.js';
 import { accountLookup, realtimeSource, refreshContext, streamedResult, Tally } from './realtime-session.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
-import { within, withRequestId, type OperationTelemetry } from '../observability/index.js';
+import { attributeErrors, withRequestId, type OperationTelemetry } from '../observability/index.js';
 
 /** Close codes a client can act on (4xxx: application-defined, per RFC 6455). */
 const CloseCodes = {
@@ -287,7 +287,8 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         if (session?.operations.delete(id)) operationsByKey.remove(session.caller.callerId);
         // Refused before execution (validation, limits) has no telemetry yet: count it as one operation.
         const telemetry = session?.telemetry.get(id) ?? observability.startOperation({ transport: 'websocket', headers: ctx.extra.request.headers, freshId: true });
-        const formatted = within(telemetry, () => format(errors));
+        attributeErrors(errors, telemetry);
+        const formatted = format(errors);
         telemetry.answered(null, formatted);
         if (!session?.telemetry.has(id)) telemetry.end();
         return withRequestId(formatted, telemetry.requestId);

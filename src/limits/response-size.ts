@@ -1,10 +1,11 @@
 /**
- * The answer's size cap, applied where Apollo serialises the result (its
- * `stringifyResult` hook), so it costs no second serialisation. Over the cap
+ * The answer's size cap. Over HTTP it is applied to the text Apollo has
+ * serialised, where the route writes it, so it costs no second serialisation;
+ * the streaming transports ask `overSize` before they send. Over the cap
  * the caller gets one coded error instead of the data. The cost limit and the
  * bounded log bodies keep what can be built before this point small.
  */
-import { GraphQLError, type FormattedExecutionResult } from 'graphql';
+import { GraphQLError } from 'graphql';
 import { ErrorCode } from '../errors.js';
 
 /** Characters bound bytes from below (a UTF-8 character is 1 to 4 bytes); count bytes only near the limit. */
@@ -18,18 +19,11 @@ export function tooLarge(maxBytes: number, extensions: Record<string, unknown> =
   });
 }
 
-export function capResponseSize(
-  maxBytes: number,
-  logger: { warn(fields: object, message: string): void },
-  /** More `extensions` for the error (the operation's request id). */
-  extensions: () => Record<string, unknown> = () => ({}),
-) {
-  return (result: FormattedExecutionResult): string => {
-    const text = JSON.stringify(result);
-    if (fits(text, maxBytes)) return text;
-    logger.warn({ bytes: Buffer.byteLength(text), limit: maxBytes }, 'answer over the response size limit replaced by an error');
-    return JSON.stringify({ errors: [tooLarge(maxBytes, extensions()).toJSON()] });
-  };
+/** The serialised answer as sent: `text` when it fits, else one coded error, with the operation's request id, in its place. */
+export function capAnswer(text: string, maxBytes: number, operation: { readonly requestId: string; readonly logger: { warn(fields: object, message: string): void } }): string {
+  if (fits(text, maxBytes)) return text;
+  operation.logger.warn({ bytes: Buffer.byteLength(text), limit: maxBytes }, 'answer over the response size limit replaced by an error');
+  return JSON.stringify({ errors: [tooLarge(maxBytes, { requestId: operation.requestId }).toJSON()] });
 }
 
 /** For a transport that serialises itself (graphql-ws): whether this result would pass the cap. */

@@ -17,7 +17,7 @@ import { batchScope, scopedCallContext, traceResolvers } from './spans.js';
 import { createTracing, endSpan, SpanKind, startSpan, traceHeaders, type Tracing } from './tracing.js';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 
-export { OperationTelemetry, operationLogger, operationTelemetryPlugin, requestIdExtension, withRequestId, within } from './operation.js';
+export { attributeErrors, OperationTelemetry, operationLoggerOf, operationTelemetryPlugin, withRequestId } from './operation.js';
 export type { OperationStart } from './operation.js';
 export type { LiveSources } from './metrics.js';
 

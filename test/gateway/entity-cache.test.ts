@@ -91,6 +91,17 @@ describe('entity cache in memory, across requests', () => {
     expect(await stack.upstreamCalls('GET /v1/currencies/:id')).toBe(1);
   });
 
+  it('tells HTTP caches to keep no answer, a cached one included', async () => {
+    await read(final.id);
+    const res = await fetch(stack.gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query: ONE, variables: { id: String(final.id) } }),
+    });
+    expect(((await res.json()) as { data?: One }).data?.transaction?.id).toBe(String(final.id));
+    expect(res.headers.get('cache-control')).toBe('no-store');
+  });
+
   it('evicts an object named by a signed webhook before acknowledging it', async () => {
     const customer = customers[1]!;
     expect((await read(final.id)).data!.transaction!.customer!.email).toBe(customer.email);

@@ -89,6 +89,42 @@ describe('request ids', () => {
     expect(line).toMatchObject({ requestId: 'too-large-1' });
   });
 
+  it('logs a masked internal error with the request id of the operation it came from', async () => {
+    // An upstream client whose currency list fails with a plain Error: a fault of the gateway, not of the upstream.
+    // Its own client: a gateway attaches its observer to the client it is given.
+    const own = logSink();
+    const base = createUpstreamClient({ baseUrl: proxy.url });
+    const failing: UpstreamClient = {
+      ...base,
+      forKey: (apiKey, scope) => {
+        const api = base.forKey(apiKey, scope);
+        return { ...api, currencies: { ...api.currencies, list: () => Promise.reject(new Error('a bug in the gateway')) } };
+      },
+    };
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: proxy.url, LOG_LEVEL: 'debug' });
+    const buggy = await startGateway({ config, upstream: failing, logger: createLogger('debug', { destination: own }) });
+    try {
+      const send = (requestId: string) =>
+        fetch(buggy.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-request-id': requestId },
+          body: JSON.stringify({ query: '{ currencies { iso } }' }),
+        }).then(async (res) => (await res.json()) as { errors: { extensions: Record<string, unknown> }[] });
+      // Two at once: each masked error is logged under its own operation's id.
+      const answers = await Promise.all([send('masked-1'), send('masked-2')]);
+      expect(answers.map((a) => a.errors[0]!.extensions)).toEqual([
+        expect.objectContaining({ code: 'INTERNAL_SERVER_ERROR', requestId: 'masked-1' }),
+        expect.objectContaining({ code: 'INTERNAL_SERVER_ERROR', requestId: 'masked-2' }),
+      ]);
+      const masked = own.lines().filter((l) => l.msg === 'internal error masked in a GraphQL response');
+      expect(masked.map((l) => l.requestId).sort()).toEqual(['masked-1', 'masked-2']);
+      expect(masked[0]).toMatchObject({ err: { message: 'a bug in the gateway' } });
+    } finally {
+      await buggy.stop();
+      base.close();
+    }
+  });
+
   it('makes one up when none (or an unusable one) is given, and still sends it upstream', async () => {
     const { header, body } = await post({ 'x-request-id': 'has spaces\tand "quotes"' });
     expect(body.errors).toBeUndefined();
