@@ -43,9 +43,27 @@ function operationTooCostly(message: string, extensions: Record<string, unknown>
 /** Prices an operation and counts its mutation fields once its variables are known: the error to refuse it with, or null. */
 export type OperationCheck = (document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>) => GraphQLError | null;
 
+/** Admitted variable sets remembered per document; past this many, a document's set starts over. */
+const ADMITTED_PER_DOCUMENT = 64;
+
 export function operationCheck(schema: GraphQLSchema, limits: Limits, pagination: CostSettings): OperationCheck {
   const estimator = createCostEstimator(schema, pagination);
+  // Apollo Server hands every request with the same text the same parsed document (its document
+  // store), so a repeated operation is priced once per set of variables, not once per request.
+  // Only admissions are kept: a refusal is a fresh error each time, for the request it refuses.
+  const admitted = new WeakMap<DocumentNode, Set<string>>();
   return (document, operationName, variables) => {
+    const key = `${operationName ?? ''}\u0000${JSON.stringify(variables)}`;
+    const known = admitted.get(document);
+    if (known?.has(key)) return null;
+    const refused = checkOperation(document, operationName, variables);
+    if (refused) return refused;
+    const set = known && known.size < ADMITTED_PER_DOCUMENT ? known : new Set<string>();
+    admitted.set(document, set.add(key));
+    return null;
+  };
+
+  function checkOperation(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>): GraphQLError | null {
     const operation = getOperationAST(document, operationName);
     if (!operation) return null;
     if (operation.operation === 'mutation') {
@@ -65,7 +83,7 @@ export function operationCheck(schema: GraphQLSchema, limits: Limits, pagination
       );
     }
     return null;
-  };
+  }
 }
 
 /** The HTTP side of `operationCheck`: over a limit, nothing runs. */
