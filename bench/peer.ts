@@ -88,10 +88,16 @@ function cpuOf(statPath: string): number {
 }
 
 
-async function startServer(name: string, script: string, env: Record<string, string>, port: number, profDir: string | null): Promise<Server> {
+/** The V8 flags `npm start` runs the gateway with (the Dockerfile's are the same): the bench measures it as deployed. */
+function gatewayNodeFlags(): string[] {
+  const start = (JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start;
+  return start.split(/\s+/).filter((word) => /^--max-(semi|old)-space-size=\d+$/.test(word));
+}
+
+async function startServer(name: string, script: string, env: Record<string, string>, port: number, profDir: string | null, nodeFlags: string[] = []): Promise<Server> {
   // One directory per server: tsx's loader thread writes a profile of its own beside the main thread's (the larger one).
   const profile = profDir ? ['--cpu-prof', '--cpu-prof-dir', `${profDir}/${name.replace(/\W+/g, '-').replace(/-$/, '')}`] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', script], {
+  const child = spawn(process.execPath, [...nodeFlags, ...profile, '--import', 'tsx', script], {
     cwd: ROOT,
     // As deployed: graphql-js, for one, skips its development-only checks in production.
     env: { ...process.env, ...env, NODE_ENV: 'production', LOG_LEVEL: 'silent' },
@@ -232,12 +238,13 @@ async function runPeerBench(s: Settings): Promise<void> {
     });
     const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
     servers.push(await startServer('peer (datasource-rest)', 'bench/peer/server.ts', { PEER_PORT: String(p1), PAYMENTS_API_URL: emulator.url }, p1, s.cpuProfDir));
-    servers.push(await startServer('gateway, cold (no cache)', 'src/main.ts', gateway(p2, { ENTITY_CACHE: 'false', CURRENCY_CACHE_TTL_MS: '0' }), p2, s.cpuProfDir));
-    servers.push(await startServer('gateway, warm (entity cache)', 'src/main.ts', gateway(p3, {}), p3, s.cpuProfDir));
+    servers.push(await startServer('gateway, cold (no cache)', 'src/main.ts', gateway(p2, { ENTITY_CACHE: 'false', CURRENCY_CACHE_TTL_MS: '0' }), p2, s.cpuProfDir, gatewayNodeFlags()));
+    servers.push(await startServer('gateway, warm (entity cache)', 'src/main.ts', gateway(p3, {}), p3, s.cpuProfDir, gatewayNodeFlags()));
 
     console.log('# peer bench: the gateway beside the hand-written alternative');
     console.log(machineLine());
     console.log(codeLine());
+    console.log(`the gateways run with ${gatewayNodeFlags().join(' ') || 'no V8 flags'}, as \`npm start\` and the Dockerfile run it; the peer with Node's defaults`);
     console.log(`L = ${s.latencyMs} ms per upstream request; ${s.warmup} warm-up + ${s.iterations} iterations at concurrency 1, then ${s.concurrentOps} operations at concurrency ${s.concurrency}`);
     console.log(`seed: ${SEED.customers} customers, ${SEED.transactions} canceled (final) transactions spread over them; one sandbox key`);
     console.log('each server and the emulator in its own process; CPU = utime + stime of the serving process only, all its threads; "off the main thread" is what its other threads used (the garbage collector\'s helpers, mostly)');
