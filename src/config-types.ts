@@ -23,9 +23,10 @@ export interface Config {
   /**
    * Upstream objects kept across requests (src/cache): in Redis when
    * REDIS_URL is set, else in memory (at most maxObjects). A TTL of 0 keeps
-   * that kind out of the cache.
+   * that kind out of the cache. `decodedItems`: upstream items remembered by
+   * their text, so an unchanged object is validated once (0 with the cache off).
    */
-  entityCache: { enabled: boolean; maxObjects: number; customerTtlMs: number; finalTtlMs: number };
+  entityCache: { enabled: boolean; maxObjects: number; customerTtlMs: number; finalTtlMs: number; decodedItems: number };
   pagination: { defaultFirst: number; maxFirst: number };
   /** Per subscription: events queued for a client that does not keep up, before it is disconnected. */
   subscriptionQueueLimit: number;

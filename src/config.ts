@@ -165,6 +165,9 @@ export class ConfigError extends Error {
   }
 }
 
+/** Decoded upstream items remembered by their text: a few pages' worth of a busy account, a few MB. */
+const DECODED_ITEMS = 2_000;
+
 export function loadConfig(env: Record<string, string | undefined>): Readonly<Config> {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
@@ -190,6 +193,8 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       maxObjects: e.ENTITY_CACHE_MAX_OBJECTS,
       customerTtlMs: e.CUSTOMER_CACHE_TTL_MS,
       finalTtlMs: e.FINAL_OBJECT_CACHE_TTL_MS,
+      // With the cache, an unchanged object is also validated only once (src/upstream/decode-memo.ts).
+      decodedItems: e.ENTITY_CACHE ? DECODED_ITEMS : 0,
     }),
     pagination: Object.freeze({ defaultFirst: e.DEFAULT_PAGE_SIZE, maxFirst: e.MAX_PAGE_SIZE }),
     subscriptionQueueLimit: e.SUBSCRIPTION_QUEUE_LIMIT,

@@ -50,7 +50,12 @@ async function main(): Promise<void> {
     : config;
   // With REDIS_URL every instance sees the same idempotency records.
   const idempotencyStore = config.redisUrl ? new RedisIdempotencyStore(new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }), undefined, undefined, config.idempotency.ttlMs) : undefined;
-  const upstream = createUpstreamClient({ baseUrl: upstreamUrl, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
+  const upstream = createUpstreamClient({
+    baseUrl: upstreamUrl,
+    timeoutMs: config.upstreamTimeoutMs,
+    resilience: config.upstreamResilience,
+    decodeMemoItems: config.entityCache.decodedItems,
+  });
   const gateway = await startGateway({
     config: gatewayConfig,
     upstream,

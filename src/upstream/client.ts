@@ -10,6 +10,7 @@ import type { PaymentsApi } from './api.js';
 import { createTransport, DEFAULT_TIMEOUT_MS, parseBaseUrl, request, type OperationScope } from './http.js';
 import { DEFAULT_RESILIENCE, Resilience, type BreakerState, type ResilienceOptions } from './resilience.js';
 import type { RouteStats, UpstreamObserver } from './observer.js';
+import { createDecodeMemo } from './decode-memo.js';
 import { accounts } from './resources/accounts.js';
 import { currencies } from './resources/currencies.js';
 import { customers } from './resources/customers.js';
@@ -28,6 +29,8 @@ export interface UpstreamClientOptions {
   userAgent?: string;
   /** Retries, retry budget, breakers and bulkheads (resilience.ts); defaults in DEFAULT_RESILIENCE. */
   resilience?: ResilienceOptions;
+  /** Remember this many decoded items by their text, so an unchanged object is validated once (decode-memo.ts). 0 or absent: none. */
+  decodeMemoItems?: number;
 }
 
 export interface UpstreamClient {
@@ -51,10 +54,11 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const transport = createTransport({ timeoutMs, ...(options.userAgent ? { userAgent: options.userAgent } : {}) });
   const resilience = new Resilience(options.resilience ?? DEFAULT_RESILIENCE, timeoutMs);
+  const memo = options.decodeMemoItems ? createDecodeMemo(options.decodeMemoItems) : undefined;
   return {
     forKey(apiKey, scope = {}) {
       const caller = createHash('sha256').update(apiKey).digest('base64url').slice(0, 22);
-      const fetch = createFetch((call, opts) => request(transport.got, resilience, { baseUrl, apiKey, caller, scope, observer: resilience.observer }, call, opts));
+      const fetch = createFetch((call, opts) => request(transport.got, resilience, { baseUrl, apiKey, caller, scope, observer: resilience.observer }, call, opts), memo);
       return {
         transactions: transactions(fetch),
         payouts: payouts(fetch),

@@ -27,6 +27,7 @@ import type { ListItem, ListParams, Page, PageMeta } from './api.js';
 import { Decimal } from './decimal.js';
 import { moneyKeysOf, pageMetaModel } from './models.js';
 import { UpstreamInvalidResponseError, UpstreamNotFoundError, type UpstreamErrorInit } from './errors.js';
+import type { DecodeMemo } from './decode-memo.js';
 
 /** A resource as the wire names it, with the model its items must satisfy. */
 export interface ResourceShape<T> {
@@ -35,6 +36,8 @@ export interface ResourceShape<T> {
   /** Plural wire name, e.g. `transactions` (envelope key `v1/transactions`). */
   plural: string;
   model: z.ZodType<T>;
+  /** Items this shape decoded before, by their text (decode-memo.ts); none, every item is validated. */
+  memo?: DecodeMemo;
 }
 
 export function resourceShape<T>(name: string, plural: string, model: z.ZodType<T>): ResourceShape<T> {
@@ -143,8 +146,16 @@ function validate<T>(item: unknown, shape: ResourceShape<T>, at: string, ctx: Up
 
 /** The item decoded, or the error naming where it failed (returned, not thrown, so a list can keep its other items). */
 function check<T>(item: unknown, shape: ResourceShape<T>, at: string, ctx: UpstreamErrorInit): T | UpstreamInvalidResponseError {
+  const key = shape.memo?.keyOf(item);
+  if (key !== undefined) {
+    const known = shape.memo!.get(shape.model, key);
+    if (known !== undefined) return known as T;
+  }
   const parsed = shape.model.safeParse(withAmounts(item, moneyKeysOf.get(shape.model)));
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    if (key !== undefined) shape.memo!.set(shape.model, key, parsed.data);
+    return parsed.data;
+  }
   const id = idOf(item);
   const itemId = id !== undefined && Number.isSafeInteger(id) && id > 0 ? id : undefined;
   return new UpstreamInvalidResponseError({ ...ctx, detail: `${shape.name} ${describeIssue(parsed.error, at)}`, itemId });

@@ -42,7 +42,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     LOG_LEVEL: 'silent',
     ...options.env,
   });
-  const upstream = createUpstreamClient({ baseUrl: emulator.url, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
+  const upstream = createUpstreamClient({ baseUrl: emulator.url, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience, decodeMemoItems: config.entityCache.decodedItems });
   const gateway = await startGateway({ config, upstream, logger: createLogger('silent') });
 
   const admin = emulatorAdmin(emulator.url);

@@ -99,12 +99,12 @@ describe('reconciliation settings', () => {
 
 describe('entity cache settings', () => {
   it('is on by default, with a TTL for customers and a longer one for final objects', () => {
-    expect(loadConfig({}).entityCache).toEqual({ enabled: true, maxObjects: 50_000, customerTtlMs: 60_000, finalTtlMs: 3_600_000 });
+    expect(loadConfig({}).entityCache).toEqual({ enabled: true, maxObjects: 50_000, customerTtlMs: 60_000, finalTtlMs: 3_600_000, decodedItems: 2_000 });
   });
 
   it('can be turned off, sized, and a TTL of 0 keeps a kind out', () => {
     const config = loadConfig({ ENTITY_CACHE: 'false', ENTITY_CACHE_MAX_OBJECTS: '10', CUSTOMER_CACHE_TTL_MS: '0', FINAL_OBJECT_CACHE_TTL_MS: '5000' });
-    expect(config.entityCache).toEqual({ enabled: false, maxObjects: 10, customerTtlMs: 0, finalTtlMs: 5000 });
+    expect(config.entityCache).toEqual({ enabled: false, maxObjects: 10, customerTtlMs: 0, finalTtlMs: 5000, decodedItems: 0 });
   });
 
   it('names each bad value', () => {

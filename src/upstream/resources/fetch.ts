@@ -5,6 +5,7 @@
  */
 import type { CallOptions, CustomerRefParams, Id, ListItem, ListParams, Page, PhoneNumberParams } from '../api.js';
 import { decodeList, decodeMany, decodeOne, decodePage, parseJsonBody, type ResourceShape } from '../decode.js';
+import type { DecodeMemo } from '../decode-memo.js';
 import { UpstreamParameterIgnoredError } from '../errors.js';
 import { ignoredParameter } from './applied.js';
 import type { Call, QueryValue, Send } from '../http.js';
@@ -21,28 +22,30 @@ export interface Fetch {
   page<T>(shape: ResourceShape<T>, call: Call, params?: ListParams, opts?: CallOptions): Promise<Page<T>>;
 }
 
-export function createFetch(send: Send): Fetch {
+/** `memo`: items decoded before are not validated again (decode-memo.ts); without one, every item is. */
+export function createFetch(send: Send, memo?: DecodeMemo): Fetch {
+  const shaped = <T>(shape: ResourceShape<T>): ResourceShape<T> => (memo ? { ...shape, memo } : shape);
   return {
     async one(shape, call, opts) {
       const { text, ctx } = await send(call, opts);
-      return decodeOne(parseJsonBody(text, shape.name, ctx), shape, ctx);
+      return decodeOne(parseJsonBody(text, shape.name, ctx), shaped(shape), ctx);
     },
     async byId(shape, pattern, id, opts) {
       const { text, ctx } = await send({ method: 'GET', pattern, path: { id } }, opts);
       // The spec's reads of currencies, webhooks, events and logs answer arrays: take that object, or none.
-      return decodeOne(parseJsonBody(text, shape.name, ctx), shape, ctx, id);
+      return decodeOne(parseJsonBody(text, shape.name, ctx), shaped(shape), ctx, id);
     },
     async many(shape, call, opts) {
       const { text, ctx } = await send(call, opts);
-      return decodeMany(parseJsonBody(text, shape.plural, ctx), shape, ctx);
+      return decodeMany(parseJsonBody(text, shape.plural, ctx), shaped(shape), ctx);
     },
     async list(shape, call, opts) {
       const { text, ctx } = await send(call, opts);
-      return decodeList(parseJsonBody(text, shape.plural, ctx), shape, ctx);
+      return decodeList(parseJsonBody(text, shape.plural, ctx), shaped(shape), ctx);
     },
     async page(shape, call, params = {}, opts) {
       const { text, ctx } = await send(call, opts);
-      const page = decodePage(parseJsonBody(text, shape.plural, ctx), shape, ctx, params);
+      const page = decodePage(parseJsonBody(text, shape.plural, ctx), shaped(shape), ctx, params);
       const ignored = ignoredParameter(page, params);
       if (ignored !== null) throw new UpstreamParameterIgnoredError({ ...ctx, parameter: ignored });
       return page;

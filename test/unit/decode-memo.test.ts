@@ -1,0 +1,57 @@
+/**
+ * The decode memo (src/upstream/decode-memo.ts): an item whose JSON text was
+ * decoded before is not validated again, and the memo can only ever answer
+ * with what that very text decodes to.
+ */
+import { describe, expect, it } from 'vitest';
+import { createDecodeMemo } from '../../src/upstream/decode-memo.js';
+import { decodePage, parseJsonBody, resourceShape } from '../../src/upstream/decode.js';
+import { UpstreamInvalidResponseError } from '../../src/upstream/errors.js';
+import { payoutModel, transactionModel } from '../../src/upstream/models.js';
+import { aTransaction, enveloped } from '../upstream/fixtures.js';
+
+const ctx = { route: 'GET /v1/transactions' };
+const page = (items: unknown[]) => parseJsonBody(JSON.stringify(enveloped('transactions', items)), 'transactions', ctx);
+
+describe('decode memo', () => {
+  const memo = createDecodeMemo(100);
+  const shape = { ...resourceShape('transaction', 'transactions', transactionModel), memo };
+
+  it('hands back the object decoded before for the same text, and decodes a changed one afresh', () => {
+    const first = decodePage(page([aTransaction({ id: 1 }), aTransaction({ id: 2 })]), shape, ctx).items;
+    const again = decodePage(page([aTransaction({ id: 1 }), aTransaction({ id: 2, status: 'canceled' })]), shape, ctx).items;
+    expect(again[0]).toBe(first[0]);
+    expect(again[1]).not.toBe(first[1]);
+    expect(again[1]).toMatchObject({ id: 2, status: 'canceled' });
+    expect(first[1]).toMatchObject({ id: 2, status: 'pending' });
+  });
+
+  it('keeps amounts exact through the memo', () => {
+    const big = JSON.stringify(enveloped('transactions', [aTransaction({ id: 3 })])).replace('"amount":2500', '"amount":9007199254740993');
+    const decode = () => decodePage(parseJsonBody(big, 'transactions', ctx), shape, ctx).items[0] as { amount: unknown };
+    expect(String(decode().amount)).toBe('9007199254740993');
+    expect(String(decode().amount)).toBe('9007199254740993');
+  });
+
+  it('never remembers a failure: a malformed item is an error every time', () => {
+    const bad = aTransaction({ id: 4, amount: 'lots' });
+    for (let i = 0; i < 2; i++) expect(decodePage(page([bad]), shape, ctx).items[0]).toBeInstanceOf(UpstreamInvalidResponseError);
+  });
+
+  it('answers per model: the same text under another model is validated by that model', () => {
+    const text = aTransaction({ id: 5 });
+    const asTransaction = decodePage(page([text]), shape, ctx).items[0];
+    const payouts = { ...resourceShape('payout', 'payouts', payoutModel), memo };
+    const asPayout = decodePage(parseJsonBody(JSON.stringify(enveloped('payouts', [text])), 'payouts', ctx), payouts, ctx).items[0];
+    expect(asPayout).not.toBe(asTransaction);
+  });
+
+  it('forgets the least recently used items past its size', () => {
+    const small = { ...shape, memo: createDecodeMemo(2) };
+    const [one] = decodePage(page([aTransaction({ id: 6 })]), small, ctx).items;
+    decodePage(page([aTransaction({ id: 7 }), aTransaction({ id: 8 })]), small, ctx);
+    const [again] = decodePage(page([aTransaction({ id: 6 })]), small, ctx).items;
+    expect(again).not.toBe(one);
+    expect(again).toEqual(one);
+  });
+});
