@@ -50,7 +50,12 @@ async function main(): Promise<void> {
     : config;
   // With REDIS_URL every instance sees the same idempotency records.
   const idempotencyStore = config.redisUrl ? new RedisIdempotencyStore(new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }), undefined, undefined, config.idempotency.ttlMs) : undefined;
-  const upstream = createUpstreamClient({ baseUrl: upstreamUrl, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
+  const upstream = createUpstreamClient({
+    baseUrl: upstreamUrl,
+    timeoutMs: config.upstreamTimeoutMs,
+    httpClient: config.upstreamHttpClient,
+    resilience: config.upstreamResilience,
+  });
   const gateway = await startGateway({
     config: gatewayConfig,
     upstream,
@@ -66,7 +71,7 @@ async function main(): Promise<void> {
   if (emulator && demoKey && (!config.production || process.stdout.isTTY)) {
     printWelcome(gateway.url, emulator.url, demoKey, adminToken, config.explorer, gateway.metricsUrl);
   } else {
-    logger.info({ url: gateway.url, metrics: gateway.metricsUrl, upstream: upstreamUrl, env: config.paymentsEnv }, 'gateway ready');
+    logger.info({ url: gateway.url, metrics: gateway.metricsUrl, upstream: upstreamUrl, httpClient: upstream.httpClient, env: config.paymentsEnv }, 'gateway ready');
   }
 
   let stopping = false;

@@ -42,7 +42,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     LOG_LEVEL: 'silent',
     ...options.env,
   });
-  const upstream = createUpstreamClient({ baseUrl: emulator.url, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
+  const upstream = createUpstreamClient({
+    baseUrl: emulator.url,
+    timeoutMs: config.upstreamTimeoutMs,
+    httpClient: config.upstreamHttpClient,
+    resilience: config.upstreamResilience,
+  });
   const gateway = await startGateway({ config, upstream, logger: createLogger('silent') });
 
   const admin = emulatorAdmin(emulator.url);
