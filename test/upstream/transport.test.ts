@@ -89,6 +89,38 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
     });
   });
 
+  describe('what the observer is told (the status_class of the metrics)', () => {
+    it.each([
+      ['an answer', { json: aTransaction() } as const, { status: 200 }],
+      ['a stalled body', 'stall-body' as const, { failure: 'timeout' }],
+      ['a reset mid-body', 'reset-mid-body' as const, { failure: 'connection' }],
+    ])('names %s by its status or its failure', async (_what, reply, expected) => {
+      const c = fresh();
+      const ended: unknown[] = [];
+      c.observe({ attempt: () => ({ headers: {}, end: (result) => ended.push(result) }), retry: () => undefined, retryBudgetExhausted: () => undefined });
+      h.upstream.replyWith(reply);
+
+      await c.forKey(TEST_KEY).transactions.retrieve(101).catch(() => undefined);
+
+      expect(ended).toEqual([expected]);
+    });
+
+    it('names an abort as aborted', async () => {
+      const c = fresh();
+      const ended: unknown[] = [];
+      c.observe({ attempt: () => ({ headers: {}, end: (result) => ended.push(result) }), retry: () => undefined, retryBudgetExhausted: () => undefined });
+      h.upstream.replyWith('stall-body');
+      const controller = new AbortController();
+
+      const call = c.forKey(TEST_KEY).transactions.retrieve(101, { signal: controller.signal }).catch(() => undefined);
+      await firstRequestOf(h.upstream);
+      controller.abort(new Error('gone'));
+      await call;
+
+      expect(ended).toEqual([{ failure: 'aborted' }]);
+    });
+  });
+
   describe('connection failures', () => {
     it('reports a connection reset mid-body as a connection failure', async () => {
       h.upstream.replyWith('reset-mid-body');
@@ -151,6 +183,20 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       expect(req!.headers['content-length']).toBe(String(Buffer.byteLength(req!.rawBody)));
       expect(req!.rawBody).toContain('"amount":9007199254740993');
       expect(req!.body).toMatchObject({ merchant_reference: 'reçu-№1 🙂' });
+    });
+
+    it("sends the operation's request id and the observer's trace headers", async () => {
+      const c = fresh();
+      c.observe({ attempt: () => ({ headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }, end: () => undefined }), retry: () => undefined, retryBudgetExhausted: () => undefined });
+      h.upstream.replyWith({ json: aTransaction() });
+
+      await c.forKey(TEST_KEY, { requestId: 'support-4711' }).transactions.retrieve(101);
+
+      expect(h.upstream.requests[0]!.headers).toMatchObject({
+        'x-request-id': 'support-4711',
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        authorization: `Bearer ${TEST_KEY}`,
+      });
     });
 
     it('reads the answer as UTF-8 text', async () => {
