@@ -6,10 +6,15 @@
  * - bare http.get: node:http with a keep-alive agent, the floor;
  * - got, options per call: how src/upstream/http.ts calls it (headers, time-out, method);
  * - got, URL only: no per-call options to merge;
- * - got, prebuilt Options: `got(url, undefined, options)`, options made once.
+ * - got, prebuilt Options: `got(url, undefined, options)`, options made once;
+ * - the gateway's two transports (src/upstream/transport-*.ts, UPSTREAM_HTTP_CLIENT),
+ *   called as http.ts calls them: what switching the setting saves per call.
  */
 import http from 'node:http';
 import got, { Options } from 'got';
+import { createGotTransport } from '../src/upstream/transport-got.js';
+import { createNodeTransport } from '../src/upstream/transport-node.js';
+import type { TransportRequest } from '../src/upstream/transport.js';
 
 const CALLS = 5000;
 const CONCURRENCY = 10;
@@ -47,12 +52,18 @@ const bare = () =>
       .on('error', reject);
   });
 
+const gotTransport = createGotTransport({ timeoutMs: 10_000 });
+const nodeTransport = createNodeTransport({ timeoutMs: 10_000 });
+const sent: TransportRequest = { route: 'GET /v1/transactions/:id', method: 'GET', headers: { authorization: 'Bearer sk_sandbox_x' }, timeoutMs: 5000 };
+
 const rows: [string, () => Promise<unknown>][] = [
   ['bare http.get (keep-alive)', bare],
   ['got, options per call', () => instance(url, { method: 'GET', headers: { authorization: 'Bearer sk_sandbox_x' }, timeout: { request: 5000 } })],
   ['got, URL only', () => instance(url)],
   // got's typings do not list the (url, undefined, defaults) form it implements.
   ['got, prebuilt Options', () => (got as unknown as (u: URL, o: undefined, d: Options) => Promise<unknown>)(url, undefined, prebuilt)],
+  ['transport, got (default)', () => gotTransport.send(url, sent)],
+  ['transport, node', () => nodeTransport.send(url, sent)],
 ];
 
 async function measure(fn: () => Promise<unknown>): Promise<number> {
@@ -73,3 +84,5 @@ for (const [name] of rows) console.log(`${name.padEnd(28)} ${best.get(name)!.toF
 server.close();
 bareAgent.destroy();
 agent.http.destroy();
+gotTransport.close();
+nodeTransport.close();

@@ -5,10 +5,12 @@
  * child process of its own and only its CPU is counted (utime + stime from
  * /proc/<pid>/stat); the emulator runs in another, the client here.
  *
- * Three servers: the peer; the gateway with its entity cache off and the
- * currency TTL at 0 ("cold": no help from any cache); the gateway as
- * deployed ("warm": entity cache on, filled by the warm-up). The 50
- * transactions are canceled first, so they are final and may be cached.
+ * Four servers: the peer; the gateway with its entity cache off and the
+ * currency TTL at 0 ("cold": no help from any cache); the same cold gateway
+ * over the node:http transport (UPSTREAM_HTTP_CLIENT=node) instead of got,
+ * so one run shows what the transport alone costs; the gateway as deployed
+ * ("warm": entity cache on, filled by the warm-up). The 50 transactions are
+ * canceled first, so they are final and may be cached.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -236,9 +238,11 @@ async function runPeerBench(s: Settings): Promise<void> {
       // One key sends every operation: the per-key rate limit would measure itself.
       RATE_LIMIT_PER_MINUTE: '0',
     });
-    const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
+    const [p1, p2, p3, p4] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const cold = { ENTITY_CACHE: 'false', CURRENCY_CACHE_TTL_MS: '0' };
     servers.push(await startServer('peer (datasource-rest)', 'bench/peer/server.ts', { PEER_PORT: String(p1), PAYMENTS_API_URL: emulator.url }, p1, s.cpuProfDir));
-    servers.push(await startServer('gateway, cold (no cache)', 'src/main.ts', gateway(p2, { ENTITY_CACHE: 'false', CURRENCY_CACHE_TTL_MS: '0' }), p2, s.cpuProfDir, gatewayNodeFlags()));
+    servers.push(await startServer('gateway, cold (no cache)', 'src/main.ts', gateway(p2, cold), p2, s.cpuProfDir, gatewayNodeFlags()));
+    servers.push(await startServer('gateway, cold, node transport', 'src/main.ts', gateway(p4, { ...cold, UPSTREAM_HTTP_CLIENT: 'node' }), p4, s.cpuProfDir, gatewayNodeFlags()));
     servers.push(await startServer('gateway, warm (entity cache)', 'src/main.ts', gateway(p3, {}), p3, s.cpuProfDir, gatewayNodeFlags()));
 
     console.log('# peer bench: the gateway beside the hand-written alternative');
@@ -268,6 +272,14 @@ async function runPeerBench(s: Settings): Promise<void> {
       }
     }
     console.log(markdownTable(['operation', 'gateway', 'calls', 'CPU (c=1)', `CPU (c=${s.concurrency})`, 'req/s', 'p50'], ratioRows));
+    console.log('\nthe transport alone, cold gateway over node:http / over got:\n');
+    const transportRows: string[][] = [];
+    for (const op of operations(ids)) {
+      const viaGot = rows.find((r) => r.op === op.name && r.server === 'gateway, cold (no cache)')!;
+      const viaNode = rows.find((r) => r.op === op.name && r.server === 'gateway, cold, node transport')!;
+      transportRows.push([op.name, ratio(viaNode.callsPerOp, viaGot.callsPerOp), ratio(viaNode.cpuMsPerOp, viaGot.cpuMsPerOp), ratio(viaNode.cpuMsPerOpConcurrent, viaGot.cpuMsPerOpConcurrent), ratio(viaNode.reqPerSec, viaGot.reqPerSec), ratio(viaNode.p50, viaGot.p50)]);
+    }
+    console.log(markdownTable(['operation', 'calls', 'CPU (c=1)', `CPU (c=${s.concurrency})`, 'req/s', 'p50'], transportRows));
     console.log(`\nafter: ${loadLine()}`);
   } finally {
     client.close();

@@ -3,11 +3,15 @@
  * environment): what each setting means, apart from how it is parsed.
  */
 import type { ResilienceOptions } from './upstream/resilience.js';
+import { HTTP_CLIENTS, type HttpClientName } from './upstream/transport.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** What a browser gets at GET /graphql: the bundled GraphiQL, Apollo Sandbox (from Apollo's CDN), or nothing. */
 export const EXPLORERS = ['graphiql', 'sandbox', 'off'] as const;
+
+/** What sends the upstream requests (src/upstream/transport.ts): got, the default, or bare node:http. */
+export const UPSTREAM_HTTP_CLIENTS = HTTP_CLIENTS;
 
 export interface Config {
   port: number;
@@ -19,6 +23,8 @@ export interface Config {
   redisUrl: string | null;
   logLevel: (typeof LOG_LEVELS)[number];
   upstreamTimeoutMs: number;
+  /** got (the default) or node: the upstream client's transport; same contract, different CPU cost (bench/README.md). */
+  upstreamHttpClient: HttpClientName;
   currencyCacheTtlMs: number;
   /**
    * Upstream objects kept across requests (src/cache): in Redis when

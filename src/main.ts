@@ -53,6 +53,7 @@ async function main(): Promise<void> {
   const upstream = createUpstreamClient({
     baseUrl: upstreamUrl,
     timeoutMs: config.upstreamTimeoutMs,
+    httpClient: config.upstreamHttpClient,
     resilience: config.upstreamResilience,
     decodeMemoItems: config.entityCache.decodedItems,
   });
@@ -71,7 +72,7 @@ async function main(): Promise<void> {
   if (emulator && demoKey && (!config.production || process.stdout.isTTY)) {
     printWelcome(gateway.url, emulator.url, demoKey, adminToken, config.explorer, gateway.metricsUrl);
   } else {
-    logger.info({ url: gateway.url, metrics: gateway.metricsUrl, upstream: upstreamUrl, env: config.paymentsEnv }, 'gateway ready');
+    logger.info({ url: gateway.url, metrics: gateway.metricsUrl, upstream: upstreamUrl, httpClient: upstream.httpClient, env: config.paymentsEnv }, 'gateway ready');
   }
 
   let stopping = false;

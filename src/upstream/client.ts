@@ -1,5 +1,6 @@
 /**
- * The `PaymentsApi` over HTTP, assembled: one transport (http.ts) and one
+ * The `PaymentsApi` over HTTP, assembled: one transport (got or node:http,
+ * transport.ts), the calls over it (http.ts) and one
  * set of resilience rules (resilience.ts) shared by every caller, bound per
  * caller to that caller's API key with `forKey`. Each resource file under
  * resources/ holds its routes and body builders, so a new endpoint touches
@@ -7,7 +8,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { PaymentsApi } from './api.js';
-import { createTransport, DEFAULT_TIMEOUT_MS, parseBaseUrl, request, type OperationScope } from './http.js';
+import { DEFAULT_TIMEOUT_MS, parseBaseUrl, request, type OperationScope } from './http.js';
+import type { HttpClientName } from './transport.js';
+import { createGotTransport } from './transport-got.js';
+import { createNodeTransport } from './transport-node.js';
 import { DEFAULT_RESILIENCE, Resilience, type BreakerState, type ResilienceOptions } from './resilience.js';
 import type { RouteStats, UpstreamObserver } from './observer.js';
 import { createDecodeMemo } from './decode-memo.js';
@@ -27,6 +31,12 @@ export interface UpstreamClientOptions {
   /** Whole-request time-out of one attempt, connection included. Default 10 s. */
   timeoutMs?: number;
   userAgent?: string;
+  /**
+   * What sends each request: `got` (the default, the design's client) or `node`
+   * (bare node:http, about 5x less CPU per call). Same headers, time-outs,
+   * aborts and errors either way (transport.ts).
+   */
+  httpClient?: HttpClientName;
   /** Retries, retry budget, breakers and bulkheads (resilience.ts); defaults in DEFAULT_RESILIENCE. */
   resilience?: ResilienceOptions;
   /** Remember this many decoded items by their text, so an unchanged object is validated once (decode-memo.ts). 0 or absent: none. */
@@ -34,6 +44,8 @@ export interface UpstreamClientOptions {
 }
 
 export interface UpstreamClient {
+  /** The transport in use (UpstreamClientOptions.httpClient). */
+  readonly httpClient: HttpClientName;
   /** The API as seen by one caller; cheap, no I/O: call it per request. */
   forKey(apiKey: string, scope?: OperationScope): PaymentsApi;
   /** Circuit breaker state per route called so far (for /readyz). */
@@ -52,13 +64,16 @@ export interface UpstreamClient {
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
   const baseUrl = parseBaseUrl(options.baseUrl);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const transport = createTransport({ timeoutMs, ...(options.userAgent ? { userAgent: options.userAgent } : {}) });
+  const httpClient = options.httpClient ?? 'got';
+  const transportOptions = { timeoutMs, ...(options.userAgent ? { userAgent: options.userAgent } : {}) };
+  const transport = httpClient === 'node' ? createNodeTransport(transportOptions) : createGotTransport(transportOptions);
   const resilience = new Resilience(options.resilience ?? DEFAULT_RESILIENCE, timeoutMs);
   const memo = options.decodeMemoItems ? createDecodeMemo(options.decodeMemoItems) : undefined;
   return {
+    httpClient,
     forKey(apiKey, scope = {}) {
       const caller = createHash('sha256').update(apiKey).digest('base64url').slice(0, 22);
-      const fetch = createFetch((call, opts) => request(transport.got, resilience, { baseUrl, apiKey, caller, scope, observer: resilience.observer }, call, opts), memo);
+      const fetch = createFetch((call, opts) => request(transport, resilience, { baseUrl, apiKey, caller, scope, observer: resilience.observer }, call, opts), memo);
       return {
         transactions: transactions(fetch),
         payouts: payouts(fetch),

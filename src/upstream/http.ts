@@ -1,13 +1,10 @@
 /**
- * The transport of the REST client: one got instance with keep-alive agents,
- * one `request()` per call (headers, deadline and abort, retries through
- * resilience.ts) and the one place a URL is built (ids validated before any
- * I/O). Status codes become typed errors in errors.ts; resources/ say what
- * each endpoint sends and decodes.
+ * The calls of the REST client: one `request()` per call (headers, body,
+ * deadline and abort, retries through resilience.ts) and the one place a URL
+ * is built (ids validated before any I/O). Each attempt goes out through a
+ * `Transport` (transport.ts: got or node:http). Status codes become typed
+ * errors in errors.ts; resources/ say what each endpoint sends and decodes.
  */
-import http from 'node:http';
-import https from 'node:https';
-import got, { RequestError, TimeoutError, type Got } from 'got';
 import type { CallOptions } from './api.js';
 import { encodeJsonBody } from './decode.js';
 import {
@@ -19,6 +16,7 @@ import {
   UpstreamValidationError,
   type UpstreamErrorInit,
 } from './errors.js';
+import type { HttpMethod, Transport, TransportRequest } from './transport.js';
 import type { Resilience } from './resilience.js';
 import { isSpecRoute, routeIsMissing } from './spec.js';
 import type { AttemptResult, UpstreamObserver } from './observer.js';
@@ -35,7 +33,7 @@ export interface OperationScope {
   observed?: unknown;
 }
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type { HttpMethod } from './transport.js';
 
 /** `GET /v1/customers/:id`: the label errors carry, low-cardinality for metrics and logs. */
 export function routeLabel(method: HttpMethod, pattern: string): string {
@@ -43,7 +41,6 @@ export function routeLabel(method: HttpMethod, pattern: string): string {
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
-const SOURCE = 'payments-graphql-gateway';
 /** Path segment of the send step (docs/upstream.md, Operations: mtn, moov, mtn_ci, moov_tg, mtn_open). */
 export const MODE_PATTERN = /^[a-z0-9_]+$/;
 /** Printable ASCII without spaces: anything else cannot travel in a header. */
@@ -70,44 +67,6 @@ export interface Received {
 
 export type Send = (call: Call, opts?: CallOptions) => Promise<Received>;
 
-export interface Transport {
-  got: Got;
-  close(): void;
-}
-
-/** The shared got instance: keep-alive sockets, no retries of its own, no redirects. */
-export function createTransport(options: { timeoutMs: number; userAgent?: string }): Transport {
-  const agent = {
-    http: new http.Agent({ keepAlive: true, maxSockets: 256 }),
-    https: new https.Agent({ keepAlive: true, maxSockets: 256 }),
-  };
-  const instance = got.extend({
-    agent,
-    responseType: 'text',
-    throwHttpErrors: false,
-    // got never retries: resilience.ts does, only for repeatable calls and within the deadline.
-    retry: { limit: 0 },
-    timeout: { request: options.timeoutMs },
-    // A redirect is unexpected from a JSON API; never carry the key elsewhere.
-    followRedirect: false,
-    // Amounts are `Decimal`s: written as JSON number tokens from their digits (decode.ts).
-    stringifyJson: encodeJsonBody,
-    headers: {
-      accept: 'application/json',
-      'user-agent': options.userAgent ?? SOURCE,
-      'x-version': 'v1',
-      'x-source': SOURCE,
-    },
-  });
-  return {
-    got: instance,
-    close: () => {
-      agent.http.destroy();
-      agent.https.destroy();
-    },
-  };
-}
-
 export interface RequestContext {
   baseUrl: URL;
   apiKey: string;
@@ -117,7 +76,7 @@ export interface RequestContext {
   observer?: UpstreamObserver | undefined;
 }
 
-export async function request(transport: Got, resilience: Resilience, rc: RequestContext, call: Call, opts: CallOptions = {}): Promise<Received> {
+export async function request(transport: Transport, resilience: Resilience, rc: RequestContext, call: Call, opts: CallOptions = {}): Promise<Received> {
   const route = routeLabel(call.method, call.pattern);
   const url = buildUrl(rc.baseUrl, call, route);
   for (const [field, id] of Object.entries(call.bodyIds ?? {})) {
@@ -127,6 +86,8 @@ export async function request(transport: Got, resilience: Resilience, rc: Reques
   const signals = [opts.signal, rc.scope.signal].filter((s): s is AbortSignal => s !== undefined);
   const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
   signal?.throwIfAborted();
+  // Encoded once for every attempt; amounts are `Decimal`s, written as JSON number tokens from their digits.
+  const body = call.body === undefined ? undefined : encodeJsonBody(call.body);
 
   // Safe to send twice: a read, or a write the upstream deduplicates by its key.
   const repeatable = call.method === 'GET' || opts.idempotencyKey !== undefined;
@@ -140,7 +101,14 @@ export async function request(transport: Got, resilience: Resilience, rc: Reques
     },
     (timeoutMs, n) => {
       const watch = rc.observer?.attempt({ method: call.method, pattern: call.pattern, attempt: n, operation: rc.scope.observed });
-      return attempt(transport, rc, url, route, call, opts, signal, timeoutMs, watch?.headers).then(
+      const headers = {
+        ...watch?.headers,
+        authorization: `Bearer ${rc.apiKey}`,
+        ...(opts.idempotencyKey === undefined ? {} : { 'idempotency-key': opts.idempotencyKey }),
+        ...(rc.scope.requestId === undefined ? {} : { 'x-request-id': rc.scope.requestId }),
+      };
+      const sent = { route, method: call.method, headers, timeoutMs, ...(body === undefined ? {} : { body }), ...(signal === undefined ? {} : { signal }) };
+      return attempt(transport, url, sent, call, rc.apiKey).then(
         (received) => {
           watch?.end({ status: received.status });
           return received.received;
@@ -164,37 +132,10 @@ function attemptFailure(error: unknown, signal: AbortSignal | undefined): Attemp
   return { failure: 'other' };
 }
 
-async function attempt(
-  transport: Got,
-  rc: RequestContext,
-  url: URL,
-  route: string,
-  call: Call,
-  opts: CallOptions,
-  signal: AbortSignal | undefined,
-  timeoutMs: number,
-  traceHeaders: Record<string, string> | undefined,
-): Promise<{ received: Received; status: number }> {
-  const { apiKey } = rc;
-  let response;
-  try {
-    response = await transport(url, {
-      method: call.method,
-      headers: {
-        ...traceHeaders,
-        authorization: `Bearer ${apiKey}`,
-        ...(opts.idempotencyKey === undefined ? {} : { 'idempotency-key': opts.idempotencyKey }),
-        ...(rc.scope.requestId === undefined ? {} : { 'x-request-id': rc.scope.requestId }),
-      },
-      timeout: { request: timeoutMs },
-      ...(call.body === undefined ? {} : { json: call.body }),
-      ...(signal === undefined ? {} : { signal }),
-    });
-  } catch (error) {
-    // A caller's abort is not an upstream failure: surface the caller's reason, as fetch does.
-    if (signal?.aborted) throw signal.reason;
-    throw transportError(error, route, timeoutMs);
-  }
+async function attempt(transport: Transport, url: URL, sent: TransportRequest, call: Call, apiKey: string): Promise<{ received: Received; status: number }> {
+  const { route } = sent;
+  // The transport's failures are already typed, and an abort rejects with the caller's reason (transport.ts).
+  const response = await transport.send(url, sent);
 
   const requestIdHeader = response.headers['x-request-id'];
   const requestId = typeof requestIdHeader === 'string' ? requestIdHeader : undefined;
@@ -234,13 +175,6 @@ function requirePositiveInt(field: string, value: unknown, route: string): numbe
 
 function invalidParam(field: string, message: string, route: string): UpstreamValidationError {
   return new UpstreamValidationError({ route, fieldErrors: { [field]: [message] } });
-}
-
-function transportError(error: unknown, route: string, timeoutMs: number): unknown {
-  if (error instanceof TimeoutError) return new UpstreamTimeoutError({ route, timeoutMs });
-  // got's errors carry the request options, Authorization included: keep only the system code.
-  if (error instanceof RequestError) return new UpstreamConnectionError({ route, systemCode: error.code });
-  return error;
 }
 
 export function parseBaseUrl(baseUrl: string): URL {

@@ -251,7 +251,7 @@ export class Resilience {
       const b = this.options.breaker;
       const breaker = new CircuitBreaker((action: () => Promise<unknown>) => action(), {
         name: route,
-        timeout: false, // each attempt carries its own time-out (got)
+        timeout: false, // each attempt carries its own time-out (the transport's)
         errorThresholdPercentage: b.errorThresholdPercentage,
         volumeThreshold: b.volumeThreshold,
         rollingCountTimeout: b.rollingWindowMs,

@@ -35,20 +35,49 @@ export interface StackOptions {
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const emulator = await startEmulator({ port: 0, settleMs: 50, ...options.emulator });
-  const config = loadConfig({
-    PORT: '0',
-    HOST: '127.0.0.1',
-    PAYMENTS_API_URL: emulator.url,
-    LOG_LEVEL: 'silent',
-    ...options.env,
-  });
-  const upstream = createUpstreamClient({ baseUrl: emulator.url, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience, decodeMemoItems: config.entityCache.decodedItems });
-  const gateway = await startGateway({ config, upstream, logger: createLogger('silent') });
-
+  const { gateway, upstream, gql, stop } = await startGatewayOver(emulator.url, options.env);
   const admin = emulatorAdmin(emulator.url);
 
   return {
     emulator,
+    gateway,
+    upstream,
+    gql,
+    async upstreamCalls(route) {
+      const stats = (await admin('GET', '/_emulator/stats')) as { total: number; routes: Record<string, number> };
+      return route ? (stats.routes[route] ?? 0) : stats.total;
+    },
+    async resetCounts() {
+      await admin('DELETE', '/_emulator/stats');
+    },
+    admin,
+    async stop() {
+      await stop();
+      await emulator.stop();
+    },
+  };
+}
+
+/** A gateway alone, over an upstream already running: a second gateway beside a stack's, with other settings. */
+export type GatewayOnly = Pick<Stack, 'gateway' | 'upstream' | 'gql' | 'stop'>;
+
+export async function startGatewayOver(upstreamUrl: string, env: Record<string, string> = {}): Promise<GatewayOnly> {
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    PAYMENTS_API_URL: upstreamUrl,
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const upstream = createUpstreamClient({
+    baseUrl: upstreamUrl,
+    timeoutMs: config.upstreamTimeoutMs,
+    httpClient: config.upstreamHttpClient,
+    resilience: config.upstreamResilience,
+    decodeMemoItems: config.entityCache.decodedItems,
+  });
+  const gateway = await startGateway({ config, upstream, logger: createLogger('silent') });
+  return {
     gateway,
     upstream,
     async gql(query, variables, key = 'sk_sandbox_test') {
@@ -59,18 +88,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       });
       return { status: res.status, ...((await res.json()) as object) };
     },
-    async upstreamCalls(route) {
-      const stats = (await admin('GET', '/_emulator/stats')) as { total: number; routes: Record<string, number> };
-      return route ? (stats.routes[route] ?? 0) : stats.total;
-    },
-    async resetCounts() {
-      await admin('DELETE', '/_emulator/stats');
-    },
-    admin,
     async stop() {
       await gateway.stop();
       upstream.close();
-      await emulator.stop();
     },
   };
 }

@@ -194,3 +194,18 @@ describe('observability settings', () => {
     expect((error as ConfigError).message).not.toContain('secret-value');
   });
 });
+
+describe('upstream HTTP client', () => {
+  it('is got unless UPSTREAM_HTTP_CLIENT says node; an empty value counts as unset', () => {
+    expect(loadConfig({}).upstreamHttpClient).toBe('got');
+    expect(loadConfig({ UPSTREAM_HTTP_CLIENT: '' }).upstreamHttpClient).toBe('got');
+    expect(loadConfig({ UPSTREAM_HTTP_CLIENT: 'got' }).upstreamHttpClient).toBe('got');
+    expect(loadConfig({ UPSTREAM_HTTP_CLIENT: 'node' }).upstreamHttpClient).toBe('node');
+  });
+
+  it('refuses any other value, naming the variable', () => {
+    expect(() => loadConfig({ UPSTREAM_HTTP_CLIENT: 'undici' })).toThrow(
+      expect.objectContaining({ problems: [expect.stringMatching(/^UPSTREAM_HTTP_CLIENT: .*"got".*"node"/)] }),
+    );
+  });
+});

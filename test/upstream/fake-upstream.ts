@@ -4,7 +4,7 @@
  * thing under test, so the fake only needs to speak HTTP.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 export interface ReceivedRequest {
   method: string;
@@ -16,6 +16,10 @@ export interface ReceivedRequest {
   body: unknown;
   /** The body as sent, for checks `JSON.parse` would blur (number tokens). */
   rawBody: string;
+  /** Which connection carried it: 1 for the first the server accepted, and so on. */
+  connection: number;
+  /** Settles when that connection closes (the client destroyed it, or the server did). */
+  connectionClosed: Promise<void>;
 }
 
 export type Reply =
@@ -24,7 +28,11 @@ export type Reply =
   /** Accept the request and never answer. */
   | 'hang'
   /** Destroy the socket without an answer. */
-  | 'reset';
+  | 'reset'
+  /** Send the status line, the headers and the start of a JSON body, then nothing more. */
+  | 'stall-body'
+  /** The same, then destroy the socket mid-body. */
+  | 'reset-mid-body';
 
 export interface FakeUpstream {
   url: string;
@@ -51,6 +59,8 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
         headers: req.headers,
         body: raw === '' ? undefined : (JSON.parse(raw) as unknown),
         rawBody: raw,
+        connection: sockets.get(req.socket)?.id ?? 0,
+        connectionClosed: sockets.get(req.socket)?.closed ?? Promise.resolve(),
       };
       requests.push(received);
       const reply = respond(received);
@@ -59,10 +69,22 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
         req.socket.destroy();
         return;
       }
+      if (reply === 'stall-body' || reply === 'reset-mid-body') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"v1/transaction": {"id": 1, ');
+        if (reply === 'reset-mid-body') setTimeout(() => req.socket.destroy(), 20);
+        return;
+      }
       const payload = 'json' in reply ? JSON.stringify(reply.json) : reply.text;
       res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
       res.end(payload);
     });
+  });
+  let connections = 0;
+  const sockets = new WeakMap<Socket, { id: number; closed: Promise<void> }>();
+  server.on('connection', (socket: Socket) => {
+    connections += 1;
+    sockets.set(socket, { id: connections, closed: new Promise((resolve) => socket.once('close', () => resolve())) });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -2,9 +2,18 @@
  * One fake upstream per suite and clients bound to a test key; requests are
  * cleared between tests. `api` uses the default time-out so a slow machine
  * does not fail ordinary tests; `quickApi` is for tests that wait on a time-out.
+ * Suites run once per transport (`describe.each(HTTP_CLIENTS)`), since both
+ * must keep the same promises (src/upstream/transport.ts).
  */
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { createUpstreamClient, DEFAULT_RESILIENCE, type PaymentsApi, type ResilienceOptions, type UpstreamClient } from '../../src/upstream/index.js';
+import {
+  createUpstreamClient,
+  DEFAULT_RESILIENCE,
+  type HttpClientName,
+  type PaymentsApi,
+  type ResilienceOptions,
+  type UpstreamClient,
+} from '../../src/upstream/index.js';
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream.js';
 
 export const TEST_KEY = 'sk_sandbox_Zq8TESTKEYdoNotLeak123';
@@ -21,13 +30,15 @@ export const ONE_ATTEMPT: ResilienceOptions = {
 };
 
 export interface Harness {
+  /** The transport every client of this harness uses; pass it to clients a test makes itself. */
+  readonly httpClient: HttpClientName;
   readonly upstream: FakeUpstream;
   readonly client: UpstreamClient;
   readonly api: PaymentsApi;
   readonly quickApi: PaymentsApi;
 }
 
-export function useUpstreamHarness(): Harness {
+export function useUpstreamHarness(httpClient: HttpClientName = 'got'): Harness {
   let upstream: FakeUpstream | undefined;
   let client: UpstreamClient | undefined;
   let api: PaymentsApi | undefined;
@@ -36,9 +47,9 @@ export function useUpstreamHarness(): Harness {
 
   beforeAll(async () => {
     upstream = await startFakeUpstream();
-    client = createUpstreamClient({ baseUrl: upstream.url, resilience: ONE_ATTEMPT });
+    client = createUpstreamClient({ baseUrl: upstream.url, httpClient, resilience: ONE_ATTEMPT });
     api = client.forKey(TEST_KEY);
-    quickClient = createUpstreamClient({ baseUrl: upstream.url, timeoutMs: QUICK_TIMEOUT_MS, resilience: ONE_ATTEMPT });
+    quickClient = createUpstreamClient({ baseUrl: upstream.url, httpClient, timeoutMs: QUICK_TIMEOUT_MS, resilience: ONE_ATTEMPT });
     quickApi = quickClient.forKey(TEST_KEY);
   });
   beforeEach(() => {
@@ -55,6 +66,7 @@ export function useUpstreamHarness(): Harness {
     return value;
   };
   return {
+    httpClient,
     get upstream() {
       return ready(upstream);
     },

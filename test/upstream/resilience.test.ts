@@ -4,6 +4,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  HTTP_CLIENTS,
   Bulkhead,
   DEFAULT_RESILIENCE,
   RetryBudget,
@@ -28,140 +29,142 @@ const FAST: ResilienceOptions = {
   breaker: { ...DEFAULT_RESILIENCE.breaker, volumeThreshold: Number.MAX_SAFE_INTEGER },
 };
 
-let upstream: FakeUpstream;
-const clients: UpstreamClient[] = [];
-beforeAll(async () => {
-  upstream = await startFakeUpstream();
-});
-afterEach(() => {
-  for (const c of clients.splice(0)) c.close();
-  upstream.requests.splice(0);
-});
-afterAll(() => upstream.close());
-
-function client(resilience: ResilienceOptions = FAST, timeoutMs = 2_000): UpstreamClient {
-  const c = createUpstreamClient({ baseUrl: upstream.url, timeoutMs, resilience });
-  clients.push(c);
-  return c;
-}
-
-/** The first `failures` requests get `failure`, the rest a transaction. */
-function failFirst(failures: number, failure: Reply): void {
-  let n = 0;
-  upstream.replyWith(() => (n++ < failures ? failure : { json: enveloped('transaction', aTransaction()) }));
-}
-
-describe('retries', () => {
-  it('retries a read on 503 and answers with the later success', async () => {
-    failFirst(2, { status: 503, json: { message: 'busy' } });
-
-    await expect(client().forKey(TEST_KEY).transactions.retrieve(101)).resolves.toMatchObject({ id: 101 });
-    expect(upstream.requests).toHaveLength(3);
+describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
+  let upstream: FakeUpstream;
+  const clients: UpstreamClient[] = [];
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
   });
+  afterEach(() => {
+    for (const c of clients.splice(0)) c.close();
+    upstream.requests.splice(0);
+  });
+  afterAll(() => upstream.close());
 
-  it('sends a keyed write again with the same Idempotency-Key', async () => {
+  function client(resilience: ResilienceOptions = FAST, timeoutMs = 2_000): UpstreamClient {
+    const c = createUpstreamClient({ baseUrl: upstream.url, httpClient, timeoutMs, resilience });
+    clients.push(c);
+    return c;
+  }
+
+  /** The first `failures` requests get `failure`, the rest a transaction. */
+  function failFirst(failures: number, failure: Reply): void {
     let n = 0;
-    upstream.replyWith(() => (n++ === 0 ? 'reset' : { json: enveloped('payout', aPayout()) }));
+    upstream.replyWith(() => (n++ < failures ? failure : { json: enveloped('transaction', aTransaction()) }));
+  }
 
-    await client().forKey(TEST_KEY).payouts.create({ amount: dec('500'), currencyIso: 'XOF' }, { idempotencyKey: 'k-1' });
+  describe('retries', () => {
+    it('retries a read on 503 and answers with the later success', async () => {
+      failFirst(2, { status: 503, json: { message: 'busy' } });
 
-    expect(upstream.requests.map((r) => r.headers['idempotency-key'])).toEqual(['k-1', 'k-1']);
+      await expect(client().forKey(TEST_KEY).transactions.retrieve(101)).resolves.toMatchObject({ id: 101 });
+      expect(upstream.requests).toHaveLength(3);
+    });
+
+    it('sends a keyed write again with the same Idempotency-Key', async () => {
+      let n = 0;
+      upstream.replyWith(() => (n++ === 0 ? 'reset' : { json: enveloped('payout', aPayout()) }));
+
+      await client().forKey(TEST_KEY).payouts.create({ amount: dec('500'), currencyIso: 'XOF' }, { idempotencyKey: 'k-1' });
+
+      expect(upstream.requests.map((r) => r.headers['idempotency-key'])).toEqual(['k-1', 'k-1']);
+    });
+
+    it.each([
+      ['a write without a key', (c: UpstreamClient) => c.forKey(TEST_KEY).payouts.create({ amount: dec('500'), currencyIso: 'XOF' })],
+      ['an update without a key', (c: UpstreamClient) => c.forKey(TEST_KEY).transactions.update(5, { description: 'x' })],
+    ])('never retries %s', async (_label, call) => {
+      failFirst(1, { status: 503, json: { message: 'busy' } });
+
+      await expect(call(client())).rejects.toBeInstanceOf(UpstreamServerError);
+      expect(upstream.requests).toHaveLength(1);
+    });
+
+    it('gives up after maxAttempts', async () => {
+      failFirst(10, { status: 500, json: {} });
+
+      await expect(client().forKey(TEST_KEY).transactions.retrieve(101)).rejects.toBeInstanceOf(UpstreamServerError);
+      expect(upstream.requests).toHaveLength(DEFAULT_RESILIENCE.retry.maxAttempts);
+    });
+
+    it('honours Retry-After within the allowed wait', async () => {
+      failFirst(1, { status: 429, json: {}, headers: { 'retry-after': '1' } });
+      const started = Date.now();
+
+      await client().forKey(TEST_KEY).transactions.retrieve(101);
+
+      expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+      expect(upstream.requests).toHaveLength(2);
+    });
+
+    it('does not wait for a Retry-After longer than maxRetryAfterMs', async () => {
+      failFirst(1, { status: 429, json: {}, headers: { 'retry-after': '30' } });
+
+      const error = await client().forKey(TEST_KEY).transactions.retrieve(101).catch((e: unknown) => e);
+
+      expect(error).toBeInstanceOf(UpstreamRateLimitError);
+      expect(upstream.requests).toHaveLength(1);
+    });
+
+    it('shrinks the last attempt to the deadline and stops there', async () => {
+      upstream.replyWith('hang');
+      const started = Date.now();
+
+      const error = await client(FAST, 5_000).forKey(TEST_KEY, { deadlineAt: Date.now() + 400 }).transactions.retrieve(101).catch((e: unknown) => e);
+
+      expect(error).toBeInstanceOf(UpstreamTimeoutError);
+      expect(Date.now() - started).toBeLessThan(400 + 300);
+    });
   });
 
-  it.each([
-    ['a write without a key', (c: UpstreamClient) => c.forKey(TEST_KEY).payouts.create({ amount: dec('500'), currencyIso: 'XOF' })],
-    ['an update without a key', (c: UpstreamClient) => c.forKey(TEST_KEY).transactions.update(5, { description: 'x' })],
-  ])('never retries %s', async (_label, call) => {
-    failFirst(1, { status: 503, json: { message: 'busy' } });
+  describe('retry budget', () => {
+    it('allows its capacity at once, then one retry per 1/ratio first attempts', () => {
+      const budget = new RetryBudget(0.1, 3);
+      const burst = [0, 1, 2, 3].map(() => budget.tryWithdraw());
+      expect(burst).toEqual([true, true, true, false]);
+      for (let i = 0; i < 9; i++) budget.deposit();
+      expect(budget.tryWithdraw()).toBe(false);
+      budget.deposit();
+      expect(budget.tryWithdraw()).toBe(true);
+    });
 
-    await expect(call(client())).rejects.toBeInstanceOf(UpstreamServerError);
-    expect(upstream.requests).toHaveLength(1);
+    it('bounds the extra traffic a failing route sees', async () => {
+      upstream.replyWith({ status: 500, json: {} });
+      const ratio = 0.1;
+      const capacity = 2;
+      const c = client({ ...FAST, retry: { ...FAST.retry, budgetRatio: ratio, budgetCapacity: capacity } });
+      const calls = 50;
+
+      for (let i = 0; i < calls; i++) await c.forKey(TEST_KEY).transactions.retrieve(101).catch(() => undefined);
+
+      expect(upstream.requests.length).toBeLessThanOrEqual(calls + capacity + calls * ratio);
+      expect(upstream.requests.length).toBeGreaterThan(calls);
+    });
   });
 
-  it('gives up after maxAttempts', async () => {
-    failFirst(10, { status: 500, json: {} });
+  describe('circuit breaker', () => {
+    it('opens after the volume threshold and then fails fast without a request', async () => {
+      upstream.replyWith({ status: 500, json: {} });
+      const c = client({ retry: { ...FAST.retry, maxAttempts: 1 }, breaker: { ...FAST.breaker, volumeThreshold: 3, resetTimeoutMs: 60_000 } });
+      for (let i = 0; i < 3; i++) await c.forKey(TEST_KEY).transactions.retrieve(101).catch(() => undefined);
 
-    await expect(client().forKey(TEST_KEY).transactions.retrieve(101)).rejects.toBeInstanceOf(UpstreamServerError);
-    expect(upstream.requests).toHaveLength(DEFAULT_RESILIENCE.retry.maxAttempts);
-  });
+      const error = await c.forKey(TEST_KEY).transactions.retrieve(101).catch((e: unknown) => e);
 
-  it('honours Retry-After within the allowed wait', async () => {
-    failFirst(1, { status: 429, json: {}, headers: { 'retry-after': '1' } });
-    const started = Date.now();
+      expect(error).toBeInstanceOf(UpstreamUnavailableError);
+      expect(error).toMatchObject({ reason: 'circuit_open', route: 'GET /v1/transactions/:id' });
+      expect(upstream.requests).toHaveLength(3);
+      expect(c.breakerStates()).toEqual({ 'GET /v1/transactions/:id': 'open' });
+    });
 
-    await client().forKey(TEST_KEY).transactions.retrieve(101);
+    it('does not count 4xx answers as route failures', async () => {
+      upstream.replyWith({ status: 404, json: {} });
+      const c = client({ retry: { ...FAST.retry, maxAttempts: 1 }, breaker: { ...FAST.breaker, volumeThreshold: 3 } });
 
-    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
-    expect(upstream.requests).toHaveLength(2);
-  });
+      for (let i = 0; i < 10; i++) await c.forKey(TEST_KEY).transactions.retrieve(101).catch(() => undefined);
 
-  it('does not wait for a Retry-After longer than maxRetryAfterMs', async () => {
-    failFirst(1, { status: 429, json: {}, headers: { 'retry-after': '30' } });
-
-    const error = await client().forKey(TEST_KEY).transactions.retrieve(101).catch((e: unknown) => e);
-
-    expect(error).toBeInstanceOf(UpstreamRateLimitError);
-    expect(upstream.requests).toHaveLength(1);
-  });
-
-  it('shrinks the last attempt to the deadline and stops there', async () => {
-    upstream.replyWith('hang');
-    const started = Date.now();
-
-    const error = await client(FAST, 5_000).forKey(TEST_KEY, { deadlineAt: Date.now() + 400 }).transactions.retrieve(101).catch((e: unknown) => e);
-
-    expect(error).toBeInstanceOf(UpstreamTimeoutError);
-    expect(Date.now() - started).toBeLessThan(400 + 300);
-  });
-});
-
-describe('retry budget', () => {
-  it('allows its capacity at once, then one retry per 1/ratio first attempts', () => {
-    const budget = new RetryBudget(0.1, 3);
-    const burst = [0, 1, 2, 3].map(() => budget.tryWithdraw());
-    expect(burst).toEqual([true, true, true, false]);
-    for (let i = 0; i < 9; i++) budget.deposit();
-    expect(budget.tryWithdraw()).toBe(false);
-    budget.deposit();
-    expect(budget.tryWithdraw()).toBe(true);
-  });
-
-  it('bounds the extra traffic a failing route sees', async () => {
-    upstream.replyWith({ status: 500, json: {} });
-    const ratio = 0.1;
-    const capacity = 2;
-    const c = client({ ...FAST, retry: { ...FAST.retry, budgetRatio: ratio, budgetCapacity: capacity } });
-    const calls = 50;
-
-    for (let i = 0; i < calls; i++) await c.forKey(TEST_KEY).transactions.retrieve(101).catch(() => undefined);
-
-    expect(upstream.requests.length).toBeLessThanOrEqual(calls + capacity + calls * ratio);
-    expect(upstream.requests.length).toBeGreaterThan(calls);
-  });
-});
-
-describe('circuit breaker', () => {
-  it('opens after the volume threshold and then fails fast without a request', async () => {
-    upstream.replyWith({ status: 500, json: {} });
-    const c = client({ retry: { ...FAST.retry, maxAttempts: 1 }, breaker: { ...FAST.breaker, volumeThreshold: 3, resetTimeoutMs: 60_000 } });
-    for (let i = 0; i < 3; i++) await c.forKey(TEST_KEY).transactions.retrieve(101).catch(() => undefined);
-
-    const error = await c.forKey(TEST_KEY).transactions.retrieve(101).catch((e: unknown) => e);
-
-    expect(error).toBeInstanceOf(UpstreamUnavailableError);
-    expect(error).toMatchObject({ reason: 'circuit_open', route: 'GET /v1/transactions/:id' });
-    expect(upstream.requests).toHaveLength(3);
-    expect(c.breakerStates()).toEqual({ 'GET /v1/transactions/:id': 'open' });
-  });
-
-  it('does not count 4xx answers as route failures', async () => {
-    upstream.replyWith({ status: 404, json: {} });
-    const c = client({ retry: { ...FAST.retry, maxAttempts: 1 }, breaker: { ...FAST.breaker, volumeThreshold: 3 } });
-
-    for (let i = 0; i < 10; i++) await c.forKey(TEST_KEY).transactions.retrieve(101).catch(() => undefined);
-
-    expect(upstream.requests).toHaveLength(10);
-    expect(c.breakerStates()['GET /v1/transactions/:id']).toBe('closed');
+      expect(upstream.requests).toHaveLength(10);
+      expect(c.breakerStates()['GET /v1/transactions/:id']).toBe('closed');
+    });
   });
 });
 

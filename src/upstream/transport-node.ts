@@ -1,0 +1,100 @@
+/**
+ * The node:http transport (UPSTREAM_HTTP_CLIENT=node): a bare keep-alive
+ * request, about 5x less CPU per call than got (bench/README.md, "got
+ * against a bare keep-alive request"). It does by hand what got did for us:
+ * - one timer over the whole attempt, cleared when the body has ended: a
+ *   socket time-out alone would let an upstream that trickles bytes, or
+ *   sends headers and stalls the body, hold the call past its time-out;
+ * - the caller's abort rejects with `signal.reason`;
+ * - a time-out or an abort destroys the socket, so a half-read answer never
+ *   returns to the pool (a later call would read its rest);
+ * - redirects are never followed (node:http does not), so the key stays here.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { UpstreamConnectionError, UpstreamTimeoutError } from './errors.js';
+import { defaultHeaders, MAX_SOCKETS, type Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
+
+export function createNodeTransport(options: TransportOptions): Transport {
+  const agents = {
+    http: new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
+    https: new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
+  };
+  const defaults = defaultHeaders(options.userAgent);
+  return {
+    send: (url, req) => send(url, req, defaults, agents),
+    close: () => {
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
+}
+
+function send(
+  url: URL,
+  req: TransportRequest,
+  defaults: Record<string, string>,
+  agents: { http: http.Agent; https: https.Agent },
+): Promise<TransportResponse> {
+  const { signal } = req;
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  const headers: Record<string, string> = { ...defaults, ...req.headers };
+  if (req.body !== undefined) {
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = String(Buffer.byteLength(req.body));
+  }
+  const secure = url.protocol === 'https:';
+  const requestOptions = { method: req.method, headers, agent: secure ? agents.https : agents.http };
+
+  return new Promise<TransportResponse>((resolve, reject) => {
+    let outgoing: http.ClientRequest | undefined;
+    let settled = false;
+    // Runs once: whatever comes later (the error a destroy raises, a late chunk) is ignored.
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      outcome();
+    };
+    // The error names the route and the system code only: the request options hold the Authorization header.
+    const failed = (error: unknown) => settle(() => reject(new UpstreamConnectionError({ route: req.route, ...systemCode(error) })));
+    const timer = setTimeout(() => {
+      settle(() => reject(new UpstreamTimeoutError({ route: req.route, timeoutMs: req.timeoutMs })));
+      outgoing?.destroy();
+    }, req.timeoutMs);
+    // A caller's abort is not an upstream failure: surface the caller's reason, as fetch does.
+    const onAbort = () => {
+      settle(() => reject(signal?.reason));
+      outgoing?.destroy();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+
+    try {
+      outgoing = (secure ? https : http).request(url, requestOptions, (res) => {
+        res.setEncoding('utf8');
+        let body = '';
+        res.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        res.on('end', () => settle(() => resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body })));
+        res.on('error', failed);
+        // The connection closed before the body ended, with no error of its own.
+        res.on('close', () => {
+          if (!res.complete) failed({ code: 'ECONNRESET' });
+        });
+      });
+      outgoing.on('error', failed);
+      outgoing.end(req.body);
+    } catch (error) {
+      // node:http refused the request before any I/O (a header value it cannot send): classed as got
+      // classes it, by its code alone, since its message may quote the header.
+      failed(error);
+    }
+  });
+}
+
+function systemCode(error: unknown): { systemCode?: string } {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? { systemCode: code } : {};
+}

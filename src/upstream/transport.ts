@@ -1,0 +1,72 @@
+/**
+ * The seam under http.ts: one HTTP exchange, nothing more. http.ts builds the
+ * URL, the headers and the JSON body, and runs resilience.ts around each
+ * attempt; a transport sends what it is given and hands back the status, the
+ * headers and the body as text. Two implement it, chosen by
+ * UPSTREAM_HTTP_CLIENT: got (transport-got.ts, the design's client and the
+ * default) and bare node:http (transport-node.ts, about 5x less CPU per call;
+ * figures in bench/README.md). Both keep the same promises, which the
+ * upstream tests check against each:
+ * - keep-alive sockets (at most 256 per origin), no retries, no redirects;
+ * - the default headers below on every call, and `content-type:
+ *   application/json` with a `content-length` when there is a body;
+ * - one time-out over the whole attempt (connect, headers and body);
+ * - the caller's abort rejects with `signal.reason`;
+ * - failures become `UpstreamTimeoutError` or `UpstreamConnectionError`,
+ *   which carry the route and at most a system code: never the request
+ *   options, which hold the Authorization header.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+
+/** The values of UPSTREAM_HTTP_CLIENT; the first is the default. */
+export const HTTP_CLIENTS = ['got', 'node'] as const;
+export type HttpClientName = (typeof HTTP_CLIENTS)[number];
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export interface TransportRequest {
+  /** The route label (`GET /v1/customers/:id`), for the errors a failure becomes. */
+  route: string;
+  method: HttpMethod;
+  /** Per-call headers (authorization, idempotency key, request id, trace); the defaults are added by the transport. */
+  headers: Record<string, string>;
+  /** JSON text, already encoded by http.ts (encodeJsonBody: amounts from their digits). */
+  body?: string;
+  /** The whole attempt: connecting, sending, and reading the answer to its end. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface TransportResponse {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  /** Read as UTF-8 text; decode.ts parses it. */
+  body: string;
+}
+
+export interface Transport {
+  send(url: URL, request: TransportRequest): Promise<TransportResponse>;
+  /** Destroys the pooled keep-alive sockets. */
+  close(): void;
+}
+
+export interface TransportOptions {
+  /** Default whole-attempt time-out; each request passes its own (shrunk to the operation's deadline). */
+  timeoutMs: number;
+  userAgent?: string;
+}
+
+export const SOURCE = 'payments-graphql-gateway';
+
+/** Sent on every call (docs/upstream.md, Authentication and environments). */
+export function defaultHeaders(userAgent: string | undefined): Record<string, string> {
+  return {
+    accept: 'application/json',
+    'user-agent': userAgent ?? SOURCE,
+    'x-version': 'v1',
+    'x-source': SOURCE,
+  };
+}
+
+/** Both transports pool this many sockets per origin, as got's agents always did. */
+export const MAX_SOCKETS = 256;
