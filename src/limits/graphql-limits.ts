@@ -17,6 +17,7 @@ import {
   validate,
   type DocumentNode,
   type GraphQLSchema,
+  type OperationDefinitionNode,
   type ValidationContext,
   type ValidationRule,
 } from 'graphql';
@@ -43,29 +44,41 @@ function operationTooCostly(message: string, extensions: Record<string, unknown>
 /** Prices an operation and counts its mutation fields once its variables are known: the error to refuse it with, or null. */
 export type OperationCheck = (document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>) => GraphQLError | null;
 
-/** Admitted variable sets remembered per document; past this many, a document's set starts over. */
-const ADMITTED_PER_DOCUMENT = 64;
+/** Admitted variable sets remembered per operation; past this many, its set starts over. */
+const ADMITTED_PER_OPERATION = 64;
+/** Variables longer than this as JSON are priced every time rather than remembered. */
+const MAX_REMEMBERED_VARIABLES_CHARS = 1024;
 
 export function operationCheck(schema: GraphQLSchema, limits: Limits, pagination: CostSettings): OperationCheck {
   const estimator = createCostEstimator(schema, pagination);
   // Apollo Server hands every request with the same text the same parsed document (its document
   // store), so a repeated operation is priced once per set of variables, not once per request.
-  // Only admissions are kept: a refusal is a fresh error each time, for the request it refuses.
-  const admitted = new WeakMap<DocumentNode, Set<string>>();
+  // Only admissions whose cost was computed are kept: a refusal is a fresh error each time, and
+  // variables that did not coerce were never priced. The key holds the declared variables only,
+  // so undeclared ones can neither grow the memory nor tell two requests apart.
+  const admitted = new WeakMap<OperationDefinitionNode, Set<string>>();
   return (document, operationName, variables) => {
-    const key = `${operationName ?? ''}\u0000${JSON.stringify(variables)}`;
-    const known = admitted.get(document);
-    if (known?.has(key)) return null;
-    const refused = checkOperation(document, operationName, variables);
-    if (refused) return refused;
-    const set = known && known.size < ADMITTED_PER_DOCUMENT ? known : new Set<string>();
-    admitted.set(document, set.add(key));
+    const operation = getOperationAST(document, operationName);
+    if (!operation) return null;
+    const key = variablesKey(operation, variables);
+    const known = admitted.get(operation);
+    if (key !== null && known?.has(key)) return null;
+    const verdict = checkOperation(document, operation, operationName, variables);
+    if (verdict !== ADMITTED) return verdict;
+    if (key !== null) {
+      const set = known && known.size < ADMITTED_PER_OPERATION ? known : new Set<string>();
+      admitted.set(operation, set.add(key));
+    }
     return null;
   };
 
-  function checkOperation(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>): GraphQLError | null {
-    const operation = getOperationAST(document, operationName);
-    if (!operation) return null;
+  /** The error to refuse with; null when admitted without a price (variables that execution will refuse). */
+  function checkOperation(
+    document: DocumentNode,
+    operation: OperationDefinitionNode,
+    operationName: string | undefined,
+    variables: Record<string, unknown>,
+  ): GraphQLError | typeof ADMITTED | null {
     if (operation.operation === 'mutation') {
       const fields = selectedFieldNames(operation.selectionSet, fragmentsOf(document.definitions), variables).filter((n) => n !== '__typename');
       if (fields.length > limits.maxMutationFields) {
@@ -76,14 +89,31 @@ export function operationCheck(schema: GraphQLSchema, limits: Limits, pagination
       }
     }
     const cost = priced(() => operationCost({ schema, document, operationName, variables, estimator }));
-    if (cost !== null && cost > limits.maxCost) {
+    if (cost === null) return null;
+    if (cost > limits.maxCost) {
       return operationTooCostly(
         `This operation costs ${cost}, over the limit of ${limits.maxCost}: ask for fewer items (first), aliases or relations, or split it.`,
         { cost, limit: limits.maxCost },
       );
     }
-    return null;
+    return ADMITTED;
   }
+}
+
+const ADMITTED = Symbol('admitted');
+
+/**
+ * The operation's declared variables as JSON (an absent one stays absent: its default may differ
+ * from null), or null when too long to be worth remembering. Values JSON writes alike may share
+ * a key safely: Infinity is written as null, and execution refuses it (it is no Int or Float).
+ */
+function variablesKey(operation: OperationDefinitionNode, variables: Record<string, unknown>): string | null {
+  const declared: Record<string, unknown> = {};
+  for (const { variable } of operation.variableDefinitions ?? []) {
+    if (Object.hasOwn(variables, variable.name.value)) declared[variable.name.value] = variables[variable.name.value];
+  }
+  const key = JSON.stringify(declared);
+  return key.length <= MAX_REMEMBERED_VARIABLES_CHARS ? key : null;
 }
 
 /** The HTTP side of `operationCheck`: over a limit, nothing runs. */

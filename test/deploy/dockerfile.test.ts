@@ -49,7 +49,10 @@ describe('the Dockerfile', () => {
     expect(args(last('USER')!)).toEqual(['node']);
     expect(last('HEALTHCHECK')!.getTextContent()).toContain('/healthz');
     const cmd = last('CMD')!.getTextContent().replace(/^CMD\s+/, '');
-    expect(JSON.parse(cmd)).toEqual(['node', 'dist/main.js']);
+    expect(JSON.parse(cmd)).toEqual(['node', '--max-semi-space-size=64', 'dist/main.js']);
+    // The same V8 flags as `npm start`, which the peer bench measures.
+    const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    expect(start.split(/\s+/).filter((word) => word.startsWith('--max-'))).toEqual(['--max-semi-space-size=64']);
     expect(last('ENTRYPOINT')).toBeUndefined();
   });
 });

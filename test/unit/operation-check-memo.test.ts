@@ -33,6 +33,33 @@ describe('operation check, repeated', () => {
     expect(check(document, 'Big', {})?.extensions.code).toBe('OPERATION_TOO_COSTLY');
   });
 
+  it('remembers no admission it did not price: variables that do not coerce, then ones that JSON writes alike', () => {
+    const aliases = ['a', 'b', 'c', 'd', 'e'].map((name) => `${name}: transactions(first: $first) { nodes { id } }`).join(' ');
+    const doc = parse(`query P($first: Int) { ${aliases} }`);
+    // With `first` null the default applies: 5 lists of 20 cost 105, over the limit of 90.
+    expect(check(doc, 'P', { first: null })?.extensions.code).toBe('OPERATION_TOO_COSTLY');
+    // JSON.parse('1e400') is Infinity: not an Int, so it is not priced (execution refuses it)...
+    expect(check(doc, 'P', { first: JSON.parse('1e400') as number })).toBeNull();
+    // ...and JSON writes it as null: the null request must still be priced and refused.
+    expect(check(doc, 'P', { first: null })?.extensions.code).toBe('OPERATION_TOO_COSTLY');
+  });
+
+  it('tells an absent variable from a null one: its default may cost more', () => {
+    const doc = parse('query D($first: Int = 100) { transactions(first: $first) { nodes { id } } }');
+    // An explicit null is the field's default (20 items); an absent variable takes the operation's (100).
+    expect(check(doc, 'D', { first: null })).toBeNull();
+    expect(check(doc, 'D', {})?.extensions.code).toBe('OPERATION_TOO_COSTLY');
+  });
+
+  it('decides the same with undeclared variables or long ones (which are not remembered: a memory bound)', () => {
+    expect(check(document, 'Page', { first: 5, junk: 'x'.repeat(10_000) })).toBeNull();
+    expect(check(document, 'Page', { first: 100, junk: 'x'.repeat(10_000) })?.extensions.code).toBe('OPERATION_TOO_COSTLY');
+    const doc = parse('query L($first: Int, $after: String) { transactions(first: $first, after: $after) { nodes { id } } }');
+    const after = 'y'.repeat(5_000);
+    expect(check(doc, 'L', { first: 5, after })).toBeNull();
+    expect(check(doc, 'L', { first: 100, after })?.extensions.code).toBe('OPERATION_TOO_COSTLY');
+  });
+
   it('keeps refusing after many admitted variable sets have filled the memory', () => {
     for (let first = 1; first <= 80; first++) check(document, 'Page', { first: first % 10 });
     for (let n = 0; n < 100; n++) check(document, 'Page', { first: 1, n });
