@@ -98,7 +98,8 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   observability.traceResolvers(schema);
   const formatError = createErrorFormatter({
     // With the operation's request id, so the masked error and the caller's report meet in the logs.
-    onInternalError: (original, raised) => operationLoggerOf(raised, logger).error({ err: original }, 'internal error masked in a GraphQL response'),
+    // Attributed as raised, or as thrown before Apollo wrapped it (a failed context).
+    onInternalError: (original, raised) => operationLoggerOf(raised, operationLoggerOf(original, logger)).error({ err: original }, 'internal error masked in a GraphQL response'),
     ...(config.graphql.suggestions ? {} : { requestMessage: withoutSuggestions }),
   });
   // The same document limits for HTTP (Apollo Server) and WebSocket (graphql-ws).

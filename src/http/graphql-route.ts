@@ -15,7 +15,7 @@ import type { RateLimiter } from '../limits/rate-limit.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { clientAddress } from './client-address.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
-import type { OperationTelemetry } from '../observability/index.js';
+import { attributeErrors, type OperationTelemetry } from '../observability/index.js';
 import { capAnswer } from '../limits/response-size.js';
 import { BodyTooLarge, closeAfterAnswer, readBody, sendJson } from './body.js';
 
@@ -77,14 +77,21 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
   const addressOf = clientAddress(deps.config.limits.trustedProxies);
   const contextFor = (req: http.IncomingMessage, caller: Caller | null, telemetry: OperationTelemetry) => async (): Promise<HttpContext> => {
     const headerKey = req.headers['idempotency-key'];
-    const context = createContext(deps, {
-      caller,
-      telemetry,
-      // Every upstream call and retry of this operation stops at its deadline.
-      deadlineAt: Date.now() + deps.config.operationDeadlineMs,
-      ...(typeof headerKey === 'string' ? { idempotencyKeyHeader: headerKey } : {}),
-      bypassCache: asksForFreshData(req.headers['cache-control']),
-    });
+    let context: Context;
+    try {
+      context = createContext(deps, {
+        caller,
+        telemetry,
+        // Every upstream call and retry of this operation stops at its deadline.
+        deadlineAt: Date.now() + deps.config.operationDeadlineMs,
+        ...(typeof headerKey === 'string' ? { idempotencyKeyHeader: headerKey } : {}),
+        bypassCache: asksForFreshData(req.headers['cache-control']),
+      });
+    } catch (error) {
+      // Apollo reports a failed context without its plugins' error hooks: tell the formatter whose it is.
+      attributeErrors([error], telemetry);
+      throw error;
+    }
     const sdlAllowed = !production || (routerSharedSecret === null ? caller !== null : fromRouter(req));
     return { ...context, authenticated: caller !== null, sdlAllowed };
   };
