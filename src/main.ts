@@ -8,8 +8,7 @@ import { Redis } from 'ioredis';
 import { RedisIdempotencyStore } from './idempotency/index.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
-import { startGateway } from './server.js';
-import { createUpstreamClient } from './upstream/index.js';
+import { startGateway, upstreamFor } from './server.js';
 import { EXAMPLE_OPERATIONS } from './explorer/index.js';
 import { loadEmulatorOptionsFromEnv, startEmulator, type RunningEmulator } from './emulator/index.js';
 
@@ -50,13 +49,7 @@ async function main(): Promise<void> {
     : config;
   // With REDIS_URL every instance sees the same idempotency records.
   const idempotencyStore = config.redisUrl ? new RedisIdempotencyStore(new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }), undefined, undefined, config.idempotency.ttlMs) : undefined;
-  const upstream = createUpstreamClient({
-    baseUrl: upstreamUrl,
-    timeoutMs: config.upstreamTimeoutMs,
-    httpClient: config.upstreamHttpClient,
-    resilience: config.upstreamResilience,
-    decodeMemoItems: config.entityCache.decodedItems,
-  });
+  const upstream = upstreamFor(config, upstreamUrl);
   const gateway = await startGateway({
     config: gatewayConfig,
     upstream,

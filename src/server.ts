@@ -25,7 +25,7 @@ import { createEntityCache, memoryStore, redisStore, type EntityCache } from './
 import type { Logger } from './logger.js';
 import { buildSchema } from './schema.js';
 import { createReconciler, startRealtime } from './realtime/index.js';
-import { UpstreamNotFoundError } from './upstream/index.js';
+import { createUpstreamClient, UpstreamNotFoundError, type UpstreamClient } from './upstream/index.js';
 import { MemoryIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { loadTrustedDocuments } from './limits/trusted-documents.js';
@@ -68,6 +68,17 @@ export interface RunningGateway {
 }
 
 type Route = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => void | Promise<void>;
+
+/** The upstream client as the configuration asks for it: time-out, HTTP client, resilience, decode memo. */
+export function upstreamFor(config: Config, baseUrl: string): UpstreamClient {
+  return createUpstreamClient({
+    baseUrl,
+    timeoutMs: config.upstreamTimeoutMs,
+    httpClient: config.upstreamHttpClient,
+    resilience: config.upstreamResilience,
+    decodeMemoItems: config.entityCache.decodedItems,
+  });
+}
 
 export async function startGateway({ config, upstream, logger, idempotencyStore, explorer: explorerOptions, observability: given, apolloReportingUrl }: GatewayDeps): Promise<RunningGateway> {
   const observability = given ?? new Observability(config.observability, logger);

@@ -4,8 +4,8 @@
  */
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { startGateway, type RunningGateway } from '../../src/server.js';
-import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
+import { startGateway, upstreamFor, type RunningGateway } from '../../src/server.js';
+import type { UpstreamClient } from '../../src/upstream/index.js';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/index.js';
 
 export interface Stack {
@@ -69,13 +69,7 @@ export async function startGatewayOver(upstreamUrl: string, env: Record<string, 
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const upstream = createUpstreamClient({
-    baseUrl: upstreamUrl,
-    timeoutMs: config.upstreamTimeoutMs,
-    httpClient: config.upstreamHttpClient,
-    resilience: config.upstreamResilience,
-    decodeMemoItems: config.entityCache.decodedItems,
-  });
+  const upstream = upstreamFor(config, upstreamUrl);
   const gateway = await startGateway({ config, upstream, logger: createLogger('silent') });
   return {
     gateway,
