@@ -118,7 +118,8 @@ export const gatewayBench: Bench = {
 
 async function runGatewayBench(s: Settings): Promise<void> {
   const emulator = await startBenchEmulator({ latencyMs: s.latencyMs, separateProcess: s.emulatorProcess });
-  const upstream = createUpstreamClient({ baseUrl: emulator.url });
+  // UPSTREAM_HTTP_CLIENT=node measures the other transport; got, the default, otherwise.
+  const upstream = createUpstreamClient({ baseUrl: emulator.url, httpClient: process.env.UPSTREAM_HTTP_CLIENT === 'node' ? 'node' : 'got' });
   // Per-request latency is measured here: customers are read every time (the entity
   // cache is measured by `npm run bench -- peer`); only the currency list is kept.
   const warm = await gatewayOn(emulator, upstream, { CUSTOMER_CACHE_TTL_MS: '0' });
@@ -134,6 +135,7 @@ async function runGatewayBench(s: Settings): Promise<void> {
     console.log(`# gateway bench`);
     console.log(machineLine());
     console.log(codeLine());
+    console.log(`upstream HTTP client: ${upstream.httpClient}`);
     console.log(
       `L = ${s.latencyMs} ms per upstream request (jitter 0), concurrency 1, ${s.warmup} warm-up + up to ${s.iterations} iterations per operation (cap ${s.timeCapMs / 1000} s)`,
     );
