@@ -6,6 +6,7 @@
  * through Apollo Server (server.ts); WebSocket through `admitDocument`.
  */
 import type { ApolloServerPlugin } from '@apollo/server';
+import { LRUCache } from 'lru-cache';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
@@ -44,8 +45,8 @@ function operationTooCostly(message: string, extensions: Record<string, unknown>
 /** Prices an operation and counts its mutation fields once its variables are known: the error to refuse it with, or null. */
 export type OperationCheck = (document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>) => GraphQLError | null;
 
-/** Admitted variable sets remembered per operation; past this many, its set starts over. */
-const ADMITTED_PER_OPERATION = 64;
+/** Admissions remembered, all operations together (least recently used first out): at most a few MB. */
+const ADMISSIONS_REMEMBERED = 10_000;
 /** Variables longer than this as JSON are priced every time rather than remembered. */
 const MAX_REMEMBERED_VARIABLES_CHARS = 1024;
 
@@ -56,19 +57,21 @@ export function operationCheck(schema: GraphQLSchema, limits: Limits, pagination
   // Only admissions whose cost was computed are kept: a refusal is a fresh error each time, and
   // variables that did not coerce were never priced. The key holds the declared variables only,
   // so undeclared ones can neither grow the memory nor tell two requests apart.
-  const admitted = new WeakMap<OperationDefinitionNode, Set<string>>();
+  const admitted = new LRUCache<string, true>({ max: ADMISSIONS_REMEMBERED });
+  // Each parsed operation gets a number for the keys; a reparsed one is another operation.
+  const operationIds = new WeakMap<OperationDefinitionNode, number>();
+  let lastId = 0;
   return (document, operationName, variables) => {
     const operation = getOperationAST(document, operationName);
     if (!operation) return null;
-    const key = variablesKey(operation, variables);
-    const known = admitted.get(operation);
-    if (key !== null && known?.has(key)) return null;
+    const variablesPart = variablesKey(operation, variables);
+    let id = operationIds.get(operation);
+    if (id === undefined) operationIds.set(operation, (id = ++lastId));
+    const key = variablesPart === null ? null : `${id}:${variablesPart}`;
+    if (key !== null && admitted.has(key)) return null;
     const verdict = checkOperation(document, operation, operationName, variables);
     if (verdict !== ADMITTED) return verdict;
-    if (key !== null) {
-      const set = known && known.size < ADMITTED_PER_OPERATION ? known : new Set<string>();
-      admitted.set(operation, set.add(key));
-    }
+    if (key !== null) admitted.set(key, true);
     return null;
   };
 
@@ -108,7 +111,8 @@ const ADMITTED = Symbol('admitted');
  * a key safely: Infinity is written as null, and execution refuses it (it is no Int or Float).
  */
 function variablesKey(operation: OperationDefinitionNode, variables: Record<string, unknown>): string | null {
-  const declared: Record<string, unknown> = {};
+  // No prototype: a variable named `__proto__` is a key like any other, not a prototype to set.
+  const declared: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const { variable } of operation.variableDefinitions ?? []) {
     if (Object.hasOwn(variables, variable.name.value)) declared[variable.name.value] = variables[variable.name.value];
   }

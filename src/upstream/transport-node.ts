@@ -8,12 +8,13 @@
  * - the caller's abort rejects with `signal.reason`;
  * - a time-out or an abort destroys the socket, so a half-read answer never
  *   returns to the pool (a later call would read its rest);
- * - redirects are never followed (node:http does not), so the key stays here.
+ * - redirects are never followed (node:http does not), so the key stays here;
+ * - an answer longer than MAX_BODY_CHARS is refused (got fails it too, later, once V8 cannot build the string).
  */
 import http from 'node:http';
 import https from 'node:https';
 import { UpstreamConnectionError, UpstreamTimeoutError } from './errors.js';
-import { defaultHeaders, MAX_SOCKETS, type Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
+import { defaultHeaders, MAX_BODY_CHARS, MAX_SOCKETS, type Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
 
 export function createNodeTransport(options: TransportOptions): Transport {
   const agents = {
@@ -21,8 +22,9 @@ export function createNodeTransport(options: TransportOptions): Transport {
     https: new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
   };
   const defaults = defaultHeaders(options.userAgent);
+  const maxBodyChars = options.maxBodyChars ?? MAX_BODY_CHARS;
   return {
-    send: (url, req) => send(url, req, defaults, agents),
+    send: (url, req) => send(url, req, defaults, agents, maxBodyChars),
     close: () => {
       agents.http.destroy();
       agents.https.destroy();
@@ -35,6 +37,7 @@ function send(
   req: TransportRequest,
   defaults: Record<string, string>,
   agents: { http: http.Agent; https: https.Agent },
+  maxBodyChars: number,
 ): Promise<TransportResponse> {
   const { signal } = req;
   if (signal?.aborted) return Promise.reject(signal.reason);
@@ -75,6 +78,11 @@ function send(
         res.setEncoding('utf8');
         let body = '';
         res.on('data', (chunk: string) => {
+          if (body.length + chunk.length > maxBodyChars) {
+            failed({ code: 'ERR_BODY_TOO_LARGE' });
+            outgoing?.destroy();
+            return;
+          }
           body += chunk;
         });
         res.on('end', () => settle(() => resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body })));

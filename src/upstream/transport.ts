@@ -54,7 +54,16 @@ export interface TransportOptions {
   /** Default whole-attempt time-out; each request passes its own (shrunk to the operation's deadline). */
   timeoutMs: number;
   userAgent?: string;
+  /** The node transport's cap on an answer's length, in characters (default MAX_BODY_CHARS). */
+  maxBodyChars?: number;
 }
+
+/**
+ * No answer of the payments API comes near this: a larger one is a broken upstream or proxy,
+ * refused as a connection failure before it can fill the heap (a string past V8's limit would
+ * throw where nothing catches it, and end the process).
+ */
+export const MAX_BODY_CHARS = 64 * 1024 * 1024;
 
 export const SOURCE = 'payments-graphql-gateway';
 

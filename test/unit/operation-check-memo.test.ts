@@ -60,6 +60,12 @@ describe('operation check, repeated', () => {
     expect(check(doc, 'L', { first: 100, after })?.extensions.code).toBe('OPERATION_TOO_COSTLY');
   });
 
+  it('keeps a variable named __proto__ apart like any other', () => {
+    const doc = parse('query P($__proto__: Int) { transactions(first: $__proto__) { nodes { id } } }');
+    expect(check(doc, 'P', JSON.parse('{"__proto__": 2}') as Record<string, unknown>)).toBeNull();
+    expect(check(doc, 'P', JSON.parse('{"__proto__": 100}') as Record<string, unknown>)?.extensions.code).toBe('OPERATION_TOO_COSTLY');
+  });
+
   it('keeps refusing after many admitted variable sets have filled the memory', () => {
     for (let first = 1; first <= 80; first++) check(document, 'Page', { first: first % 10 });
     for (let n = 0; n < 100; n++) check(document, 'Page', { first: 1, n });
