@@ -13,6 +13,8 @@ import { LRUCache } from 'lru-cache';
 
 /** Larger items are decoded every time: their text would cost more memory than their decoding costs CPU. */
 const MAX_ITEM_CHARS = 8_192;
+/** The memo's bound in bytes, all models together, counting each item's text twice (the key, and the object decoded from it). */
+const MAX_BYTES = 16 * 1024 * 1024;
 
 export interface DecodeMemo {
   /** The key of `item`, or undefined when it is not worth remembering. */
@@ -22,19 +24,26 @@ export interface DecodeMemo {
 }
 
 export function createDecodeMemo(maxItems: number): DecodeMemo {
-  const byModel = new WeakMap<object, LRUCache<string, object>>();
+  const memo = new LRUCache<string, object>({ max: maxItems, maxSize: MAX_BYTES, sizeCalculation: (_value, key) => key.length * 4 });
+  const modelIds = new WeakMap<object, number>();
+  let models = 0;
+  const idOf = (model: object) => {
+    let id = modelIds.get(model);
+    if (id === undefined) modelIds.set(model, (id = ++models));
+    return id;
+  };
   return {
     keyOf(item) {
       if (typeof item !== 'object' || item === null) return undefined;
       const text = JSON.stringify(item);
-      return text.length <= MAX_ITEM_CHARS ? text : undefined;
+      // A body parsed losslessly (decode.ts) holds number objects, written here as objects that a
+      // plain body could also send: such items are decoded every time rather than share a key.
+      if (text.length > MAX_ITEM_CHARS || text.includes('"isLosslessNumber"')) return undefined;
+      return text;
     },
-    get: (model, key) => byModel.get(model)?.get(key),
+    get: (model, key) => memo.get(`${idOf(model)}:${key}`),
     set(model, key, decoded) {
-      if (typeof decoded !== 'object' || decoded === null) return;
-      let memo = byModel.get(model);
-      if (!memo) byModel.set(model, (memo = new LRUCache({ max: maxItems })));
-      memo.set(key, decoded);
+      if (typeof decoded === 'object' && decoded !== null) memo.set(`${idOf(model)}:${key}`, decoded);
     },
   };
 }

@@ -46,6 +46,15 @@ describe('decode memo', () => {
     expect(asPayout).not.toBe(asTransaction);
   });
 
+  it('keeps a body parsed losslessly out: its number objects could share a key with a plain body', () => {
+    // The same transaction with one number beyond 2^53: parsed losslessly (every number an object).
+    const lossless = JSON.stringify(enveloped('transactions', [aTransaction({ id: 9 })])).replace('"amount":2500', '"amount":9007199254740993');
+    // The same text with every number written as the object JSON.stringify makes of a lossless number: invalid.
+    const lookalike = lossless.replace(/:(\d+)([,}])/g, ':{"value":"$1","isLosslessNumber":true}$2');
+    expect(decodePage(parseJsonBody(lossless, 'transactions', ctx), shape, ctx).items[0]).not.toBeInstanceOf(UpstreamInvalidResponseError);
+    expect(decodePage(parseJsonBody(lookalike, 'transactions', ctx), shape, ctx).items[0]).toBeInstanceOf(UpstreamInvalidResponseError);
+  });
+
   it('forgets the least recently used items past its size', () => {
     const small = { ...shape, memo: createDecodeMemo(2) };
     const [one] = decodePage(page([aTransaction({ id: 6 })]), small, ctx).items;
@@ -53,5 +62,15 @@ describe('decode memo', () => {
     const [again] = decodePage(page([aTransaction({ id: 6 })]), small, ctx).items;
     expect(again).not.toBe(one);
     expect(again).toEqual(one);
+  });
+
+  it('holds a bounded number of bytes, whatever the count allows', () => {
+    const big = createDecodeMemo(2_000);
+    const model = {};
+    // 8,000-character items count 32,000 bytes each: 600 of them are over the 16 MB bound.
+    const key = (i: number) => `${String(i).padStart(8, '0')}${'x'.repeat(7_992)}`;
+    for (let i = 0; i < 600; i++) big.set(model, key(i), { i });
+    expect(big.get(model, key(0))).toBeUndefined();
+    expect(big.get(model, key(599))).toEqual({ i: 599 });
   });
 });
