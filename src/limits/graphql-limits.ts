@@ -45,7 +45,7 @@ function operationTooCostly(message: string, extensions: Record<string, unknown>
 /** Prices an operation and counts its mutation fields once its variables are known: the error to refuse it with, or null. */
 export type OperationCheck = (document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>) => GraphQLError | null;
 
-/** Admissions remembered, all operations together (least recently used first out): at most a few MB. */
+/** Admissions remembered, all operations together, least recently used out first: at most about 10 MB of keys. */
 const ADMISSIONS_REMEMBERED = 10_000;
 /** Variables longer than this as JSON are priced every time rather than remembered. */
 const MAX_REMEMBERED_VARIABLES_CHARS = 1024;
@@ -68,7 +68,8 @@ export function operationCheck(schema: GraphQLSchema, limits: Limits, pagination
     let id = operationIds.get(operation);
     if (id === undefined) operationIds.set(operation, (id = ++lastId));
     const key = variablesPart === null ? null : `${id}:${variablesPart}`;
-    if (key !== null && admitted.has(key)) return null;
+    // get, not has: a hit counts as a use, so the operations in use stay remembered.
+    if (key !== null && admitted.get(key)) return null;
     const verdict = checkOperation(document, operation, operationName, variables);
     if (verdict !== ADMITTED) return verdict;
     if (key !== null) admitted.set(key, true);
@@ -107,7 +108,7 @@ const ADMITTED = Symbol('admitted');
 
 /**
  * The operation's declared variables as JSON (an absent one stays absent: its default may differ
- * from null), or null when too long to be worth remembering. Values JSON writes alike may share
+ * from null), or null when too long or too deep to be worth remembering. Values JSON writes alike may share
  * a key safely: Infinity is written as null, and execution refuses it (it is no Int or Float).
  */
 function variablesKey(operation: OperationDefinitionNode, variables: Record<string, unknown>): string | null {
@@ -116,7 +117,13 @@ function variablesKey(operation: OperationDefinitionNode, variables: Record<stri
   for (const { variable } of operation.variableDefinitions ?? []) {
     if (Object.hasOwn(variables, variable.name.value)) declared[variable.name.value] = variables[variable.name.value];
   }
-  const key = JSON.stringify(declared);
+  let key: string;
+  try {
+    key = JSON.stringify(declared);
+  } catch {
+    // Nested past the stack (a few thousand levels): not remembered; execution refuses it as BAD_USER_INPUT.
+    return null;
+  }
   return key.length <= MAX_REMEMBERED_VARIABLES_CHARS ? key : null;
 }
 

@@ -51,7 +51,7 @@ describe('operation check, repeated', () => {
     expect(check(doc, 'D', {})?.extensions.code).toBe('OPERATION_TOO_COSTLY');
   });
 
-  it('decides the same with undeclared variables or long ones (which are not remembered: a memory bound)', () => {
+  it('decides the same with undeclared variables or long ones', () => {
     expect(check(document, 'Page', { first: 5, junk: 'x'.repeat(10_000) })).toBeNull();
     expect(check(document, 'Page', { first: 100, junk: 'x'.repeat(10_000) })?.extensions.code).toBe('OPERATION_TOO_COSTLY');
     const doc = parse('query L($first: Int, $after: String) { transactions(first: $first, after: $after) { nodes { id } } }');
@@ -66,7 +66,13 @@ describe('operation check, repeated', () => {
     expect(check(doc, 'P', JSON.parse('{"__proto__": 100}') as Record<string, unknown>)?.extensions.code).toBe('OPERATION_TOO_COSTLY');
   });
 
-  it('keeps refusing after many admitted variable sets have filled the memory', () => {
+  it('refuses variables nested past the stack as execution would, not with an internal error', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    expect(() => check(document, 'Page', { first: deep })).not.toThrow();
+  });
+
+  it('keeps refusing after many admissions', () => {
     for (let first = 1; first <= 80; first++) check(document, 'Page', { first: first % 10 });
     for (let n = 0; n < 100; n++) check(document, 'Page', { first: 1, n });
     expect(check(document, 'Page', { first: 100 })?.extensions.code).toBe('OPERATION_TOO_COSTLY');
