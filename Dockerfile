@@ -25,8 +25,8 @@ EXPOSE 4000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||4000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # node is PID 1 and handles SIGTERM itself (drain, then exit 0): no shell, no npm in between.
-# A 64 MB young generation (semi-space; Node's default is 16): an operation's objects live as long
-# as its upstream calls take, and with the default most of them outlived a scavenge and were
+# 64 MB semi-spaces (a 128 MB young generation; Node's defaults are 16 MB and 32 MB): an operation's
+# objects live as long as its upstream calls take, and with the default most of them outlived a scavenge and were
 # copied, then promoted for the old generation's collector (bench/README.md, peer: about a tenth
 # of a cold page's CPU, for about 90 MB more peak memory). The same flag as `npm start`.
 CMD ["node", "--max-semi-space-size=64", "dist/main.js"]

@@ -4,7 +4,7 @@
  * trivial JSON server share this process, so each figure holds both sides;
  * the server's share is the same in every row. Rows:
  * - bare http.get: node:http with a keep-alive agent, the floor;
- * - got, options per call: how src/upstream/http.ts calls it (headers, time-out, method);
+ * - got, options per call: headers, time-out and method given on each call;
  * - got, URL only: no per-call options to merge;
  * - got, prebuilt Options: `got(url, undefined, options)`, options made once;
  * - the gateway's two transports (src/upstream/transport-*.ts, UPSTREAM_HTTP_CLIENT),

@@ -43,7 +43,7 @@ const envSchema = z
     REDIS_URL: optional(z.url({ protocol: /^rediss?$/ })),
     LOG_LEVEL: optional(z.enum(LOG_LEVELS)).default('info'),
     UPSTREAM_TIMEOUT_MS: optional(positiveMs).default(10_000),
-    // got, the design's HTTP client; node is the same contract at about a fifth of the CPU per call.
+    // got, the project's first HTTP client; node is the same contract at about a fifth of the CPU per call.
     UPSTREAM_HTTP_CLIENT: optional(z.enum(UPSTREAM_HTTP_CLIENTS)).default('got'),
     CURRENCY_CACHE_TTL_MS: int(0).default(60_000),
     ENTITY_CACHE: optional(boolean).default(true),

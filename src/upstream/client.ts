@@ -32,9 +32,9 @@ export interface UpstreamClientOptions {
   timeoutMs?: number;
   userAgent?: string;
   /**
-   * What sends each request: `got` (the default, the design's client) or `node`
-   * (bare node:http, about 5x less CPU per call). Same headers, time-outs,
-   * aborts and errors either way (transport.ts).
+   * What sends each request: `got` (the default, the project's first client) or `node`
+   * (bare node:http, about 5x less CPU per call). Same time-outs, aborts and
+   * errors either way; they differ in compression and an answer-size cap (transport.ts).
    */
   httpClient?: HttpClientName;
   /** Retries, retry budget, breakers and bulkheads (resilience.ts); defaults in DEFAULT_RESILIENCE. */

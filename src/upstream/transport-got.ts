@@ -1,6 +1,6 @@
 /**
  * The got transport (UPSTREAM_HTTP_CLIENT=got, the default): got is the
- * design's HTTP client. One instance with keep-alive agents; got's own
+ * project's HTTP client from the start. One instance with keep-alive agents; got's own
  * retries and redirects are off, since resilience.ts decides what is sent
  * again and the key must never travel elsewhere.
  */

@@ -3,8 +3,8 @@
  * URL, the headers and the JSON body, and runs resilience.ts around each
  * attempt; a transport sends what it is given and hands back the status, the
  * headers and the body as text. Two implement it, chosen by
- * UPSTREAM_HTTP_CLIENT: got (transport-got.ts, the design's client and the
- * default) and bare node:http (transport-node.ts, about 5x less CPU per call;
+ * UPSTREAM_HTTP_CLIENT: got (transport-got.ts, the project's first client and
+ * the default) and bare node:http (transport-node.ts, about 5x less CPU per call;
  * figures in bench/README.md). Both keep the same promises, which the
  * upstream tests check against each:
  * - keep-alive sockets (at most 256 per origin), no retries, no redirects;
@@ -15,6 +15,9 @@
  * - failures become `UpstreamTimeoutError` or `UpstreamConnectionError`,
  *   which carry the route and at most a system code: never the request
  *   options, which hold the Authorization header.
+ * They differ in two things: got asks for compressed answers and
+ * decompresses them, node asks for none; node refuses an answer over
+ * MAX_BODY_CHARS.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
@@ -60,8 +63,8 @@ export interface TransportOptions {
 
 /**
  * No answer of the payments API comes near this: a larger one is a broken upstream or proxy,
- * refused as a connection failure before it can fill the heap (a string past V8's limit would
- * throw where nothing catches it, and end the process).
+ * refused as a connection failure. It is there so that a string past V8's limit never throws
+ * where nothing catches it (which would end the process), not to bound memory tightly.
  */
 export const MAX_BODY_CHARS = 64 * 1024 * 1024;
 
