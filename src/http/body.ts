@@ -49,9 +49,11 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
   res.end(text);
 }
 
-/** How long the rest of a refused body is read and thrown away before the connection is cut. */
-// A second: at half that, a client on a loaded machine sometimes had not read the answer yet, and
-// the reset of the cut discarded it (status 0 in test/security/http-edge.test.ts under load).
+/**
+ * How long the rest of a refused body is read and thrown away before the connection is cut. At
+ * half a second, a client on a loaded machine had sometimes not read the answer yet, and the
+ * reset of the cut discarded it.
+ */
 const DRAIN_MS = 1_000;
 
 /**
