@@ -4,19 +4,14 @@
  * retries and redirects are off, since resilience.ts decides what is sent
  * again and the key must never travel elsewhere.
  */
-import http from 'node:http';
-import https from 'node:https';
 import got, { RequestError, TimeoutError } from 'got';
 import { UpstreamConnectionError, UpstreamTimeoutError } from './errors.js';
-import { defaultHeaders, MAX_SOCKETS, type Transport, type TransportOptions, type TransportRequest } from './transport.js';
+import { defaultHeaders, keepAliveAgents, type Transport, type TransportOptions, type TransportRequest } from './transport.js';
 
 export function createGotTransport(options: TransportOptions): Transport {
-  const agent = {
-    http: new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
-    https: new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
-  };
+  const pool = keepAliveAgents();
   const instance = got.extend({
-    agent,
+    agent: pool.agents,
     responseType: 'text',
     throwHttpErrors: false,
     // got never retries: resilience.ts does, only for repeatable calls and within the deadline.
@@ -44,10 +39,7 @@ export function createGotTransport(options: TransportOptions): Transport {
         throw gotFailure(error, req);
       }
     },
-    close: () => {
-      agent.http.destroy();
-      agent.https.destroy();
-    },
+    close: pool.destroy,
   };
 }
 

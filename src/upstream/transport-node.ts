@@ -14,21 +14,15 @@
 import http from 'node:http';
 import https from 'node:https';
 import { UpstreamConnectionError, UpstreamTimeoutError } from './errors.js';
-import { defaultHeaders, MAX_BODY_CHARS, MAX_SOCKETS, type Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
+import { defaultHeaders, keepAliveAgents, MAX_BODY_CHARS, type KeepAliveAgents, type Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
 
 export function createNodeTransport(options: TransportOptions): Transport {
-  const agents = {
-    http: new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
-    https: new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
-  };
+  const pool = keepAliveAgents();
   const defaults = defaultHeaders(options.userAgent);
   const maxBodyChars = options.maxBodyChars ?? MAX_BODY_CHARS;
   return {
-    send: (url, req) => send(url, req, defaults, agents, maxBodyChars),
-    close: () => {
-      agents.http.destroy();
-      agents.https.destroy();
-    },
+    send: (url, req) => send(url, req, defaults, pool.agents, maxBodyChars),
+    close: pool.destroy,
   };
 }
 
@@ -36,7 +30,7 @@ function send(
   url: URL,
   req: TransportRequest,
   defaults: Record<string, string>,
-  agents: { http: http.Agent; https: https.Agent },
+  agents: KeepAliveAgents['agents'],
   maxBodyChars: number,
 ): Promise<TransportResponse> {
   const { signal } = req;

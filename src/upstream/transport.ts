@@ -19,7 +19,8 @@
  * decompresses them, node asks for none; node refuses an answer over
  * MAX_BODY_CHARS.
  */
-import type { IncomingHttpHeaders } from 'node:http';
+import http, { type IncomingHttpHeaders } from 'node:http';
+import https from 'node:https';
 
 /** The values of UPSTREAM_HTTP_CLIENT; the first is the default. */
 export const HTTP_CLIENTS = ['got', 'node'] as const;
@@ -81,4 +82,25 @@ export function defaultHeaders(userAgent: string | undefined): Record<string, st
 }
 
 /** Both transports pool this many sockets per origin, as got's agents always did. */
-export const MAX_SOCKETS = 256;
+const MAX_SOCKETS = 256;
+
+export interface KeepAliveAgents {
+  agents: { http: http.Agent; https: https.Agent };
+  /** Destroys the pooled sockets: the transport's `close`. */
+  destroy(): void;
+}
+
+/** The keep-alive agents a transport pools its sockets in, one per protocol. */
+export function keepAliveAgents(): KeepAliveAgents {
+  const agents = {
+    http: new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
+    https: new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
+  };
+  return {
+    agents,
+    destroy: () => {
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
+}
