@@ -50,21 +50,30 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
 }
 
 /**
- * How long the rest of a refused body is read and thrown away before the connection is cut. At
- * half a second, a client on a loaded machine had sometimes not read the answer yet, and the
- * reset of the cut discarded it.
+ * How long a refused connection lingers at most: the rest of the body is read and thrown away
+ * until the client closes its side, or until this passes (nginx waits as long for more of a
+ * refused body: `lingering_timeout`).
  */
-const DRAIN_MS = 1_000;
+const LINGER_MS = 5_000;
 
 /**
- * After a 413: the answer goes out with `connection: close`, the rest of the
- * body is discarded (never buffered) for a moment so the client can read the
- * answer, then the socket is cut: cutting at once would reset the connection
- * under the unread answer.
+ * After a 413: the answer goes out with `connection: close`, then the connection lingers. Node
+ * ends such an answer by destroying the socket as soon as it is written (`destroySoon`); the body
+ * bytes still arriving then make the kernel reset the connection, and a client that is still
+ * sending gets EPIPE and loses the answer it had not read yet. So the write side alone is closed
+ * (the FIN is out), the rest of the body is discarded (never buffered), and the socket is cut when
+ * the client closes its side or after `LINGER_MS`.
  */
 export function closeAfterAnswer(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const socket = req.socket;
   res.once('finish', () => {
+    if (socket.destroyed) return;
+    // Node's own listener (registered by `destroySoon`); removing it leaves the socket half-open.
+    socket.removeListener('finish', socket.destroy);
+    if (socket.readableEnded) return void socket.destroy();
+    if (socket.readableEnded) return void socket.destroy();
+    socket.once('end', () => socket.destroy());
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
     req.resume();
-    setTimeout(() => req.destroy(), DRAIN_MS).unref();
   });
 }

@@ -3,8 +3,12 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newKey, startStack, type Stack } from '../support/harness.js';
 
-/** Sends raw HTTP and reads until the server closes or answers; returns the status line and whether it closed. */
-function rawRequest(url: string, head: string, bodyChunks: Buffer[], delayMs = 0): Promise<{ status: number; closed: boolean; sent: number }> {
+/**
+ * Sends raw HTTP and reads until the server closes or answers; returns the status line and whether
+ * it closed. With `readAfterMs`, the client reads nothing for that long while it goes on sending,
+ * as a busy client does.
+ */
+function rawRequest(url: string, head: string, bodyChunks: Buffer[], delayMs = 0, readAfterMs = 0): Promise<{ status: number; closed: boolean; sent: number }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
     const socket = net.connect(Number(port), hostname);
@@ -22,6 +26,10 @@ function rawRequest(url: string, head: string, bodyChunks: Buffer[], delayMs = 0
     socket.on('close', () => finish(true));
     socket.on('error', () => finish(true));
     socket.on('connect', async () => {
+      if (readAfterMs) {
+        socket.pause();
+        setTimeout(() => socket.resume(), readAfterMs);
+      }
       socket.write(head);
       for (const chunk of bodyChunks) {
         // A client that has its answer stops sending, as curl does; writing on would race the server's close.
@@ -51,6 +59,35 @@ describe('HTTP edge', () => {
     expect(result.closed).toBe(true);
     expect(result.sent).toBeLessThan(20 * 1024 * 1024);
   });
+
+  it('a client that goes on sending and reads late still gets its 413: the connection lingers, it is not reset', async () => {
+    const { pathname, host } = new URL(stack.gateway.url);
+    const head = `POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${newKey('late')}\r\nContent-Type: application/json\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`;
+    const chunk = Buffer.alloc(16 * 1024, 32);
+    // Sending for about 1.5 s before reading: a cut right after the answer resets the connection
+    // under the client's next write, and the answer is lost with it.
+    const result = await rawRequest(stack.gateway.url, head, Array.from({ length: 150 }, () => chunk), 10, 1_500);
+    expect(result.status).toBe(413);
+    expect(result.closed).toBe(true);
+  });
+
+  it('a client that never closes its side and goes on sending is cut after the lingering time', async () => {
+    const { hostname, port, pathname, host } = new URL(stack.gateway.url);
+    const socket = net.connect({ port: Number(port), host: hostname, allowHalfOpen: true });
+    const started = Date.now();
+    let text = '';
+    socket.on('data', (d) => (text += d.toString()));
+    socket.write(`POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${newKey('stays')}\r\nContent-Type: application/json\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`);
+    // It goes on sending a little, for ever: only the server's cut ends the connection.
+    const trickle = setInterval(() => socket.write(Buffer.alloc(1024, 32)), 100);
+    socket.on('error', () => {});
+    const closedAfter = await new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now() - started)));
+    clearInterval(trickle);
+    expect(text).toMatch(/^HTTP\/1\.1 413/);
+    // Half-open on the client's side, the server's is held for its lingering time (5 s), not for ever.
+    expect(closedAfter).toBeGreaterThan(3_000);
+    expect(closedAfter).toBeLessThan(15_000);
+  }, 20_000);
 
   it('a chunked body is cut at the limit while streaming', async () => {
     const { pathname, host } = new URL(stack.gateway.url);
