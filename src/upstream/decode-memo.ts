@@ -1,49 +1,92 @@
 /**
- * Items decoded before, by their exact JSON text. Most reads ask again for
- * objects that have not changed (a final transaction on every page, a
- * customer read by every request): validated once, they are not validated
- * again while they stay in the memo. Keyed by content, per model, so it can
- * only ever answer with what that very text decodes to; a changed object is
- * new text, decoded afresh. Decoded objects are shared, as the entity cache
- * shares them: nothing downstream changes them. (@apollo/subgraph defines a
- * `__typename` on an entity it returns, which is why they are not frozen;
- * the memo is per model, so that name is always the same.)
+ * Items decoded before. Most reads ask again for objects that have not
+ * changed (a final transaction on every page, a customer read by every
+ * request): validated once, they are not validated again while they stay in
+ * the memo. An entry is found by model and id, and only answers for an item
+ * that is the very same JSON value as the one it was decoded from (compared
+ * field by field, keys in order), so it can only ever answer with what that
+ * item decodes to; a changed object is decoded afresh. Because the answer
+ * depends on content alone, one memo serves every API key: an entry gives a
+ * caller nothing it did not just receive. Decoded objects are shared, as the
+ * entity cache shares them: nothing downstream changes them. (@apollo/subgraph
+ * defines a `__typename` on an entity it returns, which is why they are not
+ * frozen; the memo is per model, so that name is always the same.)
+ *
+ * Looking an item up costs a walk over it and no allocation worth the name;
+ * the JSON text is written only when an item is remembered, after a
+ * validation that costs far more.
  */
 import { LRUCache } from 'lru-cache';
 
-/** Larger items are decoded every time: their text would cost more memory than their decoding costs CPU. */
+/** Larger items are decoded every time: keeping them would cost more memory than their decoding costs CPU. */
 const MAX_ITEM_CHARS = 8_192;
-/** The memo's bound in bytes, all models together, counting each item's text twice (the key, and the object decoded from it). */
+/** The memo's bound in bytes, all models together, estimated as four bytes per character of an item's JSON text (the item kept, and the object decoded from it). */
 const MAX_BYTES = 16 * 1024 * 1024;
 
 export interface DecodeMemo {
-  /** The key of `item`, or undefined when it is not worth remembering. */
-  keyOf(item: unknown): string | undefined;
-  get(model: object, key: string): unknown;
-  set(model: object, key: string, decoded: unknown): void;
+  /** What `item` decoded to before under `model`, when it is the same JSON value as then; else undefined. */
+  get(model: object, item: unknown): unknown;
+  /** Remembers what `item` decoded to under `model`, when it is worth it. */
+  set(model: object, item: unknown, decoded: unknown): void;
+}
+
+interface Entry {
+  /** The item as parsed from the upstream's JSON: what a later item must equal. */
+  source: unknown;
+  decoded: object;
+  bytes: number;
 }
 
 export function createDecodeMemo(maxItems: number): DecodeMemo {
-  const memo = new LRUCache<string, object>({ max: maxItems, maxSize: MAX_BYTES, sizeCalculation: (_value, key) => key.length * 4 });
+  const memo = new LRUCache<string, Entry>({ max: maxItems, maxSize: MAX_BYTES, sizeCalculation: (entry) => entry.bytes });
   const modelIds = new WeakMap<object, number>();
   let models = 0;
-  const idOf = (model: object) => {
-    let id = modelIds.get(model);
-    if (id === undefined) modelIds.set(model, (id = ++models));
-    return id;
+  const keyOf = (model: object, item: unknown): string | undefined => {
+    if (typeof item !== 'object' || item === null) return undefined;
+    const id = (item as { id?: unknown }).id;
+    if (typeof id !== 'number' || !Number.isSafeInteger(id)) return undefined;
+    let modelId = modelIds.get(model);
+    if (modelId === undefined) modelIds.set(model, (modelId = ++models));
+    return `${modelId}:${id}`;
   };
   return {
-    keyOf(item) {
-      if (typeof item !== 'object' || item === null) return undefined;
-      const text = JSON.stringify(item);
-      // A body parsed losslessly (decode.ts) holds number objects, written here as objects that a
-      // plain body could also send: such items are decoded every time rather than share a key.
-      if (text.length > MAX_ITEM_CHARS || text.includes('"isLosslessNumber"')) return undefined;
-      return text;
+    get(model, item) {
+      const key = keyOf(model, item);
+      const entry = key === undefined ? undefined : memo.get(key);
+      return entry !== undefined && sameJson(entry.source, item) ? entry.decoded : undefined;
     },
-    get: (model, key) => memo.get(`${idOf(model)}:${key}`),
-    set(model, key, decoded) {
-      if (typeof decoded === 'object' && decoded !== null) memo.set(`${idOf(model)}:${key}`, decoded);
+    set(model, item, decoded) {
+      const key = keyOf(model, item);
+      if (key === undefined || typeof decoded !== 'object' || decoded === null) return;
+      const text = JSON.stringify(item);
+      // A body parsed losslessly (decode.ts) holds number objects: such items are decoded every time.
+      if (text.length > MAX_ITEM_CHARS || text.includes('"isLosslessNumber"')) return;
+      memo.set(key, { source: item, decoded, bytes: text.length * 4 });
     },
   };
+}
+
+/**
+ * Whether two values parsed from JSON are the same JSON value: same types,
+ * same numbers (`Object.is`, so `-0` is not `0`), same strings, arrays of
+ * the same items, objects of the same keys in the same order with the same
+ * prototype (a lossless-json number object is never a plain object).
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return Object.is(a, b);
+  if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    if (a.length !== other.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], other[i])) return false;
+    return true;
+  }
+  const keys = Object.keys(a);
+  const otherKeys = Object.keys(b);
+  if (keys.length !== otherKeys.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (key !== otherKeys[i] || !sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false;
+  }
+  return true;
 }

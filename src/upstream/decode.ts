@@ -36,7 +36,7 @@ export interface ResourceShape<T> {
   /** Plural wire name, e.g. `transactions` (envelope key `v1/transactions`). */
   plural: string;
   model: z.ZodType<T>;
-  /** Items this shape decoded before, by their text (decode-memo.ts); none, every item is validated. */
+  /** Items this shape decoded before (decode-memo.ts); without one, every item is validated. */
   memo?: DecodeMemo;
 }
 
@@ -146,14 +146,11 @@ function validate<T>(item: unknown, shape: ResourceShape<T>, at: string, ctx: Up
 
 /** The item decoded, or the error naming where it failed (returned, not thrown, so a list can keep its other items). */
 function check<T>(item: unknown, shape: ResourceShape<T>, at: string, ctx: UpstreamErrorInit): T | UpstreamInvalidResponseError {
-  const key = shape.memo?.keyOf(item);
-  if (key !== undefined) {
-    const known = shape.memo!.get(shape.model, key);
-    if (known !== undefined) return known as T;
-  }
+  const known = shape.memo?.get(shape.model, item);
+  if (known !== undefined) return known as T;
   const parsed = shape.model.safeParse(withAmounts(item, moneyKeysOf.get(shape.model)));
   if (parsed.success) {
-    if (key !== undefined) shape.memo!.set(shape.model, key, parsed.data);
+    shape.memo?.set(shape.model, item, parsed.data);
     return parsed.data;
   }
   const id = idOf(item);

@@ -1,10 +1,10 @@
 /**
- * The decode memo (src/upstream/decode-memo.ts): an item whose JSON text was
- * decoded before is not validated again, and the memo can only ever answer
- * with what that very text decodes to.
+ * The decode memo (src/upstream/decode-memo.ts): an item that is the same
+ * JSON value as one decoded before is not validated again, and the memo can
+ * only ever answer with what that very value decodes to.
  */
 import { describe, expect, it } from 'vitest';
-import { createDecodeMemo } from '../../src/upstream/decode-memo.js';
+import { createDecodeMemo, sameJson } from '../../src/upstream/decode-memo.js';
 import { decodePage, parseJsonBody, resourceShape } from '../../src/upstream/decode.js';
 import { UpstreamInvalidResponseError } from '../../src/upstream/errors.js';
 import { payoutModel, transactionModel } from '../../src/upstream/models.js';
@@ -67,10 +67,47 @@ describe('decode memo', () => {
   it('holds a bounded number of bytes, whatever the count allows', () => {
     const big = createDecodeMemo(2_000);
     const model = {};
-    // 8,000-character items count 32,000 bytes each: 600 of them are over the 16 MB bound.
-    const key = (i: number) => `${String(i).padStart(8, '0')}${'x'.repeat(7_992)}`;
-    for (let i = 0; i < 600; i++) big.set(model, key(i), { i });
-    expect(big.get(model, key(0))).toBeUndefined();
-    expect(big.get(model, key(599))).toEqual({ i: 599 });
+    // Items of about 8,000 characters count 32,000 bytes each: 600 of them are over the 16 MB bound.
+    const item = (id: number) => ({ id, text: 'x'.repeat(7_980) });
+    for (let i = 0; i < 600; i++) big.set(model, item(i), { i });
+    expect(big.get(model, item(0))).toBeUndefined();
+    expect(big.get(model, item(599))).toEqual({ i: 599 });
+  });
+
+  it('answers only for the same value: a changed field, key order or number under the same id is a miss, and the new value then hits', () => {
+    const small = createDecodeMemo(10);
+    const model = {};
+    small.set(model, { id: 1, status: 'pending', meta: { a: 1, b: [1, 2] } }, { decoded: 'first' });
+    expect(small.get(model, { id: 1, status: 'pending', meta: { a: 1, b: [1, 2] } })).toEqual({ decoded: 'first' });
+    expect(small.get(model, { id: 1, status: 'pending', meta: { a: 1, b: [1, 3] } })).toBeUndefined();
+    expect(small.get(model, { id: 1, status: 'pending', meta: { b: [1, 2], a: 1 } })).toBeUndefined();
+    expect(small.get(model, { id: 1, status: 'pending', meta: { a: 1, b: [1, 2], c: null } })).toBeUndefined();
+    expect(small.get({}, { id: 1, status: 'pending', meta: { a: 1, b: [1, 2] } })).toBeUndefined();
+    small.set(model, { id: 1, status: 'canceled', meta: {} }, { decoded: 'second' });
+    expect(small.get(model, { id: 1, status: 'canceled', meta: {} })).toEqual({ decoded: 'second' });
+    expect(small.get(model, { id: 1, status: 'pending', meta: { a: 1, b: [1, 2] } })).toBeUndefined();
+  });
+
+  it('remembers nothing for an item without a whole-number id', () => {
+    const small = createDecodeMemo(10);
+    const model = {};
+    for (const item of [{ id: '1' }, { id: 1.5 }, { name: 'x' }]) {
+      small.set(model, item, { ok: true });
+      expect(small.get(model, item)).toBeUndefined();
+    }
+  });
+
+  it('compares JSON values exactly', () => {
+    expect(sameJson({ a: [1, { b: 'x' }], c: null }, { a: [1, { b: 'x' }], c: null })).toBe(true);
+    expect(sameJson(0, -0)).toBe(false);
+    expect(sameJson('1', 1)).toBe(false);
+    expect(sameJson([], {})).toBe(false);
+    expect(sameJson({ 0: 'a' }, ['a'])).toBe(false);
+    expect(sameJson(null, {})).toBe(false);
+    expect(sameJson({ a: undefined }, {})).toBe(false);
+    class NumberObject {
+      constructor(readonly value: string) {}
+    }
+    expect(sameJson({ value: '1' }, new NumberObject('1'))).toBe(false);
   });
 });
