@@ -5,17 +5,19 @@
  * child process of its own and only its CPU is counted (utime + stime from
  * /proc/<pid>/stat); the emulator runs in another, the client here.
  *
- * Four servers: the peer; the gateway with its entity cache off and the
+ * Five servers: the peer; the gateway with its entity cache off and the
  * currency TTL at 0 ("cold": no help from any cache); the same cold gateway
  * over the node:http transport (UPSTREAM_HTTP_CLIENT=node) instead of got,
  * so one run shows what the transport alone costs; the gateway as deployed
- * ("warm": entity cache on, filled by the warm-up). The 50 transactions are
- * canceled first, so they are final and may be cached.
+ * ("warm": entity cache on, filled by the warm-up), over got and over
+ * node:http. The 50 transactions are canceled first, so they are final and
+ * may be cached.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
+import ts from 'typescript';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/support/ports.js';
 import { factories } from '../test/support/factories.js';
@@ -33,6 +35,7 @@ const OPTIONS = {
   concurrency: { type: 'string', default: process.env.BENCH_CONCURRENCY ?? '10' },
   'concurrent-ops': { type: 'string', default: process.env.BENCH_CONCURRENT_OPS ?? '600' },
   'cpu-prof': { type: 'string' },
+  'from-source': { type: 'boolean', default: false },
 } as const;
 
 interface Settings {
@@ -43,16 +46,18 @@ interface Settings {
   concurrentOps: number;
   /** Directory for the servers' V8 CPU profiles (node --cpu-prof), written when they stop. */
   cpuProfDir: string | null;
+  /** Run the TypeScript sources under tsx, as `npm start` does, rather than the built JavaScript. */
+  fromSource: boolean;
 }
 
 function readSettings(argv: string[]): Settings {
   const { values } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false });
-  const num = (name: Exclude<keyof typeof OPTIONS, 'cpu-prof'>, min: number) => {
+  const num = (name: Exclude<keyof typeof OPTIONS, 'cpu-prof' | 'from-source'>, min: number) => {
     const value = Number(values[name]);
     if (!Number.isFinite(value) || value < min) throw new Error(`--${name} must be a number >= ${min}`);
     return Math.floor(value);
   };
-  return { latencyMs: num('latency', 0), iterations: num('iterations', 1), warmup: num('warmup', 0), concurrency: num('concurrency', 1), concurrentOps: num('concurrent-ops', 1), cpuProfDir: values['cpu-prof'] ?? null };
+  return { latencyMs: num('latency', 0), iterations: num('iterations', 1), warmup: num('warmup', 0), concurrency: num('concurrency', 1), concurrentOps: num('concurrent-ops', 1), cpuProfDir: values['cpu-prof'] ?? null, fromSource: values['from-source'] };
 }
 
 export const peerBench: Bench = {
@@ -65,6 +70,7 @@ export const peerBench: Bench = {
     '--concurrency <c>      workers of the throughput run (env BENCH_CONCURRENCY, default 10)',
     '--concurrent-ops <n>   operations of the throughput run (env BENCH_CONCURRENT_OPS, default 600)',
     '--cpu-prof <dir>       write each server\'s V8 CPU profiles under <dir>/<server>/ (summarise the largest: npx tsx bench/profile-summary.ts <file>)',
+    '--from-source          run the gateways and the peer from their TypeScript under tsx, as `npm start` does, instead of built JavaScript on plain node as the Dockerfile does',
   ],
   run: async (argv) => runPeerBench(readSettings(argv)),
 };
@@ -96,10 +102,29 @@ function gatewayNodeFlags(): string[] {
   return start.split(/\s+/).filter((word) => /^--max-(semi|old)-space-size=\d+$/.test(word));
 }
 
+/**
+ * The servers' entry points. As deployed, by default: the gateway is `npm run build`'s
+ * dist/main.js, which the Dockerfile runs, and the peer is transpiled the same way
+ * (TypeScript to JavaScript, one file, under node_modules/.cache so it finds its packages);
+ * both run on plain node, with no tsx loader on their module paths. `--from-source` runs both
+ * from their TypeScript under tsx instead, as `npm start` runs the gateway.
+ */
+function entryPoints(fromSource: boolean): { gateway: string; peer: string } {
+  if (fromSource) return { gateway: 'src/main.ts', peer: 'bench/peer/server.ts' };
+  execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const source = readFileSync(`${ROOT}/bench/peer/server.ts`, 'utf8');
+  const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+  const dir = `${ROOT}/node_modules/.cache/bench-peer`;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(`${dir}/server.mjs`, outputText);
+  return { gateway: 'dist/main.js', peer: `${dir}/server.mjs` };
+}
+
 async function startServer(name: string, script: string, env: Record<string, string>, port: number, profDir: string | null, nodeFlags: string[] = []): Promise<Server> {
-  // One directory per server: tsx's loader thread writes a profile of its own beside the main thread's (the larger one).
+  // One directory per server: under tsx, its loader thread writes a profile of its own beside the main thread's (the larger one).
   const profile = profDir ? ['--cpu-prof', '--cpu-prof-dir', `${profDir}/${name.replace(/\W+/g, '-').replace(/-$/, '')}`] : [];
-  const child = spawn(process.execPath, [...nodeFlags, ...profile, '--import', 'tsx', script], {
+  const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...nodeFlags, ...profile, ...loader, script], {
     cwd: ROOT,
     // As deployed: graphql-js, for one, skips its development-only checks in production.
     env: { ...process.env, ...env, NODE_ENV: 'production', LOG_LEVEL: 'silent' },
@@ -238,17 +263,20 @@ async function runPeerBench(s: Settings): Promise<void> {
       // One key sends every operation: the per-key rate limit would measure itself.
       RATE_LIMIT_PER_MINUTE: '0',
     });
-    const [p1, p2, p3, p4] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const [p1, p2, p3, p4, p5] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
     const cold = { ENTITY_CACHE: 'false', CURRENCY_CACHE_TTL_MS: '0' };
-    servers.push(await startServer('peer (datasource-rest)', 'bench/peer/server.ts', { PEER_PORT: String(p1), PAYMENTS_API_URL: emulator.url }, p1, s.cpuProfDir));
-    servers.push(await startServer('gateway, cold (no cache)', 'src/main.ts', gateway(p2, cold), p2, s.cpuProfDir, gatewayNodeFlags()));
-    servers.push(await startServer('gateway, cold, node transport', 'src/main.ts', gateway(p4, { ...cold, UPSTREAM_HTTP_CLIENT: 'node' }), p4, s.cpuProfDir, gatewayNodeFlags()));
-    servers.push(await startServer('gateway, warm (entity cache)', 'src/main.ts', gateway(p3, {}), p3, s.cpuProfDir, gatewayNodeFlags()));
+    const entry = entryPoints(s.fromSource);
+    servers.push(await startServer('peer (datasource-rest)', entry.peer, { PEER_PORT: String(p1), PAYMENTS_API_URL: emulator.url }, p1, s.cpuProfDir));
+    servers.push(await startServer('gateway, cold (no cache)', entry.gateway, gateway(p2, cold), p2, s.cpuProfDir, gatewayNodeFlags()));
+    servers.push(await startServer('gateway, cold, node transport', entry.gateway, gateway(p4, { ...cold, UPSTREAM_HTTP_CLIENT: 'node' }), p4, s.cpuProfDir, gatewayNodeFlags()));
+    servers.push(await startServer('gateway, warm (entity cache)', entry.gateway, gateway(p3, {}), p3, s.cpuProfDir, gatewayNodeFlags()));
+    servers.push(await startServer('gateway, warm, node transport', entry.gateway, gateway(p5, { UPSTREAM_HTTP_CLIENT: 'node' }), p5, s.cpuProfDir, gatewayNodeFlags()));
 
     console.log('# peer bench: the gateway beside the hand-written alternative');
     console.log(machineLine());
     console.log(codeLine());
     console.log(`the gateways run with ${gatewayNodeFlags().join(' ') || 'no V8 flags'}, as \`npm start\` and the Dockerfile run it; the peer with Node's defaults`);
+    console.log(s.fromSource ? 'gateways and peer from their TypeScript under tsx, as `npm start` runs the gateway' : `gateways from ${entry.gateway} (npm run build), as the Dockerfile runs it; the peer transpiled the same way; both on plain node`);
     console.log(`L = ${s.latencyMs} ms per upstream request; ${s.warmup} warm-up + ${s.iterations} iterations at concurrency 1, then ${s.concurrentOps} operations at concurrency ${s.concurrency}`);
     console.log(`seed: ${SEED.customers} customers, ${SEED.transactions} canceled (final) transactions spread over them; one sandbox key`);
     console.log('each server and the emulator in its own process; CPU = utime + stime of the serving process only, all its threads; "off the main thread" is what its other threads used (the garbage collector\'s helpers, mostly)');
