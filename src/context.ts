@@ -96,7 +96,10 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
     loaders: createLoaders(api, entityCache, observability.loadersFor(telemetry)),
     pagination: deps.config.pagination,
     limits: deps.config.limits,
-    logger: telemetry.logger,
+    // Read on use: the operation's logger is built the first time something logs.
+    get logger() {
+      return telemetry.logger;
+    },
     telemetry,
     entityCache,
     idempotency: {

@@ -93,7 +93,8 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
       throw error;
     }
     const sdlAllowed = !production || (routerSharedSecret === null ? caller !== null : fromRouter(req));
-    return { ...context, authenticated: caller !== null, sdlAllowed };
+    // Added in place: a copy would read the context's lazy logger and build it.
+    return Object.assign(context, { authenticated: caller !== null, sdlAllowed });
   };
 
   return async function handleGraphQL(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {

@@ -119,7 +119,7 @@ export class Observability {
         this.metrics?.upstreamDuration.observe({ route: pattern, method, status_class: statusLabel }, seconds);
         const failed = 'failure' in result || result.status >= 500;
         endSpan(span, failed, 'status' in result ? { 'http.response.status_code': result.status } : { 'error.type': result.failure });
-        operation?.logger.debug({ upstream: `${method} ${pattern}`, attempt, status: statusLabel, ms: Math.round(seconds * 1000) }, 'upstream call');
+        if (operation?.debugging) operation.logger.debug({ upstream: `${method} ${pattern}`, attempt, status: statusLabel, ms: Math.round(seconds * 1000) }, 'upstream call');
       },
     };
   }

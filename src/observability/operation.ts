@@ -29,7 +29,6 @@ export interface OperationStart {
 
 export class OperationTelemetry {
   readonly requestId: string;
-  readonly logger: Logger;
   /** The operation's span in its trace: upstream calls are its children. */
   readonly traceContext: TraceContext;
   private readonly span: Span | null;
@@ -39,11 +38,12 @@ export class OperationTelemetry {
   private outcome: OperationOutcome = 'rejected';
   private codes: string[] = [];
   private ended = false;
+  private child: Logger | null = null;
 
   constructor(
     private readonly metrics: GatewayMetrics | null,
     tracing: Tracing,
-    logger: Logger,
+    private readonly parentLogger: Logger,
     start: OperationStart,
   ) {
     const parent = callerContext(start.headers);
@@ -52,7 +52,19 @@ export class OperationTelemetry {
     this.traceContext = context;
     this.requestId = pickRequestId(start.freshId ? undefined : start.headers['x-request-id'], traceIdOf(context));
     span?.setAttribute('gateway.request_id', this.requestId);
-    this.logger = logger.child({ requestId: this.requestId });
+  }
+
+  /**
+   * The operation's logger: every line carries its request id. Built on first use: a pino
+   * child serialises its bindings when made, and most operations log nothing.
+   */
+  get logger(): Logger {
+    return (this.child ??= this.parentLogger.child({ requestId: this.requestId }));
+  }
+
+  /** Whether debug lines are written: the ones written for every operation and upstream call are built only then. */
+  get debugging(): boolean {
+    return this.parentLogger.isLevelEnabled('debug');
   }
 
   /** Known once the document is parsed and its operation chosen. */
@@ -90,7 +102,7 @@ export class OperationTelemetry {
       for (const code of this.codes) this.metrics.operationErrors.inc({ code });
     }
     endSpan(this.span, this.outcome === 'error', this.codes.length > 0 ? { 'graphql.error.codes': [...new Set(this.codes)] } : {});
-    this.logger.debug({ operation: this.name, type: this.type, outcome: this.outcome, ms: Math.round(seconds * 1000) }, 'operation finished');
+    if (this.debugging) this.logger.debug({ operation: this.name, type: this.type, outcome: this.outcome, ms: Math.round(seconds * 1000) }, 'operation finished');
   }
 }
 
