@@ -72,17 +72,36 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   return {
     httpClient,
     forKey(apiKey, scope = {}) {
-      const caller = createHash('sha256').update(apiKey).digest('base64url').slice(0, 22);
-      const fetch = createFetch((call, opts) => request(transport, resilience, { baseUrl, apiKey, caller, scope, observer: resilience.observer }, call, opts), memo);
+      // Made on use, as the resources below: an operation the entity cache answers makes no call.
+      let caller: string | undefined;
+      const callerOf = () => (caller ??= createHash('sha256').update(apiKey).digest('base64url').slice(0, 22));
+      const fetch = createFetch((call, opts) => request(transport, resilience, { baseUrl, apiKey, caller: callerOf(), scope, observer: resilience.observer }, call, opts), memo);
+      const made: Partial<PaymentsApi> = {};
       return {
-        transactions: transactions(fetch),
-        payouts: payouts(fetch),
-        customers: customers(fetch),
-        currencies: currencies(fetch),
-        webhooks: webhooks(fetch),
-        events: events(fetch),
-        logs: logs(fetch),
-        accounts: accounts(fetch),
+        get transactions() {
+          return (made.transactions ??= transactions(fetch));
+        },
+        get payouts() {
+          return (made.payouts ??= payouts(fetch));
+        },
+        get customers() {
+          return (made.customers ??= customers(fetch));
+        },
+        get currencies() {
+          return (made.currencies ??= currencies(fetch));
+        },
+        get webhooks() {
+          return (made.webhooks ??= webhooks(fetch));
+        },
+        get events() {
+          return (made.events ??= events(fetch));
+        },
+        get logs() {
+          return (made.logs ??= logs(fetch));
+        },
+        get accounts() {
+          return (made.accounts ??= accounts(fetch));
+        },
       };
     },
     breakerStates: () => resilience.breakerStates(),
