@@ -156,28 +156,65 @@ function cachedById<K extends Exclude<EntityKind, 'currencies'>>(
 const decoded = <T>(items: readonly ListItem<T>[]): T[] => items.filter((item): item is T => !(item instanceof UpstreamInvalidResponseError));
 
 export function createLoaders(api: PaymentsApi, cache: EntityCacheScope, stats?: LoaderHooks): Loaders {
-  const currencyById = cachedById(cache, 'currency', stats, (id) => api.currencies.retrieve(id), 'currencyById');
-  const currencies = loader<'all', ListItem<CurrencyModel>[]>('currencies', stats, async (keys) => {
-    const [list] = await cache.load('currencies', ['all'], async () => {
-      const items = await api.currencies.list();
-      // Every good item is a read by id already made: kept for later operations too.
-      await cache.put('currency', decoded(items).map((c) => ({ id: c.id, value: c })));
-      return items;
-    });
-    if (Array.isArray(list)) for (const c of decoded(list)) currencyById.prime(c.id, c);
-    return keys.map(() => list ?? []);
-  });
-  return {
-    transaction: cachedById(cache, 'transaction', stats, (id) => api.transactions.retrieve(id)),
-    payout: cachedById(cache, 'payout', stats, (id) => api.payouts.retrieve(id)),
-    customer: cachedById(cache, 'customer', stats, (id) => api.customers.retrieve(id)),
-    webhook: byId('webhook', stats, (id) => api.webhooks.retrieve(id)),
-    event: byId('event', stats, (id) => api.events.retrieve(id)),
-    log: byId('log', stats, (id) => api.logs.retrieve(id)),
-    currencyById,
-    // The spec reads currencies by id only: a lookup by ISO code needs the list.
-    currencyByIso: loader<string, CurrencyModel | null>('currencyByIso', stats, async (isos) => {
-      const list = await currencies.load('all');
+  return new OperationLoaders(api, cache, stats);
+}
+
+/**
+ * One operation's loaders, each made the first time it is read: an operation
+ * uses a few of the eleven, and each is a DataLoader with its own closures
+ * and cache map.
+ */
+class OperationLoaders implements Loaders {
+  #transaction?: Loaders['transaction'];
+  #payout?: Loaders['payout'];
+  #customer?: Loaders['customer'];
+  #webhook?: Loaders['webhook'];
+  #event?: Loaders['event'];
+  #log?: Loaders['log'];
+  #currencyById?: Loaders['currencyById'];
+  #currencyByIso?: Loaders['currencyByIso'];
+  #currencies?: Loaders['currencies'];
+  #transactionEvents?: Loaders['transactionEvents'];
+  #payoutEvents?: Loaders['payoutEvents'];
+
+  constructor(
+    private readonly api: PaymentsApi,
+    private readonly cache: EntityCacheScope,
+    private readonly stats: LoaderHooks | undefined,
+  ) {}
+
+  get transaction(): Loaders['transaction'] {
+    return (this.#transaction ??= cachedById(this.cache, 'transaction', this.stats, (id) => this.api.transactions.retrieve(id)));
+  }
+
+  get payout(): Loaders['payout'] {
+    return (this.#payout ??= cachedById(this.cache, 'payout', this.stats, (id) => this.api.payouts.retrieve(id)));
+  }
+
+  get customer(): Loaders['customer'] {
+    return (this.#customer ??= cachedById(this.cache, 'customer', this.stats, (id) => this.api.customers.retrieve(id)));
+  }
+
+  get webhook(): Loaders['webhook'] {
+    return (this.#webhook ??= byId('webhook', this.stats, (id) => this.api.webhooks.retrieve(id)));
+  }
+
+  get event(): Loaders['event'] {
+    return (this.#event ??= byId('event', this.stats, (id) => this.api.events.retrieve(id)));
+  }
+
+  get log(): Loaders['log'] {
+    return (this.#log ??= byId('log', this.stats, (id) => this.api.logs.retrieve(id)));
+  }
+
+  get currencyById(): Loaders['currencyById'] {
+    return (this.#currencyById ??= cachedById(this.cache, 'currency', this.stats, (id) => this.api.currencies.retrieve(id), 'currencyById'));
+  }
+
+  /** The spec reads currencies by id only: a lookup by ISO code needs the list. */
+  get currencyByIso(): Loaders['currencyByIso'] {
+    return (this.#currencyByIso ??= loader<string, CurrencyModel | null>('currencyByIso', this.stats, async (isos) => {
+      const list = await this.currencies.load('all');
       const failed = list.find((c): c is UpstreamInvalidResponseError => c instanceof UpstreamInvalidResponseError);
       const byIso = new Map<string, CurrencyModel>();
       for (const c of decoded(list)) if (!byIso.has(c.iso.toUpperCase())) byIso.set(c.iso.toUpperCase(), c);
@@ -186,9 +223,27 @@ export function createLoaders(api: PaymentsApi, cache: EntityCacheScope, stats?:
         // Not found among good items while one item is malformed: that one may be it, so "none" would be a guess.
         return found ?? failed ?? null;
       });
-    }),
-    currencies,
-    transactionEvents: eventsOf(api, 'transaction', stats),
-    payoutEvents: eventsOf(api, 'payout', stats),
-  };
+    }));
+  }
+
+  get currencies(): Loaders['currencies'] {
+    return (this.#currencies ??= loader<'all', ListItem<CurrencyModel>[]>('currencies', this.stats, async (keys) => {
+      const [list] = await this.cache.load('currencies', ['all'], async () => {
+        const items = await this.api.currencies.list();
+        // Every good item is a read by id already made: kept for later operations too.
+        await this.cache.put('currency', decoded(items).map((c) => ({ id: c.id, value: c })));
+        return items;
+      });
+      if (Array.isArray(list)) for (const c of decoded(list)) this.currencyById.prime(c.id, c);
+      return keys.map(() => list ?? []);
+    }));
+  }
+
+  get transactionEvents(): Loaders['transactionEvents'] {
+    return (this.#transactionEvents ??= eventsOf(this.api, 'transaction', this.stats));
+  }
+
+  get payoutEvents(): Loaders['payoutEvents'] {
+    return (this.#payoutEvents ??= eventsOf(this.api, 'payout', this.stats));
+  }
 }
