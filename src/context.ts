@@ -90,16 +90,12 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
       })
     : anonymousApi();
   const entityCache = caller ? deps.entityCache.scope(callerId, { bypass: input.bypassCache ?? false }) : uncached;
-  return {
+  return new OperationContext({
     api,
     callerId,
     loaders: createLoaders(api, entityCache, observability.loadersFor(telemetry)),
     pagination: deps.config.pagination,
     limits: deps.config.limits,
-    // Read on use: the operation's logger is built the first time something logs.
-    get logger() {
-      return telemetry.logger;
-    },
     telemetry,
     entityCache,
     idempotency: {
@@ -109,7 +105,42 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
       deadlineAt,
       observe: (outcome) => observability.idempotency(outcome),
     },
-  };
+  });
+}
+
+/**
+ * A class for one reason: its `logger` getter lives on the prototype. The
+ * operation's logger is built the first time something logs, and Apollo
+ * Server copies the context's own fields for each operation (keeping its
+ * prototype), which would read an own getter and build it. Extend a context
+ * with `Object.assign`, not a spread: a spread leaves the prototype behind.
+ */
+class OperationContext implements Context {
+  api: PaymentsApi;
+  loaders: Loaders;
+  callerId: string;
+  pagination: PaginationLimits;
+  limits: Readonly<Limits>;
+  telemetry: OperationTelemetry;
+  entityCache: EntityCacheScope;
+  idempotency: IdempotencyScope;
+  realtime?: RealtimeSource;
+
+  constructor(fields: Omit<Context, 'logger'>) {
+    this.api = fields.api;
+    this.loaders = fields.loaders;
+    this.callerId = fields.callerId;
+    this.pagination = fields.pagination;
+    this.limits = fields.limits;
+    this.telemetry = fields.telemetry;
+    this.entityCache = fields.entityCache;
+    this.idempotency = fields.idempotency;
+    if (fields.realtime) this.realtime = fields.realtime;
+  }
+
+  get logger(): Logger {
+    return this.telemetry.logger;
+  }
 }
 
 /** Stand-in client of an anonymous operation: the auth gate refuses every field that would use it. */

@@ -168,8 +168,7 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       telemetryOf.set(req, telemetry);
       res.once('close', () => telemetry.end());
       const forOperation = () => createContext(deps.context, { caller: caller as Caller, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry });
-      const contextValue: SseContext = {
-        ...forOperation(),
+      const contextValue: SseContext = Object.assign(forOperation() as SseContext, {
         realtime: realtimeSource({
           bus: deps.bus,
           reconciler: deps.reconciler,
@@ -184,7 +183,7 @@ export function createSseRoute(deps: SseDeps): SseRoute {
           },
           beforeEach: () => refreshContext(contextValue, forOperation),
         }),
-      };
+      });
       return { schema: deps.schema, document, operationName: params.operationName ?? null, variableValues: variables, contextValue };
     },
     onNext: (_ctx, req, result) => {

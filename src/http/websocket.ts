@@ -259,8 +259,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         // HTTP operation gets: an event's relations are a new read of the world.
         const forOperation = () =>
           createContext(deps.context, { caller, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry });
-        const context: Context = {
-          ...forOperation(),
+        const context: Context = Object.assign(forOperation(), {
           realtime: realtimeSource({
             bus: deps.bus,
             reconciler: deps.reconciler,
@@ -276,7 +275,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
             },
             beforeEach: () => refreshContext(context, forOperation),
           }),
-        };
+        });
         return context;
       },
       onNext: (ctx, id, _payload, _args, result) =>
