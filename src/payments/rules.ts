@@ -45,11 +45,12 @@ type StatusOf = {
 export function statusFromUpstream<T extends keyof StatusOf>(
   type: T,
   value: string | null | undefined,
-  logger: Pick<Logger, 'warn'>,
+  // The operation's context: its logger is built only when something logs (src/context.ts).
+  where: { readonly logger: Pick<Logger, 'warn'> },
 ): StatusOf[T] {
   const upper = (value ?? '').toUpperCase();
   if (KNOWN[type].has(upper)) return upper as StatusOf[T];
-  logger.warn({ what: `${type}.status`, value }, 'unknown upstream status mapped to UNKNOWN');
+  where.logger.warn({ what: `${type}.status`, value }, 'unknown upstream status mapped to UNKNOWN');
   return 'UNKNOWN' as StatusOf[T];
 }
 

@@ -119,7 +119,7 @@ export const payoutResolvers = {
   Payout: {
     __resolveReference: (ref, { loaders }) => loaders.payout.load(toUpstreamId(ref.id)),
     id: (p) => p.id,
-    status: (p, _, { logger }) => statusFromUpstream('Payout', p.status, logger),
+    status: (p, _, context) => statusFromUpstream('Payout', p.status, context),
     customer: (p, _, { loaders }, info) =>
       customerRelation(p.customer_id, info, loaders),
     currency: (p, _, { loaders }, info) =>
@@ -130,6 +130,6 @@ export const payoutResolvers = {
   },
 
   PayoutStatusHistoryEntry: {
-    status: (e, _, { logger }) => statusFromUpstream('Payout', e.status, logger),
+    status: (e, _, context) => statusFromUpstream('Payout', e.status, context),
   },
 } satisfies Resolvers;

@@ -178,7 +178,7 @@ export const transactionResolvers = {
   Transaction: {
     __resolveReference: (ref, { loaders }) => loaders.transaction.load(toUpstreamId(ref.id)),
     id: (t) => t.id,
-    status: (t, _, { logger }) => statusFromUpstream('Transaction', t.status, logger),
+    status: (t, _, context) => statusFromUpstream('Transaction', t.status, context),
     isPaid: (t) => isPaid(t.status),
     customer: (t, _, { loaders }, info) =>
       customerRelation(t.customer_id, info, loaders),
@@ -197,7 +197,7 @@ export const transactionResolvers = {
   },
 
   PaymentIntent: {
-    status: (p, _, { logger }) => statusFromUpstream('PaymentIntent', p.status, logger),
+    status: (p, _, context) => statusFromUpstream('PaymentIntent', p.status, context),
     currency: (p, _, { loaders }, info) =>
       currencyRelation(p.currency_id, info, loaders),
     ...moneyFields<PaymentIntentModel>()('amount'),
@@ -215,7 +215,7 @@ export const transactionResolvers = {
   },
 
   TransactionStatusHistoryEntry: {
-    status: (e, _, { logger }) => statusFromUpstream('Transaction', e.status, logger),
+    status: (e, _, context) => statusFromUpstream('Transaction', e.status, context),
   },
 
   TransactionTokenPayload: {

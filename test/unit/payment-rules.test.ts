@@ -47,7 +47,7 @@ describe('payment rules over every status of the schema', () => {
     const upstream = status.toLowerCase();
     it('maps from the upstream value without a warning', () => {
       const log = logger();
-      expect(statusFromUpstream('Transaction', upstream, log)).toBe(status);
+      expect(statusFromUpstream('Transaction', upstream, { logger: log })).toBe(status);
       expect(log.warn).not.toHaveBeenCalled();
     });
     it(`is ${transactionTable[status]!.paid ? '' : 'not '}paid`, () => {
@@ -64,20 +64,20 @@ describe('payment rules over every status of the schema', () => {
   describe.each(values(PayoutStatus))('payout %s', (status) => {
     it('maps from the upstream value and has its final flag', () => {
       const log = logger();
-      expect(statusFromUpstream('Payout', status.toLowerCase(), log)).toBe(status);
+      expect(statusFromUpstream('Payout', status.toLowerCase(), { logger: log })).toBe(status);
       expect(log.warn).not.toHaveBeenCalled();
       expect(isFinalPayout(status.toLowerCase())).toBe(payoutFinal[status]);
     });
   });
 
   it.each(values(PaymentIntentStatus))('payment intent %s maps from the upstream value', (status) => {
-    expect(statusFromUpstream('PaymentIntent', status.toLowerCase(), logger())).toBe(status);
+    expect(statusFromUpstream('PaymentIntent', status.toLowerCase(), { logger: logger() })).toBe(status);
   });
 
   it.each(['Transaction', 'Payout', 'PaymentIntent'] as const)('%s: an unknown upstream value is UNKNOWN and logged, never a throw', (type) => {
     for (const value of ['on_hold', '', null, undefined, 'unknown']) {
       const log = logger();
-      expect(statusFromUpstream(type, value, log)).toBe('UNKNOWN');
+      expect(statusFromUpstream(type, value, { logger: log })).toBe('UNKNOWN');
       expect(log.warn).toHaveBeenCalledTimes(1);
     }
   });
