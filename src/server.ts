@@ -16,7 +16,7 @@ import type { Config } from './config.js';
 import type { ContextDeps, UpstreamClientFactory } from './context.js';
 import { createErrorFormatter } from './errors.js';
 import { authGate, createGraphQLRoute, uncacheableAnswers, type HttpContext } from './http/graphql-route.js';
-import { isClientAbort, sendJson } from './http/body.js';
+import { ignoredAfterRefusal, isClientAbort, sendJson } from './http/body.js';
 import { healthz, readyz } from './http/health.js';
 import { createWebhookReceiver } from './http/webhook-route.js';
 import { attachSubscriptions } from './http/websocket.js';
@@ -232,6 +232,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   const metricsServer = metricsConfig.enabled && metricsConfig.port !== null ? await startMetricsServer(observability, metricsConfig.port, metricsConfig.host) : null;
 
   httpServer.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (ignoredAfterRefusal(req)) return;
     const url = new URL(req.url ?? '/', 'http://gateway');
     if (draining) res.setHeader('connection', 'close');
     // The explorer answers a browser's GET /graphql and its own assets; everything else goes on.

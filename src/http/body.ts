@@ -3,6 +3,7 @@
  * gateway (GraphQL, webhooks, health): one size rule, one content type.
  */
 import type http from 'node:http';
+import type { Socket } from 'node:net';
 
 /** A body over the limit: known from Content-Length before reading, or found while streaming. */
 export class BodyTooLarge {
@@ -55,6 +56,11 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
  * refused body: `lingering_timeout`).
  */
 const LINGER_MS = 5_000;
+/** And how much it may send meanwhile: reading at line rate for seconds is not almost nothing. */
+const LINGER_MAX_BYTES = 8 * 1024 * 1024;
+
+/** Connections answered 413, with what they had sent by then: nothing more they send is served. */
+const refused = new WeakMap<Socket, number>();
 
 /**
  * After a 413: the answer goes out with `connection: close`, then the connection lingers. Node
@@ -62,18 +68,47 @@ const LINGER_MS = 5_000;
  * bytes still arriving then make the kernel reset the connection, and a client that is still
  * sending gets EPIPE and loses the answer it had not read yet. So the write side alone is closed
  * (the FIN is out), the rest of the body is discarded (never buffered), and the socket is cut when
- * the client closes its side or after `LINGER_MS`.
+ * the client closes its side, after `LINGER_MS`, or past `LINGER_MAX_BYTES`. Requests that follow
+ * on the connection are never served (`ignoredAfterRefusal`): after `connection: close`, none may be.
  */
 export function closeAfterAnswer(req: http.IncomingMessage, res: http.ServerResponse): void {
   const socket = req.socket;
+  // At once, not when the answer is out: a request sent behind the body may be parsed before,
+  // and a body Node discards itself (once the answer is out) is never counted against the cap.
+  refused.set(socket, socket.bytesRead);
+  discard(req);
   res.once('finish', () => {
     if (socket.destroyed) return;
     // Node's own listener (registered by `destroySoon`); removing it leaves the socket half-open.
+    // Were it ever named otherwise, the socket would be cut at once, as before: no leak.
     socket.removeListener('finish', socket.destroy);
-    if (socket.readableEnded) return void socket.destroy();
     if (socket.readableEnded) return void socket.destroy();
     socket.once('end', () => socket.destroy());
     setTimeout(() => socket.destroy(), LINGER_MS).unref();
-    req.resume();
   });
+}
+
+/**
+ * A request on a connection already answered 413: thrown away unanswered (its body too, within
+ * the lingering bounds), never routed. True when it was one.
+ */
+export function ignoredAfterRefusal(req: http.IncomingMessage): boolean {
+  if (!refused.has(req.socket)) return false;
+  discard(req);
+  return true;
+}
+
+/** Whether this socket was answered 413 (closeAfterAnswer): an upgrade on it is refused too. */
+export function wasRefused(socket: Socket): boolean {
+  return refused.has(socket);
+}
+
+function discard(req: http.IncomingMessage): void {
+  const socket = req.socket;
+  const overLimit = () => socket.bytesRead - (refused.get(socket) ?? 0) > LINGER_MAX_BYTES;
+  if (overLimit()) return void socket.destroy();
+  req.on('data', () => {
+    if (overLimit()) socket.destroy();
+  });
+  req.resume();
 }

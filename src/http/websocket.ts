@@ -20,6 +20,7 @@ import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMiss
 import type { EventBus } from '../realtime/bus.js';
 import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
 import type { Reconciler } from '../realtime/reconciler.js';
+import { wasRefused } from './body.js';
 import { clientAddress } from './client-address.js';
 import { accountLookup, realtimeSource, refreshContext, streamedResult, Tally } from './realtime-session.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
@@ -104,6 +105,8 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
 
   const addressOf = clientAddress(config.limits.trustedProxies);
   const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Sent behind a body answered 413 on the same connection: nothing after it is served.
+    if (wasRefused(req.socket)) return void socket.destroy();
     const pathname = new URL(req.url ?? '/', 'http://gateway').pathname;
     if (pathname !== deps.path) return refuseUpgrade(socket, '404 Not Found');
     if (wss.clients.size >= caps.maxConnections) return refuseUpgrade(socket, '503 Service Unavailable');

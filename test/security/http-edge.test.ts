@@ -89,6 +89,52 @@ describe('HTTP edge', () => {
     expect(closedAfter).toBeLessThan(15_000);
   }, 20_000);
 
+  it('a request sent behind a refused body on the same connection is never served', async () => {
+    const { hostname, port, pathname, host } = new URL(stack.gateway.url);
+    const key = newKey('behind');
+    const mutation = JSON.stringify({ query: 'mutation { createCustomer(input: { firstname: "Behind", lastname: "Body", email: "behind@example.com" }) { customer { id } } }' });
+    const declared = 2 * 1024 * 1024;
+    await stack.resetCounts();
+    const socket = net.connect({ port: Number(port), host: hostname, allowHalfOpen: true });
+    let text = '';
+    socket.on('data', (d) => (text += d.toString()));
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n`);
+    // The whole refused body, then a mutation on the same connection, as a pipelining client sends them.
+    socket.write(Buffer.alloc(declared, 32));
+    socket.write(`POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(mutation)}\r\n\r\n${mutation}`);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    socket.destroy();
+    expect(text.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 413']);
+    expect(await stack.upstreamCalls()).toBe(0);
+  });
+
+  it('a refused connection may send only so much before it is cut', async () => {
+    const { hostname, port, pathname, host } = new URL(stack.gateway.url);
+    const socket = net.connect({ port: Number(port), host: hostname });
+    socket.pause(); // reads nothing: only the server's cut ends this
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${newKey('flood')}\r\nContent-Type: application/json\r\nContent-Length: ${200 * 1024 * 1024}\r\n\r\n`);
+    const chunk = Buffer.alloc(256 * 1024, 32);
+    const started = Date.now();
+    let ended = false;
+    void closed.then(() => (ended = true));
+    // As fast as the connection takes it, for up to 200 MB.
+    for (let sent = 0; sent < 200 * 1024 * 1024 && !ended; sent += chunk.length) {
+      if (!socket.write(chunk)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), closed]);
+    }
+    // Paused, the client sees the cut only through a write that fails: none fails if the gateway reads it all.
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 6_000))]);
+    expect(ended).toBe(true);
+    // The gateway reads 8 MB past the refusal, then cuts: the rest never leaves the client.
+    expect(socket.bytesWritten).toBeLessThan(64 * 1024 * 1024);
+    expect(Date.now() - started).toBeLessThan(4_000);
+    socket.destroy();
+  });
+
   it('a chunked body is cut at the limit while streaming', async () => {
     const { pathname, host } = new URL(stack.gateway.url);
     const head = `POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${newKey('chunked')}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
