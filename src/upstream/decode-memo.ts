@@ -58,9 +58,9 @@ export function createDecodeMemo(maxItems: number): DecodeMemo {
     set(model, item, decoded) {
       const key = keyOf(model, item);
       if (key === undefined || typeof decoded !== 'object' || decoded === null) return;
+      // A body parsed losslessly (decode.ts) has number objects for ids: keyOf leaves its items out.
       const text = JSON.stringify(item);
-      // A body parsed losslessly (decode.ts) holds number objects: such items are decoded every time.
-      if (text.length > MAX_ITEM_CHARS || text.includes('"isLosslessNumber"')) return;
+      if (text.length > MAX_ITEM_CHARS) return;
       memo.set(key, { source: item, decoded, bytes: text.length * 4 });
     },
   };

@@ -46,7 +46,7 @@ describe('decode memo', () => {
     expect(asPayout).not.toBe(asTransaction);
   });
 
-  it('keeps a body parsed losslessly out: its number objects could share a key with a plain body', () => {
+  it('keeps a body parsed losslessly out (its ids are number objects), and a plain look-alike of it is invalid', () => {
     // The same transaction with one number beyond 2^53: parsed losslessly (every number an object).
     const lossless = JSON.stringify(enveloped('transactions', [aTransaction({ id: 9 })])).replace('"amount":2500', '"amount":9007199254740993');
     // The same text with every number written as the object JSON.stringify makes of a lossless number: invalid.

@@ -82,6 +82,21 @@ describe('payment rules over every status of the schema', () => {
     }
   });
 
+  it('reads the logger only to warn: an operation\'s logger is built on first read (src/context.ts)', () => {
+    let reads = 0;
+    const log = logger();
+    const where = {
+      get logger() {
+        reads += 1;
+        return log;
+      },
+    };
+    expect(statusFromUpstream('Transaction', 'approved', where)).toBe('APPROVED');
+    expect(reads).toBe(0);
+    expect(statusFromUpstream('Transaction', 'on_hold', where)).toBe('UNKNOWN');
+    expect(reads).toBe(1);
+  });
+
   it('UNKNOWN is refused as a filter; no filter is no status', () => {
     expect(statusFilter('UNKNOWN')).toMatchObject({ ok: false });
     expect(statusFilter(undefined)).toEqual({ ok: true, value: undefined });
