@@ -11,8 +11,7 @@
  */
 import type http from 'node:http';
 import { getOperationAST, GraphQLError, type ExecutionResult, OperationTypeNode, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
-import type { Response } from 'graphql-sse';
-import { createHandler } from 'graphql-sse/lib/use/http';
+import { createHandler, type Response } from 'graphql-sse';
 import { readCaller, type Caller } from '../auth.js';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
@@ -26,6 +25,10 @@ import { setCorsHeaders } from './graphql-route.js';
 import { clientAddress } from './client-address.js';
 import type { OperationTelemetry } from '../observability/index.js';
 import { accountLookup, realtimeSource, refreshContext, streamedResult, Tally } from './realtime-session.js';
+import { serveSse } from './sse-adapter.js';
+
+/** A subscription document and its variables: the keyed GraphQL route's body limit. */
+const MAX_BODY_BYTES = 1024 * 1024;
 
 export interface SseDeps {
   schema: GraphQLSchema;
@@ -82,7 +85,7 @@ export function createSseRoute(deps: SseDeps): SseRoute {
     return caller;
   };
 
-  const handler = createHandler<SseContext>({
+  const handler = createHandler<http.IncomingMessage, { res: http.ServerResponse }, SseContext>({
     schema: deps.schema,
     // Null: no "single connection mode" (its stream tokens would be a second credential); each stream carries the key.
     authenticate: (req) => {
@@ -197,7 +200,10 @@ export function createSseRoute(deps: SseDeps): SseRoute {
     handle: (req, res) => {
       // Browsers on any origin may open a stream, as they may POST to /graphql (same bearer-key rule).
       setCorsHeaders(res);
-      return handler(req, res);
+      // Without a well-formed key the stream is refused anyway (authenticate, below): only a small body is read.
+      const caller = readCaller(req.headers.authorization, config.paymentsEnv);
+      const keyed = caller !== null && !(caller instanceof GraphQLError);
+      return serveSse(handler, req, res, keyed ? MAX_BODY_BYTES : config.limits.maxAnonymousBodyBytes);
     },
     stats: () => ({ sseStreams: open.size }),
     close() {

@@ -75,6 +75,21 @@ describe('subscriptions over SSE with the graphql-sse client', () => {
     expect(await refused(client(newKey('aliases')), `subscription { ${aliases} }`)).toBe(400);
   });
 
+  it('reads a stream request\'s body only up to the limit: a large one is a 413, and the gateway serves on', async () => {
+    const url = `http://127.0.0.1:${stack.gateway.port}/graphql`;
+    const headers = { accept: 'text/event-stream', 'content-type': 'application/json', authorization: `Bearer ${newKey('big-sse')}` };
+    // 3 MB of padding in the query: over the 1 MiB a keyed request may send.
+    const big = JSON.stringify({ query: `subscription { paymentEvent { id } } ${' '.repeat(3 * 1024 * 1024)}` });
+    const refused = await fetch(url, { method: 'POST', headers, body: big });
+    expect(refused.status).toBe(413);
+    expect(await refused.json()).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST' } }] });
+    // Without a well-formed key, the anonymous limit (16 KiB).
+    const anonymous = await fetch(url, { method: 'POST', headers: { ...headers, authorization: 'Bearer nope' }, body: JSON.stringify({ query: `subscription { paymentEvent { id } } ${' '.repeat(32 * 1024)}` }) });
+    expect(anonymous.status).toBe(413);
+    const health = await fetch(`http://127.0.0.1:${stack.gateway.port}/healthz`);
+    expect(health.status).toBe(200);
+  });
+
   it("answers FORBIDDEN in the stream for another account's transaction", async () => {
     const other = await factories(stack.emulator, newKey('owner')).transaction();
     const results = client(newKey('reader')).iterate({ query: TRANSACTION_UPDATED, variables: { id: String(other.id) } });

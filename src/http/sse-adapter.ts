@@ -1,0 +1,54 @@
+/**
+ * graphql-sse's handler on node:http, with the body read under the gateway's
+ * size rule. graphql-sse's own adapter (graphql-sse/lib/use/http) reads the
+ * whole body into a string with no bound, before any credential but the key's
+ * format is checked: a made-up key and a large body could exhaust the heap.
+ * This is that adapter, with the body read by `readBody` (src/http/body.ts)
+ * first: over the limit, a 413 and the connection closed, as on the other
+ * routes.
+ */
+import type http from 'node:http';
+import type { Handler } from 'graphql-sse';
+import { BodyTooLarge, closeAfterAnswer, readBody, sendJson } from './body.js';
+
+export type NodeSseHandler = Handler<http.IncomingMessage, { res: http.ServerResponse }>;
+
+export async function serveSse(handler: NodeSseHandler, req: http.IncomingMessage, res: http.ServerResponse, maxBodyBytes: number): Promise<void> {
+  let text = '';
+  if (req.method === 'POST') {
+    const raw = await readBody(req, maxBodyBytes);
+    if (raw instanceof BodyTooLarge) {
+      res.setHeader('connection', 'close');
+      sendJson(res, 413, { errors: [{ message: `Request body too large: at most ${maxBodyBytes} bytes.`, extensions: { code: 'BAD_REQUEST' } }] });
+      closeAfterAnswer(req, res);
+      return;
+    }
+    text = raw.toString('utf8');
+  }
+  const [body, init] = await handler({
+    method: req.method ?? 'GET',
+    url: req.url ?? '/',
+    headers: {
+      get(key) {
+        const header = req.headers[key];
+        return Array.isArray(header) ? header.join('\n') : header;
+      },
+    },
+    body: () => Promise.resolve(text),
+    raw: req,
+    context: { res },
+  });
+  res.writeHead(init.status, init.statusText, init.headers);
+  if (!body || typeof body === 'string') return new Promise((resolve) => res.end(body, () => resolve()));
+  res.once('close', body.return);
+  for await (const value of body) {
+    const closed = await new Promise<boolean>((resolve, reject) => {
+      // The response's close event may come late.
+      if (!res.writable) resolve(true);
+      else res.write(value, (error) => (error ? reject(error) : resolve(false)));
+    });
+    if (closed) break;
+  }
+  res.off('close', body.return);
+  return new Promise((resolve) => res.end(resolve));
+}
