@@ -231,8 +231,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   if (metricsConfig.enabled && metricsConfig.port === null) routes['/metrics'] = observability.metricsRoute();
   const metricsServer = metricsConfig.enabled && metricsConfig.port !== null ? await startMetricsServer(observability, metricsConfig.port, metricsConfig.host) : null;
 
-  httpServer.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    if (ignoredAfterRefusal(req)) return;
+  const serve = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://gateway');
     if (draining) res.setHeader('connection', 'close');
     // The explorer answers a browser's GET /graphql and its own assets; everything else goes on.
@@ -251,6 +250,14 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       if (!res.headersSent) sendJson(res, 500, { errors: [{ message: 'Internal server error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
       else res.destroy();
     });
+  };
+
+  httpServer.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (ignoredAfterRefusal(req)) return;
+    // A request pipelined behind others runs when its answer's turn comes, not when it is parsed:
+    // Node never gives that turn to one queued behind an answer that closes the connection (a 413).
+    if (res.socket) serve(req, res);
+    else res.once('socket', () => serve(req, res));
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -58,6 +58,8 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
 const LINGER_MS = 5_000;
 /** And how much it may send meanwhile: reading at line rate for seconds is not almost nothing. */
 const LINGER_MAX_BYTES = 8 * 1024 * 1024;
+/** How often that is checked besides on each body chunk: bytes between requests make no chunk. */
+const LINGER_CHECK_MS = 20;
 
 /** Connections answered 413, with what they had sent by then: nothing more they send is served. */
 const refused = new WeakMap<Socket, number>();
@@ -67,34 +69,48 @@ const refused = new WeakMap<Socket, number>();
  * ends such an answer by destroying the socket as soon as it is written (`destroySoon`); the body
  * bytes still arriving then make the kernel reset the connection, and a client that is still
  * sending gets EPIPE and loses the answer it had not read yet. So the write side alone is closed
- * (the FIN is out), the rest of the body is discarded (never buffered), and the socket is cut when
- * the client closes its side, after `LINGER_MS`, or past `LINGER_MAX_BYTES`. Requests that follow
- * on the connection are never served (`ignoredAfterRefusal`): after `connection: close`, none may be.
+ * (the FIN is out) and the rest of the body is discarded (never buffered). The socket is cut when
+ * the client closes its side, when the refused body has ended and the answer is out (nothing
+ * legitimate follows it), after `LINGER_MS`, or past `LINGER_MAX_BYTES`, whichever comes first.
+ * A request sent behind the refused body is never served: after `connection: close` none may be
+ * (server.ts routes a request only once its answer has the socket, which Node never gives one
+ * queued behind such an answer; `ignoredAfterRefusal` cuts the connection when one arrives).
  */
 export function closeAfterAnswer(req: http.IncomingMessage, res: http.ServerResponse): void {
   const socket = req.socket;
   // At once, not when the answer is out: a request sent behind the body may be parsed before,
   // and a body Node discards itself (once the answer is out) is never counted against the cap.
   refused.set(socket, socket.bytesRead);
-  discard(req);
+  const cut = () => socket.destroy();
+  const timer = setTimeout(cut, LINGER_MS);
+  const watch = setInterval(() => overLimit(socket) && cut(), LINGER_CHECK_MS);
+  socket.once('close', () => {
+    clearTimeout(timer);
+    clearInterval(watch);
+  });
+  let bodyEnded = false;
+  let answered = false;
+  req.once('end', () => {
+    bodyEnded = true;
+    if (answered) cut();
+  });
+  req.on('data', () => overLimit(socket) && cut());
+  req.resume();
   res.once('finish', () => {
+    answered = true;
     if (socket.destroyed) return;
     // Node's own listener (registered by `destroySoon`); removing it leaves the socket half-open.
     // Were it ever named otherwise, the socket would be cut at once, as before: no leak.
     socket.removeListener('finish', socket.destroy);
-    if (socket.readableEnded) return void socket.destroy();
-    socket.once('end', () => socket.destroy());
-    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    if (bodyEnded || socket.readableEnded) return cut();
+    socket.once('end', cut);
   });
 }
 
-/**
- * A request on a connection already answered 413: thrown away unanswered (its body too, within
- * the lingering bounds), never routed. True when it was one.
- */
+/** A request on a connection already answered 413: the connection is cut, the request never served. True when it was one. */
 export function ignoredAfterRefusal(req: http.IncomingMessage): boolean {
   if (!refused.has(req.socket)) return false;
-  discard(req);
+  req.socket.destroy();
   return true;
 }
 
@@ -103,12 +119,6 @@ export function wasRefused(socket: Socket): boolean {
   return refused.has(socket);
 }
 
-function discard(req: http.IncomingMessage): void {
-  const socket = req.socket;
-  const overLimit = () => socket.bytesRead - (refused.get(socket) ?? 0) > LINGER_MAX_BYTES;
-  if (overLimit()) return void socket.destroy();
-  req.on('data', () => {
-    if (overLimit()) socket.destroy();
-  });
-  req.resume();
+function overLimit(socket: Socket): boolean {
+  return socket.bytesRead - (refused.get(socket) ?? 0) > LINGER_MAX_BYTES;
 }

@@ -135,6 +135,53 @@ describe('HTTP edge', () => {
     socket.destroy();
   });
 
+  it('bytes that make no body chunk count too: endless chunk-size digits are cut within the cap', async () => {
+    const { hostname, port, pathname, host } = new URL(stack.gateway.url);
+    const socket = net.connect({ port: Number(port), host: hostname });
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    let ended = false;
+    void closed.then(() => (ended = true));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const piece = 2 * 1024 * 1024;
+    socket.write(`POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${newKey('digits')}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${piece.toString(16)}\r\n`);
+    socket.write(Buffer.alloc(piece, 32));
+    socket.write('\r\n');
+    // Then a chunk size that never ends: the parser reads it without a chunk, a request or an end.
+    const zeros = Buffer.alloc(256 * 1024, '0');
+    const started = Date.now();
+    for (let sent = 0; sent < 400 * 1024 * 1024 && !ended; sent += zeros.length) {
+      if (!socket.write(zeros)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), closed]);
+    }
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 6_000))]);
+    expect(ended).toBe(true);
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(socket.bytesWritten).toBeLessThan(80 * 1024 * 1024);
+    socket.destroy();
+  });
+
+  it('requests pipelined behind a refused body cut the connection at once', async () => {
+    const { hostname, port, pathname, host } = new URL(stack.gateway.url);
+    // Half-open allowed: the client does not close on the server's FIN, only the server's cut ends this.
+    const socket = net.connect({ port: Number(port), host: hostname, allowHalfOpen: true });
+    let text = '';
+    socket.on('data', (d) => (text += d.toString()));
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const started = Date.now();
+    // No key: 20,000 bytes are over the anonymous limit. Then ten thousand tiny requests in the same write.
+    const tiny = `GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`.repeat(10_000);
+    socket.write(`POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 20000\r\n\r\n${' '.repeat(20_000)}${tiny}`);
+    // Then a trickle of the same: a write meets the cut, so the client sees it.
+    const trickle = setInterval(() => socket.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`), 50);
+    await closed;
+    clearInterval(trickle);
+    expect(Date.now() - started).toBeLessThan(1_500);
+    // Whatever the client could read before the cut, no request behind the refused one was answered.
+    expect(text.match(/HTTP\/1\.1 \d{3}/g) ?? []).not.toContain('HTTP/1.1 200');
+  });
+
   it('a chunked body is cut at the limit while streaming', async () => {
     const { pathname, host } = new URL(stack.gateway.url);
     const head = `POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${newKey('chunked')}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
