@@ -15,7 +15,7 @@ import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginUsageReportin
 import type { Config } from './config.js';
 import type { ContextDeps, UpstreamClientFactory } from './context.js';
 import { createErrorFormatter } from './errors.js';
-import { authGate, createGraphQLRoute, uncacheableAnswers, type HttpContext } from './http/graphql-route.js';
+import { authGate, createGraphQLRoute, MAX_BODY_BYTES, uncacheableAnswers, type HttpContext } from './http/graphql-route.js';
 import { ignoredAfterRefusal, isClientAbort, sendJson } from './http/body.js';
 import { healthz, readyz } from './http/health.js';
 import { createWebhookReceiver } from './http/webhook-route.js';
@@ -251,6 +251,14 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       else res.destroy();
     });
   };
+
+  // `Expect: 100-continue`: the body is invited only when no route would refuse it for its size;
+  // a larger one gets its 413 before the client sends a byte of it.
+  httpServer.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const declared = Number(req.headers['content-length']);
+    if (!(declared > MAX_BODY_BYTES)) res.writeContinue();
+    httpServer.emit('request', req, res);
+  });
 
   httpServer.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (ignoredAfterRefusal(req)) return;

@@ -20,7 +20,8 @@ import { capAnswer } from '../limits/response-size.js';
 import { BodyTooLarge, closeAfterAnswer, readBody, sendJson } from './body.js';
 
 /** Largest request body accepted from a caller with a key; GraphQL documents and variables are small. */
-const MAX_BODY_BYTES = 1024 * 1024;
+/** The largest body any route reads (with an API key); src/http/body.ts's callers refuse more. */
+export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** What Apollo Router sends to ask a subgraph for inline traces. */
 const INCLUDE_TRACE_HEADER = 'apollo-federation-include-trace';

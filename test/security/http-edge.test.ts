@@ -182,6 +182,15 @@ describe('HTTP edge', () => {
     expect(text.match(/HTTP\/1\.1 \d{3}/g) ?? []).not.toContain('HTTP/1.1 200');
   });
 
+  it('a client that waits for 100 Continue gets its 413 instead when the announced body is too large', async () => {
+    const { pathname, host } = new URL(stack.gateway.url);
+    const expectHead = (length: number) =>
+      `POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${newKey('continue')}\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${length}\r\n\r\n`;
+    // Nothing of the body is sent: the first line of the answer is what the client waits for.
+    expect((await rawRequest(stack.gateway.url, expectHead(100 * 1024 * 1024), [])).status).toBe(413);
+    expect((await rawRequest(stack.gateway.url, expectHead(100), [])).status).toBe(100);
+  });
+
   it('a chunked body is cut at the limit while streaming', async () => {
     const { pathname, host } = new URL(stack.gateway.url);
     const head = `POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${newKey('chunked')}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
