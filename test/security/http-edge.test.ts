@@ -191,6 +191,34 @@ describe('HTTP edge', () => {
     expect((await rawRequest(stack.gateway.url, expectHead(100), [])).status).toBe(100);
   });
 
+  it('a pipelined request runs when its answer\'s turn comes, not when it is parsed', async () => {
+    const { hostname, port, pathname, host } = new URL(stack.gateway.url);
+    const key = newKey('pipelined');
+    await stack.admin('POST', '/_emulator/faults', { route: 'GET /v1/customers/:id', latencyMs: 600, times: 1 });
+    await stack.resetCounts();
+    const post = (body: string) => `POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const slow = JSON.stringify({ query: '{ customer(id: "1") { id } }' });
+    const mutation = JSON.stringify({ query: 'mutation { createCustomer(input: { firstname: "Second", lastname: "In Line", email: "second@example.com" }) { customer { id } } }' });
+    const socket = net.connect({ port: Number(port), host: hostname });
+    let text = '';
+    socket.on('data', (d) => (text += d.toString()));
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(post(slow) + post(mutation));
+    try {
+      // The first answer waits on a 600 ms upstream read: the mutation has not started yet.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await stack.upstreamCalls('POST /v1/customers')).toBe(0);
+      const until = Date.now() + 5_000;
+      while ((text.match(/HTTP\/1\.1 200/g) ?? []).length < 2 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(text.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200']);
+      expect(await stack.upstreamCalls('POST /v1/customers')).toBe(1);
+    } finally {
+      socket.destroy();
+      await stack.admin('DELETE', '/_emulator/faults');
+    }
+  });
+
   it('a chunked body is cut at the limit while streaming', async () => {
     const { pathname, host } = new URL(stack.gateway.url);
     const head = `POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${newKey('chunked')}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
