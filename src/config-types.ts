@@ -29,8 +29,8 @@ export interface Config {
   /**
    * Upstream objects kept across requests (src/cache): in Redis when
    * REDIS_URL is set, else in memory (at most maxObjects). A TTL of 0 keeps
-   * that kind out of the cache. `decodedItems`: upstream items remembered by
-   * their text, so an unchanged object is validated once (0 with the cache off).
+   * that kind out of the cache. `decodedItems`: upstream items remembered with
+   * what they decoded to, so an unchanged object is validated once (0 with the cache off).
    */
   entityCache: { enabled: boolean; maxObjects: number; customerTtlMs: number; finalTtlMs: number; decodedItems: number };
   pagination: { defaultFirst: number; maxFirst: number };

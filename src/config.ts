@@ -167,7 +167,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** Decoded upstream items remembered by their text (and at most 16 MB by its estimate: src/upstream/decode-memo.ts). */
+/** Decoded upstream items remembered (and at most 16 MB by its estimate: src/upstream/decode-memo.ts). */
 const DECODED_ITEMS = 2_000;
 
 export function loadConfig(env: Record<string, string | undefined>): Readonly<Config> {

@@ -65,6 +65,16 @@ const LINGER_CHECK_MS = 20;
 const refused = new WeakMap<Socket, number>();
 
 /**
+ * The 413 for a body over the limit (`BodyTooLarge`), on every route: `body` is the route's own
+ * error shape. The answer says `connection: close`, and the connection lingers (closeAfterAnswer).
+ */
+export function refuseTooLarge(req: http.IncomingMessage, res: http.ServerResponse, body: unknown): void {
+  res.setHeader('connection', 'close');
+  sendJson(res, 413, body);
+  closeAfterAnswer(req, res);
+}
+
+/**
  * After a 413: the answer goes out with `connection: close`, then the connection lingers. Node
  * ends such an answer by destroying the socket as soon as it is written (`destroySoon`); the body
  * bytes still arriving then make the kernel reset the connection, and a client that is still
@@ -76,7 +86,7 @@ const refused = new WeakMap<Socket, number>();
  * (server.ts routes a request only once its answer has the socket, which Node never gives one
  * queued behind such an answer; `ignoredAfterRefusal` cuts the connection when one arrives).
  */
-export function closeAfterAnswer(req: http.IncomingMessage, res: http.ServerResponse): void {
+function closeAfterAnswer(req: http.IncomingMessage, res: http.ServerResponse): void {
   const socket = req.socket;
   // At once, not when the answer is out: a request sent behind the body may be parsed before,
   // and a body Node discards itself (once the answer is out) is never counted against the cap.

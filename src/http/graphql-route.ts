@@ -17,10 +17,9 @@ import { clientAddress } from './client-address.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
 import { attributeErrors, type OperationTelemetry } from '../observability/index.js';
 import { capAnswer } from '../limits/response-size.js';
-import { BodyTooLarge, closeAfterAnswer, readBody, sendJson } from './body.js';
+import { BodyTooLarge, readBody, refuseTooLarge, sendJson } from './body.js';
 
-/** Largest request body accepted from a caller with a key; GraphQL documents and variables are small. */
-/** The largest body any route reads (with an API key); src/http/body.ts's callers refuse more. */
+/** Largest request body accepted from a caller with a key, on any route; GraphQL documents and variables are small. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** What Apollo Router sends to ask a subgraph for inline traces. */
@@ -136,11 +135,7 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     const maxBytes = read ? MAX_BODY_BYTES : deps.config.limits.maxAnonymousBodyBytes;
     const raw = await readBody(req, maxBytes);
     if (raw instanceof BodyTooLarge) {
-      res.setHeader('connection', 'close');
-      sendJson(res, 413, { errors: [{ message: `Request body too large: at most ${maxBytes} bytes${read ? '' : ' without an API key'}.`, extensions: { code: 'BAD_REQUEST' } }] });
-      // Stop reading what is left of a large body: close once the answer is out.
-      closeAfterAnswer(req, res);
-      return;
+      return refuseTooLarge(req, res, { errors: [{ message: `Request body too large: at most ${maxBytes} bytes${read ? '' : ' without an API key'}.`, extensions: { code: 'BAD_REQUEST' } }] });
     }
     let body: unknown = undefined;
     if (raw.length > 0) {

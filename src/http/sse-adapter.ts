@@ -9,7 +9,7 @@
  */
 import type http from 'node:http';
 import type { Handler } from 'graphql-sse';
-import { BodyTooLarge, closeAfterAnswer, readBody, sendJson } from './body.js';
+import { BodyTooLarge, readBody, refuseTooLarge } from './body.js';
 
 export type NodeSseHandler = Handler<http.IncomingMessage, { res: http.ServerResponse }>;
 
@@ -18,10 +18,7 @@ export async function serveSse(handler: NodeSseHandler, req: http.IncomingMessag
   if (req.method === 'POST') {
     const raw = await readBody(req, maxBodyBytes);
     if (raw instanceof BodyTooLarge) {
-      res.setHeader('connection', 'close');
-      sendJson(res, 413, { errors: [{ message: `Request body too large: at most ${maxBodyBytes} bytes.`, extensions: { code: 'BAD_REQUEST' } }] });
-      closeAfterAnswer(req, res);
-      return;
+      return refuseTooLarge(req, res, { errors: [{ message: `Request body too large: at most ${maxBodyBytes} bytes.`, extensions: { code: 'BAD_REQUEST' } }] });
     }
     text = raw.toString('utf8');
   }

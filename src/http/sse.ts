@@ -21,14 +21,11 @@ import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMiss
 import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
-import { setCorsHeaders } from './graphql-route.js';
+import { MAX_BODY_BYTES, setCorsHeaders } from './graphql-route.js';
 import { clientAddress } from './client-address.js';
 import type { OperationTelemetry } from '../observability/index.js';
 import { accountLookup, realtimeSource, refreshContext, streamedResult, Tally } from './realtime-session.js';
 import { serveSse } from './sse-adapter.js';
-
-/** A subscription document and its variables: the keyed GraphQL route's body limit. */
-const MAX_BODY_BYTES = 1024 * 1024;
 
 export interface SseDeps {
   schema: GraphQLSchema;

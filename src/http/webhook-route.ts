@@ -1,7 +1,7 @@
 /** `POST /webhooks/payments`: the HTTP side of the webhook receiver (src/realtime/receiver.ts). */
 import type http from 'node:http';
 import { createWebhookIntake, SIGNATURE_HEADER, type IntakeResult, type ReceiverDeps } from '../realtime/receiver.js';
-import { BodyTooLarge, closeAfterAnswer, readBody, sendJson } from './body.js';
+import { BodyTooLarge, readBody, refuseTooLarge, sendJson } from './body.js';
 
 /** Events are small; the upstream's largest snapshot is a few kilobytes. */
 const MAX_WEBHOOK_BYTES = 256 * 1024;
@@ -19,12 +19,7 @@ export function createWebhookReceiver(deps: WebhookRouteDeps) {
       return sendJson(res, 405, { error: 'method not allowed' });
     }
     const raw = await readBody(req, MAX_WEBHOOK_BYTES);
-    if (raw instanceof BodyTooLarge) {
-      res.setHeader('connection', 'close');
-      sendJson(res, 413, { error: 'payload too large' });
-      closeAfterAnswer(req, res);
-      return;
-    }
+    if (raw instanceof BodyTooLarge) return refuseTooLarge(req, res, { error: 'payload too large' });
     const header = req.headers[SIGNATURE_HEADER];
     const result = await intake({
       raw,

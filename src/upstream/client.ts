@@ -39,7 +39,7 @@ export interface UpstreamClientOptions {
   httpClient?: HttpClientName;
   /** Retries, retry budget, breakers and bulkheads (resilience.ts); defaults in DEFAULT_RESILIENCE. */
   resilience?: ResilienceOptions;
-  /** Remember this many decoded items by their text, so an unchanged object is validated once (decode-memo.ts). 0 or absent: none. */
+  /** Remember this many decoded items, so an unchanged object is validated once (decode-memo.ts). 0 or absent: none. */
   decodeMemoItems?: number;
 }
 
