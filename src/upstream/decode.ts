@@ -19,7 +19,11 @@
  * page (48 kB), measured on Node 20, so it is the slow path: a body whose
  * every number token reads back as the same text from a JS number (`2500`,
  * `12.5`, ids, counts: what the upstream sends) is parsed with `JSON.parse`,
- * where the number already holds every digit of its token.
+ * where the number already holds every digit of its token; its items are
+ * then taken as they are, with no walk to turn numbers back.
+ *
+ * Depth: an item nested deeper than MAX_DEPTH levels is refused in its place
+ * (every later walk over it recurses and would overflow the stack).
  */
 import { isLosslessNumber, parse as parseLossless, stringify as stringifyLossless, type LosslessNumber } from 'lossless-json';
 import type { z } from 'zod';
@@ -51,19 +55,20 @@ export function resourceShape<T>(name: string, plural: string, model: z.ZodType<
  * another object is an invalid response, never taken for the one asked.
  */
 export function decodeOne<T>(body: unknown, shape: ResourceShape<T>, ctx: UpstreamErrorInit, expectedId?: unknown): T {
+  const lossless = parsedLosslessly(body);
   const unwrapped = unwrap(body, shape);
   const wanted = expectedId === undefined ? undefined : Number(expectedId);
   if (Array.isArray(unwrapped)) {
     if (unwrapped.length === 0) throw new UpstreamNotFoundError(ctx);
     const at = wanted === undefined ? 0 : unwrapped.findIndex((item) => idOf(item) === wanted);
     if (at < 0) throw new UpstreamInvalidResponseError({ ...ctx, detail: `${shape.name}: none of the ${unwrapped.length} items has the requested id` });
-    return validate(unwrapped[at], shape, `[${at}]`, ctx);
+    return validate(unwrapped[at], shape, `[${at}]`, ctx, lossless);
   }
   const given = idOf(unwrapped);
   if (wanted !== undefined && given !== undefined && given !== wanted) {
     throw new UpstreamInvalidResponseError({ ...ctx, detail: `${shape.name}: the object has another id than the one requested` });
   }
-  return validate(unwrapped, shape, '', ctx);
+  return validate(unwrapped, shape, '', ctx, lossless);
 }
 
 /**
@@ -90,9 +95,10 @@ export function decodeMany<T>(body: unknown, shape: ResourceShape<T>, ctx: Upstr
  * list of one. An item that fails validation is its error, in its place.
  */
 export function decodeList<T>(body: unknown, shape: ResourceShape<T>, ctx: UpstreamErrorInit): ListItem<T>[] {
+  const lossless = parsedLosslessly(body);
   const unwrapped = unwrap(body, shape);
-  if (Array.isArray(unwrapped)) return unwrapped.map((item, i) => check(item, shape, `[${i}]`, ctx));
-  return [validate(unwrapped, shape, '', ctx)];
+  if (Array.isArray(unwrapped)) return unwrapped.map((item, i) => check(item, shape, `[${i}]`, ctx, lossless));
+  return [validate(unwrapped, shape, '', ctx, lossless)];
 }
 
 /** The items of a list read when every one decoded, else the first item's error: for callers that need all or none. */
@@ -108,13 +114,14 @@ export function decodePage<T>(body: unknown, shape: ResourceShape<T>, ctx: Upstr
   if (!Array.isArray(unwrapped)) {
     throw new UpstreamInvalidResponseError({ ...ctx, detail: `expected a list of ${shape.plural}` });
   }
-  const items = unwrapped.map((item, i) => check(item, shape, `[${i}]`, ctx));
+  const lossless = parsedLosslessly(body);
+  const items = unwrapped.map((item, i) => check(item, shape, `[${i}]`, ctx, lossless));
   const rawMeta = isPlainObject(body) ? body['meta'] : undefined;
   return { items, meta: rawMeta == null ? null : decodeMeta(rawMeta, items.length, requested, ctx) };
 }
 
 function decodeMeta(raw: unknown, itemCount: number, requested: ListParams, ctx: UpstreamErrorInit): PageMeta {
-  const parsed = pageMetaModel.safeParse(plain(raw));
+  const parsed = pageMetaModel.safeParse(withinDepth(raw, MAX_DEPTH) ? plain(raw) : raw);
   if (!parsed.success) {
     throw new UpstreamInvalidResponseError({ ...ctx, detail: `page meta ${describeIssue(parsed.error, '')}` });
   }
@@ -138,24 +145,54 @@ function unwrap(body: unknown, shape: ResourceShape<unknown>): unknown {
   return body;
 }
 
-function validate<T>(item: unknown, shape: ResourceShape<T>, at: string, ctx: UpstreamErrorInit): T {
-  const checked = check(item, shape, at, ctx);
+function validate<T>(item: unknown, shape: ResourceShape<T>, at: string, ctx: UpstreamErrorInit, lossless: boolean): T {
+  const checked = check(item, shape, at, ctx, lossless);
   if (checked instanceof UpstreamInvalidResponseError) throw checked;
   return checked;
 }
 
 /** The item decoded, or the error naming where it failed (returned, not thrown, so a list can keep its other items). */
-function check<T>(item: unknown, shape: ResourceShape<T>, at: string, ctx: UpstreamErrorInit): T | UpstreamInvalidResponseError {
+function check<T>(item: unknown, shape: ResourceShape<T>, at: string, ctx: UpstreamErrorInit, lossless: boolean): T | UpstreamInvalidResponseError {
   const known = shape.memo?.get(shape.model, item);
   if (known !== undefined) return known as T;
-  const parsed = shape.model.safeParse(withAmounts(item, moneyKeysOf.get(shape.model)));
+  if (!withinDepth(item, MAX_DEPTH)) return itemError(item, shape, ctx, `failed validation at ${at || 'the top level'} (nested deeper than ${MAX_DEPTH} levels)`);
+  const moneyKeys = moneyKeysOf.get(shape.model);
+  const parsed = shape.model.safeParse(lossless ? withAmounts(item, moneyKeys) : withDecimalAmounts(item, moneyKeys));
   if (parsed.success) {
     shape.memo?.set(shape.model, item, parsed.data);
     return parsed.data;
   }
+  return itemError(item, shape, ctx, describeIssue(parsed.error, at));
+}
+
+/** An item's error, naming its id when it has a usable one (so a list can say which item failed). */
+function itemError(item: unknown, shape: ResourceShape<unknown>, ctx: UpstreamErrorInit, what: string): UpstreamInvalidResponseError {
   const id = idOf(item);
   const itemId = id !== undefined && Number.isSafeInteger(id) && id > 0 ? id : undefined;
-  return new UpstreamInvalidResponseError({ ...ctx, detail: `${shape.name} ${describeIssue(parsed.error, at)}`, itemId });
+  return new UpstreamInvalidResponseError({ ...ctx, detail: `${shape.name} ${what}`, itemId });
+}
+
+/**
+ * How deep an item may nest (its own level counts one). The API's objects
+ * are two or three levels deep, metadata a few more; an item nested deeper
+ * is refused in its place. Every walk over an item (the one below,
+ * serialising the answer, the entity cache's codec) recurses, and an item
+ * nested thousands of levels deep would overflow the stack and fail the
+ * whole call.
+ */
+const MAX_DEPTH = 64;
+
+/** Whether `value` nests at most `levels` objects or arrays deep; stops at the first that goes deeper. */
+function withinDepth(value: unknown, levels: number): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (levels === 0) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!withinDepth(value[i], levels - 1)) return false;
+    return true;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) if (!withinDepth(record[key], levels - 1)) return false;
+  return true;
 }
 
 /**
@@ -176,8 +213,28 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * An item with its amount keys as `Decimal`s and every other number as a JS
- * number. Values that are already plain (tests, JSON parsed elsewhere) pass as they are.
+ * An item of a body `JSON.parse` read (every number already a JS number
+ * holding every digit of its token), with its amount keys as `Decimal`s made
+ * from those numbers: the model's money schema would make the same from a
+ * number, at several times the cost of taking a `Decimal` (zod runs a
+ * transform per field). The item is copied only when it has amounts.
+ */
+function withDecimalAmounts(item: unknown, moneyKeys: ReadonlySet<string> | undefined): unknown {
+  if (moneyKeys === undefined || !isPlainObject(item)) return item;
+  let out: Record<string, unknown> | null = null;
+  for (const key of moneyKeys) {
+    const value = item[key];
+    if (typeof value !== 'number' || !Number.isFinite(value)) continue;
+    out ??= { ...item };
+    out[key] = Decimal.fromParsedNumber(value);
+  }
+  return out ?? item;
+}
+
+/**
+ * An item of a body lossless-json read, with its amount keys as `Decimal`s
+ * from their source text and every other number as a JS number. Values that
+ * are already plain pass as they are.
  */
 function withAmounts(item: unknown, moneyKeys: ReadonlySet<string> | undefined): unknown {
   if (!isPlainObject(item) || isLosslessNumber(item)) return plain(item);
@@ -239,13 +296,27 @@ function numbersSurviveJsonParse(text: string): boolean {
 }
 
 /**
+ * Bodies parseJsonBody read with lossless-json: only their items hold lossless
+ * numbers to turn into JS numbers or `Decimal`s. An item of any other body is
+ * taken as `JSON.parse` made it, with no walk over its values.
+ */
+const losslessBodies = new WeakSet<object>();
+
+function parsedLosslessly(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && losslessBodies.has(body);
+}
+
+/**
  * Parses a success body, numbers kept as their source text until an item is
  * validated; `what` names the resource for the error message.
  */
 export function parseJsonBody(text: string, what: string, ctx: UpstreamErrorInit): unknown {
   try {
     // eslint-disable-next-line no-restricted-properties -- every number token was checked to come back whole
-    return numbersSurviveJsonParse(text) ? JSON.parse(text) : parseLossless(text);
+    if (numbersSurviveJsonParse(text)) return JSON.parse(text);
+    const body = parseLossless(text);
+    if (typeof body === 'object' && body !== null) losslessBodies.add(body);
+    return body;
   } catch {
     throw new UpstreamInvalidResponseError({ ...ctx, detail: `${what} body is not JSON` });
   }

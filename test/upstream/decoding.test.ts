@@ -200,6 +200,30 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       expect(() => everyItem(page.items)).toThrow(UpstreamInvalidResponseError);
     });
 
+    // lossless-json's parser recurses, and fails a body some thousands of levels deep as not JSON: 1,000 levels for it.
+    it.each([
+      ['JSON.parse', '2500', 20_000],
+      ['lossless-json', '9007199254740993', 1_000],
+    ])('refuses an item nested too deep in its place, the others standing (%s reads the body, %s, %i levels)', async (_parser, amount, levels) => {
+      // Built as text: JSON.stringify itself overflows the stack on such a value.
+      const deep = `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+      const items = [aTransaction({ id: 1 }), aTransaction({ id: 2, metadata: { deep: 'HERE' } }), aTransaction({ id: 3 })];
+      const text = JSON.stringify(enveloped('transactions', items)).replace('"HERE"', deep).replace('"amount":2500', `"amount":${amount}`);
+      h.upstream.replyWith({ text });
+
+      const page = await h.api.transactions.list();
+
+      expect(page.items[0]).toMatchObject({ id: 1 });
+      expect(String((page.items[0] as { amount: unknown }).amount)).toBe(amount);
+      expect(page.items[1]).toBeInstanceOf(UpstreamInvalidResponseError);
+      expect((page.items[1] as Error).message).toContain('[1] (nested deeper than 64 levels)');
+      expect((page.items[1] as UpstreamInvalidResponseError).itemId).toBe(2);
+      expect(page.items[2]).toMatchObject({ id: 3 });
+
+      h.upstream.replyWith({ text: JSON.stringify(enveloped('transaction', aTransaction({ id: 101, metadata: { deep: 'HERE' } }))).replace('"HERE"', deep) });
+      await expect(h.api.transactions.retrieve(101)).rejects.toBeInstanceOf(UpstreamInvalidResponseError);
+    });
+
     it('keeps the other items of a plain list (currencies) the same way', async () => {
       h.upstream.replyWith({ json: [aCurrency(), { id: 'x', iso: 'EUR' }] });
 
