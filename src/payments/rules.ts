@@ -15,6 +15,7 @@ import { CountryCodeResolver, EmailAddressResolver, URLResolver } from 'graphql-
 import type { Logger } from '../logger.js';
 import type { Decimal } from '../upstream/decimal.js';
 import { MODE_PATTERN } from '../upstream/http.js';
+import { MAX_NESTING, nestsWithin } from '../upstream/nesting.js';
 
 export { PaymentIntentStatus, PayoutStatus, TransactionStatus };
 
@@ -128,6 +129,11 @@ export const InputRule = {
   email: { test: (email: string) => scalarAccepts(EmailAddressResolver, email), message: 'E-mail must be an address such as ama@example.com.' },
   url: { test: (url: string) => scalarAccepts(URLResolver, url), message: 'URL must be absolute, such as https://shop.example.com/callback.' },
   country: { test: (code: string) => scalarAccepts(CountryCodeResolver, code), message: 'Country must be an ISO 3166-1 alpha-2 code such as BJ.' },
+  /** An upstream object nested deeper than MAX_NESTING is refused when read back (upstream/nesting.ts); metadata sits one level down. */
+  metadata: {
+    test: (metadata: unknown) => nestsWithin(metadata, MAX_NESTING - 1),
+    message: `Custom metadata must nest at most ${MAX_NESTING - 1} levels deep.`,
+  },
   token: {
     test: (token: string) => token.trim() !== '' && token.length <= MAX_TOKEN_CHARS,
     message: `Token must be the token of the transaction (1 to ${MAX_TOKEN_CHARS} characters), as createTransactionToken returns it.`,

@@ -21,6 +21,11 @@ export function phoneChecks(input: InputMaybe<PhoneNumberInput>, path: string[])
   return [[InputRule.country.test(input.country), [...path, 'country'], InputRule.country.message]];
 }
 
+/** The rule of custom metadata at `path`: no deeper than the gateway reads back (upstream/nesting.ts). */
+export function metadataCheck(metadata: unknown, path: string[]): Check {
+  return [metadata === null || metadata === undefined || InputRule.metadata.test(metadata), path, InputRule.metadata.message];
+}
+
 /** The rules of a customer reference at `path`: an id or details, not both; a real e-mail; a phone's country. */
 export function customerRefChecks(input: InputMaybe<CustomerRefInput>, path: string[]): Check[] {
   if (!input) return [];

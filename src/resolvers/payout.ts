@@ -9,7 +9,7 @@ import { buildTimeline } from '../payments/timeline.js';
 import { paymentCheck } from '../payments/filters.js';
 import type { Decimal } from '../upstream/decimal.js';
 import { connectionField } from './connections.js';
-import { amountField, customerRef, customerRefChecks, searchFilter } from './inputs.js';
+import { amountField, customerRef, customerRefChecks, metadataCheck, searchFilter } from './inputs.js';
 import { amountFromInput } from './money.js';
 import { paymentFields } from './payment-fields.js';
 import { startPayouts } from './payout-start.js';
@@ -21,6 +21,7 @@ function payoutChecks(input: PayoutInput | UpdatePayoutInput, root: string): Che
     [!input.currency || InputRule.currencyIso.test(input.currency.iso), [root, 'currency', 'iso'], InputRule.currencyIso.message],
     [!input.mode || InputRule.mode.test(input.mode), [root, 'mode'], InputRule.mode.message],
     ...customerRefChecks(input.customer, [root, 'customer']),
+    metadataCheck(input.customMetadata, [root, 'customMetadata']),
   ];
 }
 

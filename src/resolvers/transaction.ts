@@ -1,6 +1,6 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { connectionField } from './connections.js';
-import { amountField, customerRef, customerRefChecks, phoneChecks, phoneNumber, searchFilter, urlCheck } from './inputs.js';
+import { amountField, customerRef, customerRefChecks, metadataCheck, phoneChecks, phoneNumber, searchFilter, urlCheck } from './inputs.js';
 import type { PaymentIntentModel, TransactionModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
 import { cancelTransition, InputRule, isPaid, statusFromUpstream } from '../payments/rules.js';
@@ -82,6 +82,7 @@ export const transactionResolvers = {
               [!input.mode || InputRule.mode.test(input.mode), ['input', 'mode'], InputRule.mode.message],
               urlCheck(input.callbackUrl, ['input', 'callbackUrl']),
               ...customerRefChecks(input.customer, ['input', 'customer']),
+              metadataCheck(input.customMetadata, ['input', 'customMetadata']),
             ]),
         );
         const created = await api.transactions.create({

@@ -22,8 +22,9 @@
  * where the number already holds every digit of its token; its items are
  * then taken as they are, with no walk to turn numbers back.
  *
- * Depth: an item nested deeper than MAX_DEPTH levels is refused in its place
- * (every later walk over it recurses and would overflow the stack).
+ * Depth: an item nested deeper than MAX_NESTING levels is refused in its
+ * place (nesting.ts). lossless-json's parser recurses too: a body that needs
+ * it and nests some thousands of levels fails whole, as not JSON.
  */
 import { isLosslessNumber, parse as parseLossless, stringify as stringifyLossless, type LosslessNumber } from 'lossless-json';
 import type { z } from 'zod';
@@ -32,6 +33,7 @@ import { Decimal } from './decimal.js';
 import { moneyKeysOf, pageMetaModel } from './models.js';
 import { UpstreamInvalidResponseError, UpstreamNotFoundError, type UpstreamErrorInit } from './errors.js';
 import type { DecodeMemo } from './decode-memo.js';
+import { MAX_NESTING, nestsWithin } from './nesting.js';
 
 /** A resource as the wire names it, with the model its items must satisfy. */
 export interface ResourceShape<T> {
@@ -121,7 +123,7 @@ export function decodePage<T>(body: unknown, shape: ResourceShape<T>, ctx: Upstr
 }
 
 function decodeMeta(raw: unknown, itemCount: number, requested: ListParams, ctx: UpstreamErrorInit): PageMeta {
-  const parsed = pageMetaModel.safeParse(withinDepth(raw, MAX_DEPTH) ? plain(raw) : raw);
+  const parsed = pageMetaModel.safeParse(metaFields(raw));
   if (!parsed.success) {
     throw new UpstreamInvalidResponseError({ ...ctx, detail: `page meta ${describeIssue(parsed.error, '')}` });
   }
@@ -134,6 +136,19 @@ function decodeMeta(raw: unknown, itemCount: number, requested: ListParams, ctx:
     nextPage: meta.next_page ?? null,
   };
 }
+
+/** The known fields of a page's meta as plain values (a field nested too deep is left for zod to refuse); other fields are not read. */
+function metaFields(raw: unknown): unknown {
+  if (!isPlainObject(raw) || isLosslessNumber(raw)) return nestsWithin(raw, MAX_NESTING) ? plain(raw) : raw;
+  const known: Record<string, unknown> = {};
+  for (const key of META_KEYS) {
+    if (!(key in raw)) continue;
+    const value = raw[key];
+    known[key] = nestsWithin(value, MAX_NESTING) ? plain(value) : value;
+  }
+  return known;
+}
+const META_KEYS = Object.keys(pageMetaModel.shape);
 
 /** The value under `v1/<name>` or `v1/<plural>` when present, else the body itself. */
 function unwrap(body: unknown, shape: ResourceShape<unknown>): unknown {
@@ -155,7 +170,7 @@ function validate<T>(item: unknown, shape: ResourceShape<T>, at: string, ctx: Up
 function check<T>(item: unknown, shape: ResourceShape<T>, at: string, ctx: UpstreamErrorInit, lossless: boolean): T | UpstreamInvalidResponseError {
   const known = shape.memo?.get(shape.model, item);
   if (known !== undefined) return known as T;
-  if (!withinDepth(item, MAX_DEPTH)) return itemError(item, shape, ctx, `failed validation at ${at || 'the top level'} (nested deeper than ${MAX_DEPTH} levels)`);
+  if (!nestsWithin(item, MAX_NESTING)) return itemError(item, shape, ctx, `failed validation at ${at || 'the top level'} (nested deeper than ${MAX_NESTING} levels)`);
   const moneyKeys = moneyKeysOf.get(shape.model);
   const parsed = shape.model.safeParse(lossless ? withAmounts(item, moneyKeys) : withDecimalAmounts(item, moneyKeys));
   if (parsed.success) {
@@ -172,28 +187,6 @@ function itemError(item: unknown, shape: ResourceShape<unknown>, ctx: UpstreamEr
   return new UpstreamInvalidResponseError({ ...ctx, detail: `${shape.name} ${what}`, itemId });
 }
 
-/**
- * How deep an item may nest (its own level counts one). The API's objects
- * are two or three levels deep, metadata a few more; an item nested deeper
- * is refused in its place. Every walk over an item (the one below,
- * serialising the answer, the entity cache's codec) recurses, and an item
- * nested thousands of levels deep would overflow the stack and fail the
- * whole call.
- */
-const MAX_DEPTH = 64;
-
-/** Whether `value` nests at most `levels` objects or arrays deep; stops at the first that goes deeper. */
-function withinDepth(value: unknown, levels: number): boolean {
-  if (typeof value !== 'object' || value === null) return true;
-  if (levels === 0) return false;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (!withinDepth(value[i], levels - 1)) return false;
-    return true;
-  }
-  const record = value as Record<string, unknown>;
-  for (const key in record) if (!withinDepth(record[key], levels - 1)) return false;
-  return true;
-}
 
 /**
  * Names the first failing path and the kind of failure only: zod's own
@@ -238,7 +231,7 @@ function withDecimalAmounts(item: unknown, moneyKeys: ReadonlySet<string> | unde
  */
 function withAmounts(item: unknown, moneyKeys: ReadonlySet<string> | undefined): unknown {
   if (!isPlainObject(item) || isLosslessNumber(item)) return plain(item);
-  // Copied only when something changes: a body from JSON.parse goes through as it is.
+  // Copied only when something changes.
   let out: Record<string, unknown> | null = null;
   for (const key in item) {
     const value = item[key];
@@ -307,8 +300,9 @@ function parsedLosslessly(body: unknown): boolean {
 }
 
 /**
- * Parses a success body, numbers kept as their source text until an item is
- * validated; `what` names the resource for the error message.
+ * Parses a success body: with `JSON.parse` when every number token comes back
+ * whole, else with lossless-json, numbers kept as their source text until an
+ * item is validated; `what` names the resource for the error message.
  */
 export function parseJsonBody(text: string, what: string, ctx: UpstreamErrorInit): unknown {
   try {

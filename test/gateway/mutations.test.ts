@@ -172,6 +172,24 @@ describe.each(['enveloped', 'plain'] as const)('mutations against an emulator an
     expect(updated.data!.updatePayout).toEqual({ payout: { customMetadata: { order: 8 } }, userErrors: [] });
   });
 
+  it('creates a payout with custom metadata nested as deep as the gateway reads back, and reads it back whole', async () => {
+    // The payout is level 1 and its metadata level 2: 999 nested objects make the 1,000 levels the gateway takes.
+    let metadata: Record<string, unknown> = { leaf: 1 };
+    for (let i = 1; i < 999; i++) metadata = { a: metadata };
+    type Payout = { id: string; customMetadata: Record<string, unknown> | null };
+    const created = await stack.gql<{ createPayout: { payout: Payout | null; userErrors: unknown[] } }>(
+      'mutation ($m: JSONObject) { createPayout(input: { amount: 300, currency: { iso: "XOF" }, mode: "mtn", customMetadata: $m }) { payout { id } userErrors { field code } } }',
+      { m: metadata },
+      key,
+    );
+    expect(created.errors).toBeUndefined();
+    expect(created.data!.createPayout.userErrors).toEqual([]);
+
+    const read = await stack.gql<{ payout: Payout }>('query ($id: ID!) { payout(id: $id) { id customMetadata } }', { id: created.data!.createPayout.payout!.id }, key);
+    expect(read.errors).toBeUndefined();
+    expect(read.data!.payout.customMetadata).toEqual(metadata);
+  });
+
   it('schedules a payout started with a future scheduledAt', async () => {
     const p = await factories(stack.emulator, key).payout();
     const at = new Date(Date.now() + 3_600_000).toISOString();

@@ -82,6 +82,13 @@ const valid = (mutation: Mutation, patch: Record<string, unknown>, at: string | 
   return at === null ? { ...base, ...patch } : { ...base, [at]: { ...(base[at] as object), ...patch } };
 };
 
+/** `objects` objects nested one in the next, a number at the bottom. */
+const nestedObjects = (objects: number): Record<string, unknown> => {
+  let value: Record<string, unknown> = { leaf: 1 };
+  for (let i = 1; i < objects; i++) value = { a: value };
+  return value;
+};
+
 const inputRules: Row[] = ([
   { mutation: 'createCustomer', what: 'a malformed e-mail', vars: valid('createCustomer', { email: 'ama-at-example' }), expected: [{ field: ['input', 'email'], code: 'INVALID' }] },
   { mutation: 'createCustomer', what: 'an unknown country', vars: valid('createCustomer', { phoneNumber: { number: '64000001', country: 'ZZ' } }), expected: [{ field: ['input', 'phoneNumber', 'country'], code: 'INVALID' }] },
@@ -95,6 +102,7 @@ const inputRules: Row[] = ([
   { mutation: 'createTransaction', what: 'a customer id together with details', vars: (ids) => valid('createTransaction', { customer: { id: ids.customer, email: 'ama@example.com' } })(ids), expected: [{ field: ['input', 'customer'], code: 'INVALID' }] },
   { mutation: 'createTransaction', what: "a new customer's malformed e-mail", vars: valid('createTransaction', { customer: { firstname: 'A', lastname: 'B', email: 'nope' } }), expected: [{ field: ['input', 'customer', 'email'], code: 'INVALID' }] },
   { mutation: 'createTransaction', what: "a new customer's unknown country", vars: valid('createTransaction', { customer: { firstname: 'A', lastname: 'B', email: 'a@example.com', phoneNumber: { number: '1', country: 'ZZ' } } }), expected: [{ field: ['input', 'customer', 'phoneNumber', 'country'], code: 'INVALID' }] },
+  { mutation: 'createTransaction', what: 'custom metadata nested deeper than the gateway reads back', vars: valid('createTransaction', { customMetadata: nestedObjects(1000) }), expected: [{ field: ['input', 'customMetadata'], code: 'INVALID' }] },
   { mutation: 'createTransaction', what: 'every problem at once', vars: valid('createTransaction', { amountDecimal: '-1', callbackUrl: 'cb', mode: 'MTN' }), expected: [{ field: ['input', 'amountDecimal'], code: 'INVALID' }, { field: ['input', 'mode'], code: 'INVALID' }, { field: ['input', 'callbackUrl'], code: 'INVALID' }] },
   { mutation: 'updateTransaction', what: 'a relative callback URL', vars: valid('updateTransaction', { callbackUrl: 'cb' }), expected: [{ field: ['input', 'callbackUrl'], code: 'INVALID' }] },
   { mutation: 'updateTransaction', what: 'a negative amount', vars: valid('updateTransaction', { amountDecimal: '-5' }), expected: [{ field: ['input', 'amountDecimal'], code: 'INVALID' }] },
@@ -104,6 +112,8 @@ const inputRules: Row[] = ([
   { mutation: 'sendTransaction', what: 'a blank token', vars: valid('sendTransaction', { token: ' ' }, null), expected: [{ field: ['token'], code: 'INVALID' }] },
   { mutation: 'sendTransaction', what: 'an unknown country', vars: valid('sendTransaction', { phone: { number: '64000001', country: 'ZZ' } }, null), expected: [{ field: ['phoneNumber', 'country'], code: 'INVALID' }] },
   { mutation: 'createPayout', what: 'a customer id together with details', vars: (ids) => valid('createPayout', { customer: { id: ids.customer, firstname: 'A', lastname: 'B' } })(ids), expected: [{ field: ['input', 'customer'], code: 'INVALID' }] },
+  { mutation: 'createPayout', what: 'custom metadata nested deeper than the gateway reads back', vars: valid('createPayout', { customMetadata: nestedObjects(1000) }), expected: [{ field: ['input', 'customMetadata'], code: 'INVALID' }] },
+  { mutation: 'updatePayout', what: 'custom metadata nested deeper than the gateway reads back', vars: valid('updatePayout', { customMetadata: nestedObjects(1000) }, 'changes'), expected: [{ field: ['changes', 'customMetadata'], code: 'INVALID' }] },
   { mutation: 'createPayout', what: 'a zero amount', vars: valid('createPayout', { amountDecimal: '0' }), expected: [{ field: ['input', 'amountDecimal'], code: 'INVALID' }] },
   { mutation: 'updatePayout', what: 'decimals XOF does not have (currency read from the payout)', vars: valid('updatePayout', { amountDecimal: '1.5', mode: null }, 'changes'), expected: [{ field: ['changes', 'amountDecimal'], code: 'INVALID' }] },
   { mutation: 'updatePayout', what: 'a customer id together with details', vars: (ids) => valid('updatePayout', { customer: { id: ids.customer, email: 'a@example.com' } }, 'changes')(ids), expected: [{ field: ['changes', 'customer'], code: 'INVALID' }] },
