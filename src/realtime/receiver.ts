@@ -11,6 +11,7 @@ import type { PaymentEvent } from './events.js';
 import { objectKey, toPaymentEvent, versionOf, webhookPayloadSchema } from './events.js';
 import type { DeliveryLedger } from './ledger.js';
 import { SIGNATURE_HEADER, verifySignature } from './signature.js';
+import { MAX_NESTING, nestsWithin } from '../upstream/nesting.js';
 
 export interface ReceiverDeps {
   secrets: readonly string[];
@@ -74,6 +75,12 @@ export function createWebhookIntake(deps: ReceiverDeps): (delivery: Delivery) =>
     } catch {
       logger.warn('webhook refused: body is not JSON');
       return reply('invalid', 400, { error: 'invalid JSON' });
+    }
+    // The entity is an upstream item one level down: nested deeper than the gateway reads items,
+    // it would fail whatever serialises the event (the Redis bus, a subscriber's answer).
+    if (!nestsWithin(json, MAX_NESTING + 1)) {
+      logger.warn('webhook refused: nested too deep');
+      return reply('invalid', 400, { error: 'not an event' });
     }
     const parsed = webhookPayloadSchema.safeParse(json);
     if (!parsed.success) {

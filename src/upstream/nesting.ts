@@ -4,7 +4,8 @@
  * levels), so a value nested thousands of levels deep would fail whatever
  * serialises it: the answer, the entity cache, the realtime bus. The
  * gateway refuses such values where they come in: an upstream item
- * (decode.ts) and custom metadata in a mutation's input (payments/rules.ts).
+ * (decode.ts), a webhook's entity (realtime/receiver.ts) and custom metadata
+ * in a mutation's input (payments/rules.ts).
  */
 import { isLosslessNumber } from 'lossless-json';
 

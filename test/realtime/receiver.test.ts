@@ -141,6 +141,23 @@ describe('webhook receiver', () => {
     expect(receiver.published.map((e) => e.current)).toEqual([true, false]);
   });
 
+  it('refuses with 400 a signed event whose entity nests deeper than the gateway reads items, and takes one at the limit', async () => {
+    const nested = (objects: number) => `${'{"a":'.repeat(objects)}1${'}'.repeat(objects)}`;
+    // The entity is level 2 and its metadata level 3: 999 nested objects there make the entity 1,000 levels deep.
+    const event = (id: number, objects: number) =>
+      transactionEvent({ accountId: ACCOUNT, transaction: { ...tx(id, 'approved', '2024-05-02T10:00:00.000Z'), metadata: 'HERE' } }).replace('"HERE"', nested(objects));
+
+    const over = event(31, 1000);
+    const refused = await postWebhook(receiver.port, over, { secret: NEW_SECRET });
+    expect(refused.status).toBe(400);
+
+    const atLimit = event(32, 999);
+    const taken = await postWebhook(receiver.port, atLimit, { secret: NEW_SECRET });
+    expect(taken.status).toBe(200);
+    await settle();
+    expect(receiver.published.map((e) => e.objectId)).toEqual([32]);
+  });
+
   it('refuses a signed body that is not an event with 400', async () => {
     const res = await postWebhook(receiver.port, JSON.stringify({ hello: 'world' }), { secret: NEW_SECRET });
     expect(res.status).toBe(400);
