@@ -87,14 +87,16 @@ function selectsIdOnly(info: GraphQLResolveInfo): boolean {
 
 /**
  * Resolves a to-one relation through a loader, or from the foreign key alone
- * when only `id` is selected.
+ * when only `id` is selected. Not `async`: the loader's promise is handed on
+ * as it is, and a stub or a null goes back at once, so graphql-js completes
+ * that field without a promise (two per item of a page otherwise).
  */
-async function relation<T>(
+function relation<T>(
   foreignKey: number | null | undefined,
   info: GraphQLResolveInfo,
   load: (id: number) => Promise<T | null>,
   stub: (id: number) => T,
-): Promise<T | null> {
+): T | null | Promise<T | null> {
   if (foreignKey === null || foreignKey === undefined) return null;
   if (selectsIdOnly(info)) return stub(foreignKey);
   return load(foreignKey);
