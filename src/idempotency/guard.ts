@@ -21,6 +21,7 @@ import { badUserInput, ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { CallOptions } from '../upstream/api.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
+import { MAX_NESTING, nestsWithin } from '../upstream/nesting.js';
 import type { IdempotencyStore } from './store.js';
 
 export interface IdempotencySettings {
@@ -116,7 +117,10 @@ export function idempotent<TParent, TArgs extends { idempotencyKey?: string | nu
   return async (parent, args, context, info) => {
     const scope = context.idempotency;
     const key = resolveKey(args.idempotencyKey, scope.headerKey, info);
-    if (key === undefined) return resolve(parent, args, context, NO_KEY, info);
+    // Arguments nested this deep can only be custom metadata deeper than the mutation's own rule
+    // allows (payments/rules.ts): it refuses them with a user error and sends nothing, so there is
+    // nothing to guard, and fingerprinting them would overflow the stack.
+    if (key === undefined || !nestsWithin(args, MAX_NESTING)) return resolve(parent, args, context, NO_KEY, info);
     const run = keyedRun(context, scope, key, fingerprint(info.fieldName, args));
     try {
       // A key that already has a result answers at once: a replay reads and writes nothing.

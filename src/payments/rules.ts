@@ -129,10 +129,14 @@ export const InputRule = {
   email: { test: (email: string) => scalarAccepts(EmailAddressResolver, email), message: 'E-mail must be an address such as ama@example.com.' },
   url: { test: (url: string) => scalarAccepts(URLResolver, url), message: 'URL must be absolute, such as https://shop.example.com/callback.' },
   country: { test: (code: string) => scalarAccepts(CountryCodeResolver, code), message: 'Country must be an ISO 3166-1 alpha-2 code such as BJ.' },
-  /** An upstream object nested deeper than MAX_NESTING is refused when read back (upstream/nesting.ts); metadata sits one level down. */
+  /**
+   * An upstream item nested deeper than MAX_NESTING is refused when read back (upstream/nesting.ts).
+   * Metadata sits one level down in its transaction or payout, two in an event about it (the
+   * events API's items and the webhooks): two levels are kept for those.
+   */
   metadata: {
-    test: (metadata: unknown) => nestsWithin(metadata, MAX_NESTING - 1),
-    message: `Custom metadata must nest at most ${MAX_NESTING - 1} levels deep.`,
+    test: (metadata: unknown) => nestsWithin(metadata, MAX_NESTING - 2),
+    message: `Custom metadata must nest at most ${MAX_NESTING - 2} levels deep.`,
   },
   token: {
     test: (token: string) => token.trim() !== '' && token.length <= MAX_TOKEN_CHARS,

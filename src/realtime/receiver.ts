@@ -76,9 +76,9 @@ export function createWebhookIntake(deps: ReceiverDeps): (delivery: Delivery) =>
       logger.warn('webhook refused: body is not JSON');
       return reply('invalid', 400, { error: 'invalid JSON' });
     }
-    // The entity is an upstream item one level down: nested deeper than the gateway reads items,
-    // it would fail whatever serialises the event (the Redis bus, a subscriber's answer).
-    if (!nestsWithin(json, MAX_NESTING + 1)) {
+    // An event is an upstream item like those of the events API: nested deeper than the gateway
+    // reads items, it would fail whatever serialises it (the Redis bus, a subscriber's answer).
+    if (!nestsWithin(json, MAX_NESTING)) {
       logger.warn('webhook refused: nested too deep');
       return reply('invalid', 400, { error: 'not an event' });
     }

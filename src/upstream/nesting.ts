@@ -9,7 +9,12 @@
  */
 import { isLosslessNumber } from 'lossless-json';
 
-/** Levels an upstream item may nest, its own level counting one: far beyond what the API sends, far below the stack's limit. */
+/**
+ * Levels an upstream item may nest, its own level counting one: far beyond
+ * what the API sends, far below the stack's limit. An event carries its
+ * object one level down, so an object (and what a mutation writes into it)
+ * keeps one level for that.
+ */
 export const MAX_NESTING = 1_000;
 
 /** Whether `value` nests at most `levels` objects or arrays deep; stops at the first that goes deeper. A lossless number is a leaf. */

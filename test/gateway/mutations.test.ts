@@ -172,10 +172,11 @@ describe.each(['enveloped', 'plain'] as const)('mutations against an emulator an
     expect(updated.data!.updatePayout).toEqual({ payout: { customMetadata: { order: 8 } }, userErrors: [] });
   });
 
-  it('creates a payout with custom metadata nested as deep as the gateway reads back, and reads it back whole', async () => {
-    // The payout is level 1 and its metadata level 2: 999 nested objects make the 1,000 levels the gateway takes.
+  it('creates a payout with custom metadata nested as deep as the gateway reads back, and reads it and its history back whole', async () => {
+    // The payout is level 1 and its metadata level 2, one level lower in an event about it (level 1 too):
+    // 998 nested objects make that event the 1,000 levels the gateway takes.
     let metadata: Record<string, unknown> = { leaf: 1 };
-    for (let i = 1; i < 999; i++) metadata = { a: metadata };
+    for (let i = 1; i < 998; i++) metadata = { a: metadata };
     type Payout = { id: string; customMetadata: Record<string, unknown> | null };
     const created = await stack.gql<{ createPayout: { payout: Payout | null; userErrors: unknown[] } }>(
       'mutation ($m: JSONObject) { createPayout(input: { amount: 300, currency: { iso: "XOF" }, mode: "mtn", customMetadata: $m }) { payout { id } userErrors { field code } } }',
@@ -185,9 +186,41 @@ describe.each(['enveloped', 'plain'] as const)('mutations against an emulator an
     expect(created.errors).toBeUndefined();
     expect(created.data!.createPayout.userErrors).toEqual([]);
 
-    const read = await stack.gql<{ payout: Payout }>('query ($id: ID!) { payout(id: $id) { id customMetadata } }', { id: created.data!.createPayout.payout!.id }, key);
+    const id = created.data!.createPayout.payout!.id;
+    const read = await stack.gql<{ payout: Payout & { statusHistory: { status: string }[] } }>(
+      'query ($id: ID!) { payout(id: $id) { id customMetadata statusHistory { status event { id } } } }',
+      { id },
+      key,
+    );
     expect(read.errors).toBeUndefined();
     expect(read.data!.payout.customMetadata).toEqual(metadata);
+    expect(read.data!.payout.statusHistory.length).toBeGreaterThan(0);
+    const events = await stack.gql<{ events: { nodes: ({ id: string } | null)[] } }>(
+      'query ($id: ID!) { events(first: 10, filter: { objectId: $id }) { nodes { id } } }',
+      { id },
+      key,
+    );
+    expect(events.errors).toBeUndefined();
+    expect(events.data!.events.nodes.length).toBeGreaterThan(0);
+  });
+
+  it('refuses custom metadata nested thousands of levels deep with a user error, keyed or not, sending nothing', async () => {
+    // Written as text: JSON.stringify overflows the stack from about 5,000 levels.
+    const deep = `${'{"a":'.repeat(6_000)}1${'}'.repeat(6_000)}`;
+    const query = 'mutation ($m: JSONObject, $k: String) { createPayout(input: { amount: 300, currency: { iso: "XOF" }, mode: "mtn", customMetadata: $m }, idempotencyKey: $k) { payout { id } userErrors { field code } } }';
+    const writes = async () => ((await stack.admin('GET', '/_emulator/stats')) as { routes: Record<string, number> }).routes['POST /v1/payouts'] ?? 0;
+    const before = await writes();
+    for (const k of ['null', `"deep-${Date.now()}"`]) {
+      const res = await fetch(stack.gateway.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: `{"query":${JSON.stringify(query)},"variables":{"k":${k},"m":${deep}}}`,
+      });
+      const body = (await res.json()) as { errors?: unknown; data?: { createPayout: { payout: unknown; userErrors: unknown[] } } };
+      expect(body.errors).toBeUndefined();
+      expect(body.data!.createPayout).toEqual({ payout: null, userErrors: [{ field: ['input', 'customMetadata'], code: 'INVALID' }] });
+    }
+    expect(await writes()).toBe(before);
   });
 
   it('schedules a payout started with a future scheduledAt', async () => {

@@ -143,15 +143,16 @@ describe('webhook receiver', () => {
 
   it('refuses with 400 a signed event whose entity nests deeper than the gateway reads items, and takes one at the limit', async () => {
     const nested = (objects: number) => `${'{"a":'.repeat(objects)}1${'}'.repeat(objects)}`;
-    // The entity is level 2 and its metadata level 3: 999 nested objects there make the entity 1,000 levels deep.
+    // An event is an item like any: level 1, its entity level 2, the entity's metadata level 3, so 998 nested
+    // objects there make the 1,000 levels the gateway takes.
     const event = (id: number, objects: number) =>
       transactionEvent({ accountId: ACCOUNT, transaction: { ...tx(id, 'approved', '2024-05-02T10:00:00.000Z'), metadata: 'HERE' } }).replace('"HERE"', nested(objects));
 
-    const over = event(31, 1000);
+    const over = event(31, 999);
     const refused = await postWebhook(receiver.port, over, { secret: NEW_SECRET });
     expect(refused.status).toBe(400);
 
-    const atLimit = event(32, 999);
+    const atLimit = event(32, 998);
     const taken = await postWebhook(receiver.port, atLimit, { secret: NEW_SECRET });
     expect(taken.status).toBe(200);
     await settle();
