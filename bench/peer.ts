@@ -34,6 +34,7 @@ const OPTIONS = {
   warmup: { type: 'string', default: process.env.BENCH_WARMUP ?? '50' },
   concurrency: { type: 'string', default: process.env.BENCH_CONCURRENCY ?? '10' },
   'concurrent-ops': { type: 'string', default: process.env.BENCH_CONCURRENT_OPS ?? '600' },
+  rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '4' },
   'cpu-prof': { type: 'string' },
   'from-source': { type: 'boolean', default: false },
 } as const;
@@ -44,6 +45,8 @@ interface Settings {
   warmup: number;
   concurrency: number;
   concurrentOps: number;
+  /** The measured operations are run in this many rounds, every server taking its turn in each (see runPeerBench). */
+  rounds: number;
   /** Directory for the servers' V8 CPU profiles (node --cpu-prof), written when they stop. */
   cpuProfDir: string | null;
   /** Run the TypeScript sources under tsx, as `npm start` does, rather than the built JavaScript. */
@@ -57,7 +60,7 @@ function readSettings(argv: string[]): Settings {
     if (!Number.isFinite(value) || value < min) throw new Error(`--${name} must be a number >= ${min}`);
     return Math.floor(value);
   };
-  return { latencyMs: num('latency', 0), iterations: num('iterations', 1), warmup: num('warmup', 0), concurrency: num('concurrency', 1), concurrentOps: num('concurrent-ops', 1), cpuProfDir: values['cpu-prof'] ?? null, fromSource: values['from-source'] };
+  return { latencyMs: num('latency', 0), iterations: num('iterations', 1), warmup: num('warmup', 0), concurrency: num('concurrency', 1), concurrentOps: num('concurrent-ops', 1), rounds: num('rounds', 1), cpuProfDir: values['cpu-prof'] ?? null, fromSource: values['from-source'] };
 }
 
 export const peerBench: Bench = {
@@ -69,6 +72,7 @@ export const peerBench: Bench = {
     '--warmup <n>           unmeasured iterations first, at least one per transaction: they fill the warm cache (env BENCH_WARMUP, default 50)',
     '--concurrency <c>      workers of the throughput run (env BENCH_CONCURRENCY, default 10)',
     '--concurrent-ops <n>   operations of the throughput run (env BENCH_CONCURRENT_OPS, default 600)',
+    '--rounds <n>           split both runs into this many rounds, the servers taking turns in each, so the machine\'s drift falls on all alike (env BENCH_ROUNDS, default 4)',
     '--cpu-prof <dir>       write each server\'s V8 CPU profiles under <dir>/<server>/ (summarise the largest: npx tsx bench/profile-summary.ts <file>)',
     '--from-source          run the gateways and the peer from their TypeScript under tsx, as `npm start` does, instead of built JavaScript on plain node as the Dockerfile does',
   ],
@@ -196,40 +200,98 @@ async function issue(client: Client, server: Server, op: Operation, i: number): 
   return res.ms;
 }
 
-async function measure(server: Server, op: Operation, emulator: BenchEmulator, client: Client, s: Settings): Promise<Row> {
-  // The warm-up reads every transaction once, so a warm cache holds them all.
-  for (let i = 0; i < Math.max(s.warmup, SEED.transactions); i++) await issue(client, server, op, i);
+/** What one server did for one operation, summed over the rounds. */
+interface Tally {
+  /** Operations sent so far (also the index that picks each operation's variables). */
+  sent: number;
+  ops: number;
+  cpuMs: number;
+  mainThreadCpuMs: number;
+  calls: number;
+  samples: number[];
+  loadOps: number;
+  loadCpuMs: number;
+  loadMs: number;
+}
 
+const newTally = (): Tally => ({ sent: 0, ops: 0, cpuMs: 0, mainThreadCpuMs: 0, calls: 0, samples: [], loadOps: 0, loadCpuMs: 0, loadMs: 0 });
+
+/** The warm-up reads every transaction once, so a warm cache holds them all. */
+async function warmUp(server: Server, op: Operation, client: Client, s: Settings, tally: Tally): Promise<void> {
+  for (let i = 0; i < Math.max(s.warmup, SEED.transactions); i++) await issue(client, server, op, tally.sent++);
+}
+
+/** `n` operations one after another: CPU, upstream calls and each one's latency. */
+async function sequential(server: Server, op: Operation, emulator: BenchEmulator, client: Client, n: number, tally: Tally): Promise<void> {
   await emulator.resetStats();
   const cpuBefore = server.cpuMs();
   const mainBefore = server.mainThreadCpuMs();
-  const samples: number[] = [];
-  for (let i = 0; i < s.iterations; i++) samples.push(await issue(client, server, op, i));
-  const cpuMsPerOp = (server.cpuMs() - cpuBefore) / s.iterations;
-  const offMainMsPerOp = cpuMsPerOp - (server.mainThreadCpuMs() - mainBefore) / s.iterations;
-  const callsPerOp = (await emulator.stats()).total / s.iterations;
+  for (let i = 0; i < n; i++) tally.samples.push(await issue(client, server, op, tally.sent++));
+  tally.cpuMs += server.cpuMs() - cpuBefore;
+  tally.mainThreadCpuMs += server.mainThreadCpuMs() - mainBefore;
+  tally.calls += (await emulator.stats()).total;
+  tally.ops += n;
+}
 
-  // Throughput: `concurrency` workers share `concurrentOps` operations.
-  let next = 0;
-  const cpuBeforeLoad = server.cpuMs();
+/** Throughput: `concurrency` workers share `n` operations. */
+async function concurrent(server: Server, op: Operation, client: Client, s: Settings, n: number, tally: Tally): Promise<void> {
+  let done = 0;
+  const cpuBefore = server.cpuMs();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: s.concurrency }, async () => {
-      while (next < s.concurrentOps) await issue(client, server, op, next++);
+      while (done < n) {
+        done++;
+        await issue(client, server, op, tally.sent++);
+      }
     }),
   );
-  const elapsed = performance.now() - started;
+  tally.loadMs += performance.now() - started;
+  tally.loadCpuMs += server.cpuMs() - cpuBefore;
+  tally.loadOps += n;
+}
+
+function rowOf(server: Server, op: Operation, t: Tally): Row {
+  const cpuMsPerOp = t.cpuMs / t.ops;
   return {
     server: server.name,
     op: op.name,
-    callsPerOp,
+    callsPerOp: t.calls / t.ops,
     cpuMsPerOp,
-    offMainMsPerOp,
-    cpuMsPerOpConcurrent: (server.cpuMs() - cpuBeforeLoad) / s.concurrentOps,
-    reqPerSec: (s.concurrentOps / elapsed) * 1000,
-    p50: percentile(samples, 50),
-    p99: percentile(samples, 99),
+    offMainMsPerOp: cpuMsPerOp - t.mainThreadCpuMs / t.ops,
+    cpuMsPerOpConcurrent: t.loadCpuMs / t.loadOps,
+    reqPerSec: (t.loadOps / t.loadMs) * 1000,
+    p50: percentile(t.samples, 50),
+    p99: percentile(t.samples, 99),
   };
+}
+
+/**
+ * One operation on every server. Each server warms up first; then the
+ * measured operations run in rounds, every server taking its turn in each
+ * round and the order turning by one from round to round, so that a change in
+ * the machine's load falls on every server alike instead of on whichever ran
+ * at that moment. Sequential rounds first (CPU, calls, latency), then the
+ * throughput rounds.
+ */
+async function measureAll(servers: Server[], op: Operation, emulator: BenchEmulator, client: Client, s: Settings): Promise<Row[]> {
+  const tallies = new Map(servers.map((server) => [server, newTally()]));
+  for (const server of servers) await warmUp(server, op, client, s, tallies.get(server)!);
+  const share = (total: number, round: number) => Math.floor((total * (round + 1)) / s.rounds) - Math.floor((total * round) / s.rounds);
+  const turns = (round: number) => servers.map((_, i) => servers[(i + round) % servers.length]!);
+  for (let round = 0; round < s.rounds; round++) {
+    for (const server of turns(round)) {
+      const n = share(s.iterations, round);
+      if (n > 0) await sequential(server, op, emulator, client, n, tallies.get(server)!);
+    }
+  }
+  for (let round = 0; round < s.rounds; round++) {
+    for (const server of turns(round)) {
+      const n = share(s.concurrentOps, round);
+      if (n > 0) await concurrent(server, op, client, s, n, tallies.get(server)!);
+    }
+  }
+  return servers.map((server) => rowOf(server, op, tallies.get(server)!));
 }
 
 async function seed(emulator: BenchEmulator): Promise<number[]> {
@@ -277,13 +339,13 @@ async function runPeerBench(s: Settings): Promise<void> {
     console.log(codeLine());
     console.log(`the gateways run with ${gatewayNodeFlags().join(' ') || 'no V8 flags'}, as \`npm start\` and the Dockerfile run it; the peer with Node's defaults`);
     console.log(s.fromSource ? 'gateways and peer from their TypeScript under tsx, as `npm start` runs the gateway' : `gateways from ${entry.gateway} (npm run build), as the Dockerfile runs it; the peer transpiled the same way; both on plain node`);
-    console.log(`L = ${s.latencyMs} ms per upstream request; ${s.warmup} warm-up + ${s.iterations} iterations at concurrency 1, then ${s.concurrentOps} operations at concurrency ${s.concurrency}`);
+    console.log(`L = ${s.latencyMs} ms per upstream request; ${s.warmup} warm-up + ${s.iterations} iterations at concurrency 1, then ${s.concurrentOps} operations at concurrency ${s.concurrency}; each run in ${s.rounds} rounds, the servers taking turns in each`);
     console.log(`seed: ${SEED.customers} customers, ${SEED.transactions} canceled (final) transactions spread over them; one sandbox key`);
     console.log('each server and the emulator in its own process; CPU = utime + stime of the serving process only, all its threads; "off the main thread" is what its other threads used (the garbage collector\'s helpers, mostly)');
     console.log(`before: ${loadLine()}\n`);
 
     const rows: Row[] = [];
-    for (const op of operations(ids)) for (const server of servers) rows.push(await measure(server, op, emulator, client, s));
+    for (const op of operations(ids)) rows.push(...(await measureAll(servers, op, emulator, client, s)));
 
     console.log(
       markdownTable(
