@@ -76,18 +76,26 @@ export function createWebhookIntake(deps: ReceiverDeps): (delivery: Delivery) =>
       logger.warn('webhook refused: body is not JSON');
       return reply('invalid', 400, { error: 'invalid JSON' });
     }
-    // An event is an upstream item like those of the events API: nested deeper than the gateway
-    // reads items, it would fail whatever serialises it (the Redis bus, a subscriber's answer).
-    if (!nestsWithin(json, MAX_NESTING)) {
-      logger.warn('webhook refused: nested too deep');
-      return reply('invalid', 400, { error: 'not an event' });
-    }
+    // The schema takes the entity as a record without walking into it, so it is safe on any depth.
     const parsed = webhookPayloadSchema.safeParse(json);
     if (!parsed.success) {
       logger.warn({ issues: parsed.error.issues.map((i) => i.path.join('.')) }, 'webhook refused: not an event');
       return reply('invalid', 400, { error: 'not an event' });
     }
     const event = toPaymentEvent(parsed.data);
+    // An event is an upstream item like those of the events API: nested deeper than the gateway
+    // reads items, it would fail whatever serialises it (the Redis bus, a subscriber's answer).
+    // Its object has changed all the same, so it is evicted first (a failed eviction asks for a retry).
+    if (!nestsWithin(json, MAX_NESTING)) {
+      try {
+        await deps.evict?.(event);
+      } catch (error) {
+        logger.error({ err: error, eventId: event.id }, 'webhook not recorded: cache store failed');
+        return reply('unavailable', 503, { error: 'try again later' });
+      }
+      logger.warn({ eventId: event.id, type: event.type }, 'webhook refused: nested too deep');
+      return reply('invalid', 400, { error: 'not an event' });
+    }
 
     let current: boolean;
     try {

@@ -20,13 +20,13 @@ interface Receiver {
   close(): Promise<void>;
 }
 
-async function startReceiver(ledger: DeliveryLedger = memoryLedger()): Promise<Receiver> {
+async function startReceiver(ledger: DeliveryLedger = memoryLedger(), evict?: (event: Pick<PaymentEvent, 'object' | 'objectId'>) => Promise<void>): Promise<Receiver> {
   const logs: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
   const bus = memoryBus(logger);
   const published: PaymentEvent[] = [];
   bus.subscribe(ACCOUNT, (e) => published.push(e));
-  const receive = createWebhookReceiver({ secrets: [OLD_SECRET, NEW_SECRET], ledger, bus, logger });
+  const receive = createWebhookReceiver({ secrets: [OLD_SECRET, NEW_SECRET], ledger, bus, logger, ...(evict ? { evict } : {}) });
   const server = http.createServer((req, res) => void receive(req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
@@ -157,6 +157,26 @@ describe('webhook receiver', () => {
     expect(taken.status).toBe(200);
     await settle();
     expect(receiver.published.map((e) => e.objectId)).toEqual([32]);
+  });
+
+  it('evicts the object of an event it refuses for its depth, and answers 503 when that eviction fails', async () => {
+    const evicted: string[] = [];
+    let failing = false;
+    const evicting = await startReceiver(memoryLedger(), async (e) => {
+      if (failing) throw new Error('cache store down');
+      evicted.push(`${e.object}:${e.objectId}`);
+    });
+    try {
+      const deep = transactionEvent({ accountId: ACCOUNT, transaction: { ...tx(33, 'approved', '2024-05-03T10:00:00.000Z'), metadata: 'HERE' } })
+        .replace('"HERE"', `${'{"a":'.repeat(999)}1${'}'.repeat(999)}`);
+      expect((await postWebhook(evicting.port, deep, { secret: NEW_SECRET })).status).toBe(400);
+      expect(evicted).toEqual(['transaction:33']);
+      failing = true;
+      expect((await postWebhook(evicting.port, deep, { secret: NEW_SECRET })).status).toBe(503);
+      expect(evicting.published).toEqual([]);
+    } finally {
+      await evicting.close();
+    }
   });
 
   it('refuses a signed body that is not an event with 400', async () => {
