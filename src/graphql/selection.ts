@@ -28,13 +28,13 @@ export function isIncluded(node: FieldNode | FragmentSpreadNode | InlineFragment
   return include?.if !== false;
 }
 
-/** The names of the fields a selection set executes, in document order, repeats included. */
-export function selectedFieldNames(set: SelectionSetNode | undefined, fragments: Fragments, variables: Variables = {}): string[] {
-  const names: string[] = [];
+/** The fields a selection set executes, in document order, repeats included. */
+export function selectedFields(set: SelectionSetNode | undefined, fragments: Fragments, variables: Variables = {}): FieldNode[] {
+  const fields: FieldNode[] = [];
   const visit = (current: SelectionSetNode) => {
     for (const sel of current.selections) {
       if (!isIncluded(sel, variables)) continue;
-      if (sel.kind === Kind.FIELD) names.push(sel.name.value);
+      if (sel.kind === Kind.FIELD) fields.push(sel);
       else if (sel.kind === Kind.INLINE_FRAGMENT) visit(sel.selectionSet);
       else {
         const fragment = fragments[sel.name.value];
@@ -43,7 +43,12 @@ export function selectedFieldNames(set: SelectionSetNode | undefined, fragments:
     }
   };
   if (set) visit(set);
-  return names;
+  return fields;
+}
+
+/** The names of the fields a selection set executes, in document order, repeats included. */
+export function selectedFieldNames(set: SelectionSetNode | undefined, fragments: Fragments, variables: Variables = {}): string[] {
+  return selectedFields(set, fragments, variables).map((field) => field.name.value);
 }
 
 /** Fragment definitions of a document by name. */
