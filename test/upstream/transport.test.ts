@@ -55,7 +55,11 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       const error = await h.quickApi.transactions.retrieve(101).catch((e: unknown) => e);
 
       expect(error).toBeInstanceOf(UpstreamTimeoutError);
-      expect(error).toMatchObject({ code: 'timeout', route: 'GET /v1/transactions/:id', message: expect.stringContaining(`${QUICK_TIMEOUT_MS} ms`) });
+      expect(error).toMatchObject({ code: 'timeout', route: 'GET /v1/transactions/:id' });
+      // The attempt's time-out, less what it waited for its route's slot (a millisecond or so on a busy machine).
+      const named = Number(/within (\d+) ms/.exec((error as Error).message)?.[1]);
+      expect(named).toBeGreaterThan(QUICK_TIMEOUT_MS - 50);
+      expect(named).toBeLessThanOrEqual(QUICK_TIMEOUT_MS);
       expect(Date.now() - started).toBeLessThan(QUICK_TIMEOUT_MS + 1_000);
       await within(h.upstream.requests[0]!.connectionClosed, 1_000, 'the socket was not destroyed');
     });
