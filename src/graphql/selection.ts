@@ -28,13 +28,13 @@ export function isIncluded(node: FieldNode | FragmentSpreadNode | InlineFragment
   return include?.if !== false;
 }
 
-/** The fields a selection set executes, in document order, repeats included. */
-export function selectedFields(set: SelectionSetNode | undefined, fragments: Fragments, variables: Variables = {}): FieldNode[] {
-  const fields: FieldNode[] = [];
+/** The names of the fields a selection set executes, in document order, repeats included. */
+export function selectedFieldNames(set: SelectionSetNode | undefined, fragments: Fragments, variables: Variables = {}): string[] {
+  const names: string[] = [];
   const visit = (current: SelectionSetNode) => {
     for (const sel of current.selections) {
       if (!isIncluded(sel, variables)) continue;
-      if (sel.kind === Kind.FIELD) fields.push(sel);
+      if (sel.kind === Kind.FIELD) names.push(sel.name.value);
       else if (sel.kind === Kind.INLINE_FRAGMENT) visit(sel.selectionSet);
       else {
         const fragment = fragments[sel.name.value];
@@ -43,12 +43,7 @@ export function selectedFields(set: SelectionSetNode | undefined, fragments: Fra
     }
   };
   if (set) visit(set);
-  return fields;
-}
-
-/** The names of the fields a selection set executes, in document order, repeats included. */
-export function selectedFieldNames(set: SelectionSetNode | undefined, fragments: Fragments, variables: Variables = {}): string[] {
-  return selectedFields(set, fragments, variables).map((field) => field.name.value);
+  return names;
 }
 
 /** Fragment definitions of a document by name. */

@@ -5,9 +5,7 @@
  */
 import { UPSTREAM_MAX_PER_PAGE, type Context } from '../context.js';
 import { paginate, toWindow, type Connection, type PageRequest } from '../pagination.js';
-import type { GraphQLResolveInfo } from 'graphql';
 import type { Id, Page } from '../upstream/api.js';
-import { loadAhead, type ListRelation } from './look-ahead.js';
 import { primedList } from './support.js';
 
 interface ConnectionArgs<A> {
@@ -48,15 +46,5 @@ export function connectionField<T extends { id: Id }, A = never, F = object>(spe
       return result;
     };
     return paginate(window, read, { upstreamMaxPerPage: UPSTREAM_MAX_PER_PAGE, keep: spec.keep?.(filters) });
-  };
-}
-
-/** A connection resolver whose nodes' to-one relations are read ahead when the query selects them (look-ahead.ts). */
-export function lookingAhead<T, Args>(resolve: (parent: unknown, args: Args, context: Context) => Promise<Connection<T>>, relations: readonly ListRelation<T>[]) {
-  return async (parent: unknown, args: Args, context: Context, info: GraphQLResolveInfo): Promise<Connection<T>> => {
-    const connection = await resolve(parent, args, context);
-    // On the nodes kept, never on rows a filter dropped: the same reads their fields would make.
-    await loadAhead(connection.nodes, relations, context.loaders, info);
-    return connection;
   };
 }

@@ -8,10 +8,10 @@ import { InputRule, statusFromUpstream } from '../payments/rules.js';
 import { buildTimeline } from '../payments/timeline.js';
 import { paymentCheck } from '../payments/filters.js';
 import type { Decimal } from '../upstream/decimal.js';
-import { connectionField, lookingAhead } from './connections.js';
+import { connectionField } from './connections.js';
 import { amountField, customerRef, customerRefChecks, metadataCheck, searchFilter } from './inputs.js';
 import { amountFromInput } from './money.js';
-import { paymentFields, paymentRelations } from './payment-fields.js';
+import { paymentFields } from './payment-fields.js';
 import { startPayouts } from './payout-start.js';
 import { checkAll, checkInput, forgetWritten, payload, currencyRelation, customerRelation, renamed, toUpstreamId, type Check } from './support.js';
 
@@ -86,12 +86,12 @@ export const payoutResolvers = {
   Query: {
     payout: (_, { id }, { loaders }) => loaders.payout.load(toUpstreamId(id)),
     // Always the search endpoint (docs/graphql-contract.md, Connections): it filters and pages alike.
-    payouts: lookingAhead(connectionField({
+    payouts: connectionField({
       filters: searchFilter,
       read: (api, page, filters) => api.payouts.search({ ...page, ...filters }),
       keep: (filters) => paymentCheck(filters),
       loader: (loaders) => loaders.payout,
-    }), paymentRelations()),
+    }),
   },
 
   Mutation: {

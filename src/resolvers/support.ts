@@ -3,7 +3,6 @@
  * relations, payload shaping. Payment rules live in src/payments/rules.ts,
  * error mapping in src/errors.ts.
  */
-import type DataLoader from 'dataloader';
 import type { FieldNode, GraphQLResolveInfo } from 'graphql';
 import { selectedFieldNames } from '../graphql/selection.js';
 import { badUserInput, toUserErrors, UserErrorCode, UserInputError, type UserError, type UserErrorShape } from '../errors.js';
@@ -13,7 +12,6 @@ import type { CurrencyParent, CustomerParent } from './parents.js';
 import type { Id, ListItem } from '../upstream/api.js';
 import { UpstreamInvalidResponseError } from '../upstream/errors.js';
 import { snakeToCamel, type CamelCase } from '../naming.js';
-import { lookedAhead } from './look-ahead.js';
 
 /**
  * A list read's items, each decoded one primed into `loader` (so the page's
@@ -89,32 +87,29 @@ function selectsIdOnly(info: GraphQLResolveInfo): boolean {
 
 /**
  * Resolves a to-one relation through a loader, or from the foreign key alone
- * when only `id` is selected, or from what its connection's look-ahead read
- * (look-ahead.ts). Not `async`: a value known already goes back as it is, so
- * graphql-js completes the field without a promise.
+ * when only `id` is selected. Not `async`: the loader's promise is handed on
+ * as it is, and a stub or a null goes back at once, so graphql-js completes
+ * that field without a promise (two per item of a page otherwise).
  */
 function relation<T>(
   foreignKey: number | null | undefined,
   info: GraphQLResolveInfo,
-  loader: DataLoader<number, T | null>,
+  load: (id: number) => Promise<T | null>,
   stub: (id: number) => T,
 ): T | null | Promise<T | null> {
   if (foreignKey === null || foreignKey === undefined) return null;
   if (selectsIdOnly(info)) return stub(foreignKey);
-  const ahead = lookedAhead(loader, foreignKey);
-  if (!ahead) return loader.load(foreignKey);
-  if (ahead.value instanceof Error) throw ahead.value;
-  return ahead.value as T | null;
+  return load(foreignKey);
 }
 
 /** `customer` of a transaction or payout: a loader read, or just the id. */
 export function customerRelation(customerId: number | null | undefined, info: GraphQLResolveInfo, loaders: Loaders) {
-  return relation<CustomerParent>(customerId, info, loaders.customer, (id) => ({ id }));
+  return relation<CustomerParent>(customerId, info, (id) => loaders.customer.load(id), (id) => ({ id }));
 }
 
 /** `currency` of a transaction, payout or payment intent: a loader read (`GET /v1/currencies/{id}`), or just the id. */
 export function currencyRelation(currencyId: number | null | undefined, info: GraphQLResolveInfo, loaders: Loaders) {
-  return relation<CurrencyParent>(currencyId, info, loaders.currencyById, (id) => ({ id }));
+  return relation<CurrencyParent>(currencyId, info, (id) => loaders.currencyById.load(id), (id) => ({ id }));
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
-import { connectionField, lookingAhead } from './connections.js';
+import { connectionField } from './connections.js';
 import { amountField, customerRef, customerRefChecks, metadataCheck, phoneChecks, phoneNumber, searchFilter, urlCheck } from './inputs.js';
 import type { PaymentIntentModel, TransactionModel } from '../upstream/models.js';
 import { idempotent } from '../idempotency/index.js';
@@ -11,7 +11,7 @@ import type { Id } from '../upstream/api.js';
 import type { Decimal } from '../upstream/decimal.js';
 import { UserErrorCode, UserInputError } from '../errors.js';
 import { amountFromInput, moneyFields } from './money.js';
-import { paymentFields, paymentRelations } from './payment-fields.js';
+import { paymentFields } from './payment-fields.js';
 import {
   checkAll,
   checkInput,
@@ -60,14 +60,14 @@ async function transactionCurrencyIso(loaders: Context['loaders'], id: Id): Prom
 export const transactionResolvers = {
   Query: {
     transaction: (_, { id }, { loaders }) => loaders.transaction.load(toUpstreamId(id)),
-    transactions: lookingAhead(connectionField({
+    transactions: connectionField({
       filters: searchFilter,
       // The search endpoint only with a filter, the plain list otherwise (docs/graphql-contract.md, Connections).
       read: (api, page, filters) =>
         Object.values(filters).some((v) => v !== undefined) ? api.transactions.search({ ...page, ...filters }) : api.transactions.list(page),
       keep: (filters) => paymentCheck(filters),
       loader: (loaders) => loaders.transaction,
-    }), paymentRelations()),
+    }),
   },
 
   Mutation: {
