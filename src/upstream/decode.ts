@@ -187,7 +187,6 @@ function itemError(item: unknown, shape: ResourceShape<unknown>, ctx: UpstreamEr
   return new UpstreamInvalidResponseError({ ...ctx, detail: `${shape.name} ${what}`, itemId });
 }
 
-
 /**
  * Names the first failing path and the kind of failure only: zod's own
  * messages can quote the received value, which may be customer data.
