@@ -29,7 +29,7 @@ import { createUpstreamClient, UpstreamNotFoundError, type UpstreamClient } from
 import { MemoryIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { loadTrustedDocuments } from './limits/trusted-documents.js';
-import { documentRules, operationCheck, operationLimits, withoutSuggestions } from './limits/graphql-limits.js';
+import { documentRules, operationCheck, operationLimits, validatedDocuments, withoutSuggestions } from './limits/graphql-limits.js';
 import { RejectedKeys } from './limits/upstream-budget.js';
 import { createRateLimiter } from './limits/rate-limit.js';
 import { Redis } from 'ioredis';
@@ -178,6 +178,8 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     ...documents,
     rules: config.graphql.introspection ? documents.rules : [...documents.rules, NoSchemaIntrospectionCustomRule],
     refusedRootFields: config.production ? ['_service'] : [],
+    // WebSocket and SSE share it: same schema, same rules.
+    validated: validatedDocuments(),
   };
   const subscriptions = attachSubscriptions({
     httpServer,

@@ -10,7 +10,7 @@
  * operation cap and RealtimeSource (reconciliation included) as graphql-ws.
  */
 import type http from 'node:http';
-import { getOperationAST, GraphQLError, type ExecutionResult, OperationTypeNode, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { getOperationAST, GraphQLError, type ExecutionResult, OperationTypeNode, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { createHandler, type Response } from 'graphql-sse';
 import { readCaller, type Caller } from '../auth.js';
 import { createContext, type Context, type ContextDeps } from '../context.js';
@@ -18,7 +18,7 @@ import { ErrorCode } from '../errors.js';
 import type { EventBus } from '../realtime/bus.js';
 import type { Reconciler } from '../realtime/reconciler.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/errors.js';
-import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
+import { admitDocument, type AdmissionGuard } from '../limits/graphql-limits.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { createRateLimiter } from '../limits/rate-limit.js';
 import { MAX_BODY_BYTES, setCorsHeaders } from './graphql-route.js';
@@ -34,7 +34,7 @@ export interface SseDeps {
   context: ContextDeps;
   limits: { queueLimit: number; maxBufferedBytes: number };
   /** The document limits every transport applies (src/limits/): graphql-sse runs what onSubscribe returns unvalidated. */
-  documents: { maxTokens: number; rules: readonly ValidationRule[]; check: OperationCheck; trusted: TrustedDocuments | null; maxResponseBytes: number; refusedRootFields?: readonly string[] };
+  documents: AdmissionGuard & { trusted: TrustedDocuments | null; maxResponseBytes: number };
   formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
 }
 

@@ -10,7 +10,7 @@
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { getOperationAST, GraphQLError, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { getOperationAST, GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { readCaller, type Caller } from '../auth.js';
@@ -18,7 +18,7 @@ import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/errors.js';
 import type { EventBus } from '../realtime/bus.js';
-import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
+import { admitDocument, type AdmissionGuard } from '../limits/graphql-limits.js';
 import type { Reconciler } from '../realtime/reconciler.js';
 import { wasRefused } from './body.js';
 import { clientAddress } from './client-address.js';
@@ -55,14 +55,7 @@ export interface SubscriptionServerDeps {
   context: ContextDeps;
   limits: SubscriptionLimits;
   /** The document limits HTTP applies (src/limits/): graphql-ws would otherwise parse, validate and answer without them. */
-  documents: {
-    maxTokens: number;
-    rules: readonly ValidationRule[];
-    check: OperationCheck;
-    trusted: TrustedDocuments | null;
-    maxResponseBytes: number;
-    refusedRootFields?: readonly string[];
-  };
+  documents: AdmissionGuard & { trusted: TrustedDocuments | null; maxResponseBytes: number };
   formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
 }
 

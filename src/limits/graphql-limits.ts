@@ -3,7 +3,7 @@
  * runs: tokens (graphql-js's parser, set in server.ts), depth, aliases and
  * directives (graphql-armor validation rules), then the operation's cost and
  * its number of mutation fields once variables are known. HTTP applies them
- * through Apollo Server (server.ts); WebSocket through `admitDocument`.
+ * through Apollo Server (server.ts); WebSocket and SSE through `admitDocument`.
  */
 import type { ApolloServerPlugin } from '@apollo/server';
 import { LRUCache } from 'lru-cache';
@@ -147,23 +147,45 @@ export function operationLimits(check: OperationCheck): ApolloServerPlugin {
  * (graphql-ws): tokens while parsing, graphql-js's rules plus `rules`, then
  * `check`. Returns the parsed document, or the errors to refuse it with.
  */
+/** Documents admitted before, by their text: at most this many, and about this many bytes of text. */
+const DOCUMENTS_REMEMBERED = 1_000;
+const DOCUMENT_TEXT_REMEMBERED = 4 * 1024 * 1024;
+
+/**
+ * Documents that parsed and validated, by their text, for `admitDocument`:
+ * Apollo Server keeps its own such store for HTTP, so a repeated WebSocket or
+ * SSE operation is neither parsed nor validated again, and reaches the cost
+ * check with the same document, whose price is remembered per operation.
+ * One per schema and set of rules: what passed them once passes them again.
+ */
+export function validatedDocuments(): LRUCache<string, DocumentNode> {
+  return new LRUCache<string, DocumentNode>({ max: DOCUMENTS_REMEMBERED, maxSize: DOCUMENT_TEXT_REMEMBERED, sizeCalculation: (_document, source) => Math.max(1, source.length) });
+}
+
+/** What `admitDocument` checks a document against. */
+export interface AdmissionGuard {
+  maxTokens: number;
+  rules: readonly ValidationRule[];
+  check: OperationCheck;
+  /** Root fields this transport does not serve. */
+  refusedRootFields?: readonly string[];
+  /** Documents that passed before (validatedDocuments); without it, every document is parsed and validated. */
+  validated?: LRUCache<string, DocumentNode>;
+}
+
 export function admitDocument(
   schema: GraphQLSchema,
   source: string,
   operationName: string | undefined,
   variables: Record<string, unknown>,
-  guard: { maxTokens: number; rules: readonly ValidationRule[]; check: OperationCheck; refusedRootFields?: readonly string[] },
+  guard: AdmissionGuard,
 ): { document: DocumentNode } | { errors: GraphQLError[] } {
-  let document: DocumentNode;
-  try {
-    document = parse(source, { maxTokens: guard.maxTokens });
-  } catch (error) {
-    const message = error instanceof GraphQLError ? error.message : 'Syntax Error';
-    return { errors: [new GraphQLError(message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })] };
-  }
-  const invalid = validate(schema, document, [...specifiedRules, ...guard.rules]);
-  if (invalid.length > 0) {
-    return { errors: invalid.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })) };
+  let document = guard.validated?.get(source);
+  if (document === undefined) {
+    const fresh = parsedAndValid(schema, source, guard);
+    if ('errors' in fresh) return fresh;
+    document = fresh;
+    guard.validated?.set(source, document);
   }
   const operation = getOperationAST(document, operationName);
   if (operation && guard.refusedRootFields?.length) {
@@ -175,6 +197,22 @@ export function admitDocument(
   }
   const refused = guard.check(document, operationName, variables);
   return refused ? { errors: [refused] } : { document };
+}
+
+/** The document when it parses within the token limit and passes every rule, else the errors to answer. */
+function parsedAndValid(schema: GraphQLSchema, source: string, guard: AdmissionGuard): DocumentNode | { errors: GraphQLError[] } {
+  let document: DocumentNode;
+  try {
+    document = parse(source, { maxTokens: guard.maxTokens });
+  } catch (error) {
+    const message = error instanceof GraphQLError ? error.message : 'Syntax Error';
+    return { errors: [new GraphQLError(message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })] };
+  }
+  const invalid = validate(schema, document, [...specifiedRules, ...guard.rules]);
+  if (invalid.length > 0) {
+    return { errors: invalid.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })) };
+  }
+  return document;
 }
 
 /**
