@@ -172,8 +172,9 @@ export function createErrorFormatter({ onInternalError, requestMessage = (m) => 
     const code = formatted.extensions?.code;
     if (typeof code === 'string' && (KNOWN_CODES.has(code) || REQUEST_CODES.has(code)) && code !== ErrorCode.INTERNAL_SERVER_ERROR) {
       // Our own coded errors and graphql-js request errors are safe as they are;
-      // drop anything else that may ride in extensions (stacktrace, exception).
-      const { stacktrace: _stacktrace, exception: _exception, ...extensions } = formatted.extensions ?? {};
+      // drop anything else that may ride in extensions (stacktrace, exception), and the
+      // HTTP status they ask for: Apollo takes it out for HTTP, WebSocket and SSE have none.
+      const { stacktrace: _stacktrace, exception: _exception, http: _http, ...extensions } = formatted.extensions ?? {};
       return { ...base, message: REQUEST_CODES.has(code) ? requestMessage(formatted.message) : formatted.message, extensions };
     }
     // A scalar rejecting a value (e.g. EmailAddress) surfaces as a plain GraphQLError.

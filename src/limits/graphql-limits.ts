@@ -38,8 +38,9 @@ export function documentRules(limits: Limits): ValidationRule[] {
   ] as ValidationRule[];
 }
 
+/** A request error like the document limits': 400 over HTTP (Apollo would answer 500 for an error raised by a plugin). */
 function operationTooCostly(message: string, extensions: Record<string, unknown>): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: ErrorCode.OPERATION_TOO_COSTLY, ...extensions } });
+  return new GraphQLError(message, { extensions: { code: ErrorCode.OPERATION_TOO_COSTLY, ...extensions, http: { status: 400 } } });
 }
 
 /** Prices an operation and counts its mutation fields once its variables are known: the error to refuse it with, or null. */
@@ -142,11 +143,6 @@ export function operationLimits(check: OperationCheck): ApolloServerPlugin {
   };
 }
 
-/**
- * Every document limit for a transport that parses and validates itself
- * (graphql-ws): tokens while parsing, graphql-js's rules plus `rules`, then
- * `check`. Returns the parsed document, or the errors to refuse it with.
- */
 /** Documents admitted before, by their text: at most this many, and about this many bytes of text. */
 const DOCUMENTS_REMEMBERED = 1_000;
 const DOCUMENT_TEXT_REMEMBERED = 4 * 1024 * 1024;
@@ -173,6 +169,11 @@ export interface AdmissionGuard {
   validated?: LRUCache<string, DocumentNode>;
 }
 
+/**
+ * Every document limit for a transport that parses and validates itself
+ * (graphql-ws, graphql-sse): tokens while parsing, graphql-js's rules plus
+ * `rules`, then `check`. Returns the parsed document, or the errors to refuse it with.
+ */
 export function admitDocument(
   schema: GraphQLSchema,
   source: string,

@@ -95,6 +95,7 @@ describe('subscriptions over SSE with the graphql-sse client', () => {
     const results = client(newKey('reader')).iterate({ query: TRANSACTION_UPDATED, variables: { id: String(other.id) } });
     const first = await results.next();
     expect((first.value as { errors?: { extensions?: { code?: string } }[] }).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect((first.value as { errors?: { extensions?: object }[] }).errors?.[0]?.extensions).not.toHaveProperty('http');
   });
 });
 

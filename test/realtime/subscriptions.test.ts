@@ -140,6 +140,8 @@ describe('subscriptions over graphql-ws', () => {
     const sub = subscribe<TransactionUpdated>(client, TRANSACTION_UPDATED, { id: String(id) });
     const errors = (await sub.error) as { extensions?: { code?: string } }[];
     expect(errors[0]?.extensions?.code).toBe('FORBIDDEN');
+    // The HTTP status a FORBIDDEN asks for has no place in a WebSocket error.
+    expect(errors[0]?.extensions).not.toHaveProperty('http');
   });
 
   it.each([

@@ -26,6 +26,9 @@ describe('operation limits', () => {
     await stack.resetCounts();
     const res = await stack.gql(query, {}, key);
     expect(res.errors?.[0]?.extensions?.code).toBe(code);
+    // A refusal of the request, like every document limit's: never a server error.
+    expect(res.status).toBe(400);
+    expect(res.errors?.[0]?.extensions).not.toHaveProperty('http');
     expect(res.data ?? null).toBeNull();
     expect(await stack.upstreamCalls()).toBe(0);
     return res;
