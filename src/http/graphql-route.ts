@@ -15,7 +15,7 @@ import type { RateLimiter } from '../limits/rate-limit.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { clientAddress } from './client-address.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
-import { attributeErrors, type OperationTelemetry } from '../observability/index.js';
+import { attributeErrors, withRequestId, type OperationTelemetry } from '../observability/index.js';
 import { capAnswer } from '../limits/response-size.js';
 import { BodyTooLarge, readBody, refuseTooLarge, sendJson } from './body.js';
 
@@ -46,11 +46,21 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A request refused before Apollo sees it, as an HTTP answer: its error carries the request id and
+ * is counted by its code, like every error Apollo answers (operationTelemetryPlugin).
+ */
+function refusal(telemetry: OperationTelemetry, message: string, code: string, extra: Record<string, unknown> = {}) {
+  const errors = [{ message, extensions: { code, ...extra } }];
+  telemetry.refused(errors);
+  return { errors: withRequestId(errors, telemetry.requestId) };
+}
+
 /** A refused credential as an HTTP answer, without parsing anything. */
-function refuse(res: http.ServerResponse, error: GraphQLError): void {
+function refuse(res: http.ServerResponse, error: GraphQLError, telemetry: OperationTelemetry): void {
   const status = (error.extensions.http as { status?: number } | undefined)?.status ?? 401;
   res.setHeader('connection', 'close');
-  sendJson(res, status, { errors: [{ message: error.message, extensions: { code: error.extensions.code } }] });
+  sendJson(res, status, refusal(telemetry, error.message, String(error.extensions.code)));
 }
 
 function recentlyRejected(): GraphQLError {
@@ -116,8 +126,8 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
   async function answer(req: http.IncomingMessage, res: http.ServerResponse, url: URL, telemetry: OperationTelemetry): Promise<void> {
     // The caller first: a credential that can never work costs no body read, parse or validation.
     const read = readCaller(req.headers.authorization, deps.config.paymentsEnv);
-    if (read instanceof Error) return refuse(res, read);
-    if (read && deps.rejectedKeys.has(read.callerId)) return refuse(res, recentlyRejected());
+    if (read instanceof Error) return refuse(res, read, telemetry);
+    if (read && deps.rejectedKeys.has(read.callerId)) return refuse(res, recentlyRejected(), telemetry);
     const address = `address:${addressOf(req)}`;
     // A key the upstream has not accepted yet is anyone's to invent: it also spends its address's
     // budget, so minting fresh keys buys no fresh rate.
@@ -127,30 +137,28 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     if (!rate.allowed) {
       deps.observability.rateLimited('operations');
       res.setHeader('retry-after', String(rate.retryAfterSeconds));
-      return sendJson(res, 429, {
-        errors: [{ message: 'Too many operations for this API key; retry later.', extensions: { code: ErrorCode.RATE_LIMITED, retryAfterSeconds: rate.retryAfterSeconds } }],
-      });
+      // Limited by address when there is no key, or when a key not yet accepted spent its address's budget.
+      const whose = read === null || byKey.allowed ? 'from this address' : 'for this API key';
+      return sendJson(res, 429, refusal(telemetry, `Too many operations ${whose}; retry later.`, ErrorCode.RATE_LIMITED, { retryAfterSeconds: rate.retryAfterSeconds }));
     }
     // Without a key only introspection and the federation SDL can run: small documents.
     const maxBytes = read ? MAX_BODY_BYTES : deps.config.limits.maxAnonymousBodyBytes;
     const raw = await readBody(req, maxBytes);
     if (raw instanceof BodyTooLarge) {
-      return refuseTooLarge(req, res, { errors: [{ message: `Request body too large: at most ${maxBytes} bytes${read ? '' : ' without an API key'}.`, extensions: { code: 'BAD_REQUEST' } }] });
+      return refuseTooLarge(req, res, refusal(telemetry, `Request body too large: at most ${maxBytes} bytes${read ? '' : ' without an API key'}.`, 'BAD_REQUEST'));
     }
     let body: unknown = undefined;
     if (raw.length > 0) {
       try {
         body = JSON.parse(raw.toString('utf8'));
       } catch {
-        return sendJson(res, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
+        return sendJson(res, 400, refusal(telemetry, 'The request body is not valid JSON.', 'BAD_REQUEST'));
       }
     }
     if (trusted) {
       const text = isRecord(body) && req.method === 'POST' ? trusted.resolve(body) : null;
       if (text === null) {
-        return sendJson(res, 400, {
-          errors: [{ message: 'Only trusted documents run here: send a documentId or persisted-query hash from the manifest (POST).', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } }],
-        });
+        return sendJson(res, 400, refusal(telemetry, 'Only trusted documents run here: send a documentId or persisted-query hash from the manifest (POST).', 'PERSISTED_QUERY_NOT_FOUND'));
       }
       const { documentId: _id, extensions, ...rest } = body as Record<string, unknown>;
       const { persistedQuery: _hash, ...otherExtensions } = isRecord(extensions) ? extensions : {};

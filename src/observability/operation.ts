@@ -77,11 +77,14 @@ export class OperationTelemetry {
 
   /** How the answer went; the error codes are counted when the operation ends. */
   answered(data: unknown, errors: readonly GraphQLFormattedError[] | undefined): void {
-    this.codes = (errors ?? []).map((e) => {
-      const code = e.extensions?.code;
-      return typeof code === 'string' && ERROR_CODE.test(code) ? code : 'other';
-    });
+    this.codes = codesOf(errors ?? []);
     this.outcome = this.codes.length === 0 ? 'ok' : data === null || data === undefined ? 'error' : 'partial';
+  }
+
+  /** Refused before it was parsed (a bad key, a body that is not JSON, a rate limit): `rejected`, its codes counted all the same. */
+  refused(errors: readonly GraphQLFormattedError[]): void {
+    this.codes = codesOf(errors);
+    this.outcome = 'rejected';
   }
 
   get isSubscription(): boolean {
@@ -104,6 +107,14 @@ export class OperationTelemetry {
     endSpan(this.span, this.outcome === 'error', this.codes.length > 0 ? { 'graphql.error.codes': [...new Set(this.codes)] } : {});
     if (this.debugging) this.logger.debug({ operation: this.name, type: this.type, outcome: this.outcome, ms: Math.round(seconds * 1000) }, 'operation finished');
   }
+}
+
+/** Error codes as metric labels: a code that does not look like one is `other`. */
+function codesOf(errors: readonly GraphQLFormattedError[]): string[] {
+  return errors.map((e) => {
+    const code = e.extensions?.code;
+    return typeof code === 'string' && ERROR_CODE.test(code) ? code : 'other';
+  });
 }
 
 /**

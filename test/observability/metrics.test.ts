@@ -94,6 +94,8 @@ describe('/metrics after a scenario', () => {
     // Ten anonymous operations ran; the eleventh was refused before execution.
     expect(total(samples, 'gateway_operations_total', { operation: 'anonymous', type: 'query', outcome: 'ok' })).toBe(10);
     expect(total(samples, 'gateway_operations_total', { operation: 'unknown', type: 'unknown', outcome: 'rejected' })).toBe(1);
+    // Refused before any parse, yet counted by its code like any other error: a flood of bad keys or of 429s shows.
+    expect(total(samples, 'gateway_operation_errors_total', { code: 'RATE_LIMITED' })).toBe(1);
     expect(total(afterSubscription, 'gateway_operations_total', { operation: 'Watch', type: 'subscription' })).toBe(1);
   });
 

@@ -131,6 +131,19 @@ describe('request ids', () => {
     }
   });
 
+  it.each([
+    { case: 'a malformed key', headers: { authorization: 'Bearer foo' }, body: '{"query":"{ currencies { iso } }"}', status: 401, code: 'UNAUTHENTICATED' },
+    { case: 'a key of the other environment', headers: { authorization: 'Bearer sk_live_x' }, body: '{"query":"{ currencies { iso } }"}', status: 403, code: 'FORBIDDEN' },
+    { case: 'a body that is not JSON', headers: { authorization: `Bearer ${key}` }, body: '{"query":', status: 400, code: 'BAD_REQUEST' },
+    { case: 'a body over the limit without a key', headers: {}, body: JSON.stringify({ query: `{ __typename }`, pad: 'x'.repeat(20_000) }), status: 413, code: 'BAD_REQUEST' },
+  ] as { case: string; headers: Record<string, string>; body: string; status: number; code: string }[])('gives a request refused before any parse ($case) its request id too', async ({ headers, body, status, code }) => {
+    const requestId = `early-${code.toLowerCase()}-${status}`;
+    const res = await fetch(gateway.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': requestId, ...headers }, body });
+    expect(res.status).toBe(status);
+    expect(res.headers.get('x-request-id')).toBe(requestId);
+    expect(((await res.json()) as { errors: { extensions: unknown }[] }).errors[0]!.extensions).toEqual({ code, requestId });
+  });
+
   it('makes one up when none (or an unusable one) is given, and still sends it upstream', async () => {
     const { header, body } = await post({ 'x-request-id': 'has spaces\tand "quotes"' });
     expect(body.errors).toBeUndefined();

@@ -73,6 +73,7 @@ describe('operations per key per minute', () => {
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     const body = (await res.json()) as { errors: { extensions: Record<string, unknown> }[] };
     expect(body.errors[0]!.extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: expect.any(Number) });
+    expect(body.errors[0]).toMatchObject({ message: 'Too many operations for this API key; retry later.' });
     expect(await stack.upstreamCalls()).toBe(0);
     expect((await stack.gql('{ currencies { iso } }', {}, newKey('other'))).errors).toBeUndefined();
   });
@@ -87,6 +88,7 @@ describe('operations of keys nobody has proven yet', () => {
 
   it('fresh keys also spend their address budget: the 4th invented key from one address is RATE_LIMITED', async () => {
     const answers = [];
+    let last: { errors?: { message: string }[] } = {};
     for (let i = 0; i < 4; i++) {
       const res = await fetch(stack.gateway.url, {
         method: 'POST',
@@ -94,8 +96,11 @@ describe('operations of keys nobody has proven yet', () => {
         body: JSON.stringify({ query: '{ __typename }' }),
       });
       answers.push(res.status);
+      last = (await res.json()) as typeof last;
     }
     expect(answers).toEqual([200, 200, 200, 429]);
+    // The key has budget left: what ran out is its address's, and the message says so.
+    expect(last.errors?.[0]?.message).toBe('Too many operations from this address; retry later.');
   });
 });
 
