@@ -221,6 +221,11 @@ export interface UserErrorShape {
   root: string | null;
   idField?: string[] | null;
   mapField?: (parts: string[]) => string[] | null;
+  /**
+   * The object the mutation changes, for the message of a refused state change (the upstream's
+   * 409 says no more than "conflict"): its kind, and a read of its status as it is now.
+   */
+  object?: { kind: string; status: () => Promise<string | null> };
 }
 
 /**

@@ -10,7 +10,7 @@ import type { EntityCacheScope } from '../cache/index.js';
 import type { Loaders } from '../loaders/index.js';
 import type { CurrencyParent, CustomerParent } from './parents.js';
 import type { Id, ListItem } from '../upstream/api.js';
-import { UpstreamInvalidResponseError } from '../upstream/errors.js';
+import { UpstreamConflictError, UpstreamInvalidResponseError } from '../upstream/errors.js';
 import { snakeToCamel, type CamelCase } from '../naming.js';
 
 /**
@@ -127,8 +127,25 @@ export async function withUserErrors<T, F>(
   } catch (error) {
     const userErrors = toUserErrors(error, shape);
     if (!userErrors) throw error;
+    if (error instanceof UpstreamConflictError && shape.object) return failed(await namingStatus(userErrors, shape.object));
     return failed(userErrors);
   }
+}
+
+/** A shape's `object`: `kind`, and its status as `read` finds it upstream now. */
+export function objectStatus(kind: string, read: () => Promise<{ status: string }>): NonNullable<UserErrorShape['object']> {
+  return { kind, status: async () => (await read()).status };
+}
+
+/**
+ * A refused state change's message, naming the object's status read after the refusal (one upstream
+ * read, on this path only); when that read fails, the message stays as it was.
+ */
+async function namingStatus(userErrors: UserError[], object: NonNullable<UserErrorShape['object']>): Promise<UserError[]> {
+  const status = await object.status().catch(() => null);
+  if (!status) return userErrors;
+  const message = `The ${object.kind} is ${status.toLowerCase()}; the payments API does not allow this change in that status.`;
+  return userErrors.map((e) => (e.code === UserErrorCode.InvalidState ? { ...e, message } : e));
 }
 
 /** The common payload shape `{ <key>: object | null, userErrors }`. */

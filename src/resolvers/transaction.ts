@@ -19,6 +19,7 @@ import {
   payload,
   currencyRelation,
   customerRelation,
+  objectStatus,
   renamed,
   toUpstreamId,
   withUserErrors,
@@ -49,6 +50,9 @@ async function cancelDecision(loaders: Context['loaders'], id: Id) {
   }
   return { current, transition };
 }
+
+/** For a refused change's message: the transaction's status, read again after the refusal. */
+const transactionStatus = (api: Context['api'], id: string) => objectStatus('transaction', () => api.transactions.retrieve(toUpstreamId(id)));
 
 /** ISO code of a transaction's currency, for checking the decimals of a new amount. */
 async function transactionCurrencyIso(loaders: Context['loaders'], id: Id): Promise<string | null> {
@@ -101,7 +105,7 @@ export const transactionResolvers = {
     ),
 
     updateTransaction: idempotent((_, { id, input }, { api, loaders, entityCache }, call) =>
-      payload('transaction', { root: 'input', mapField: amountField(input) }, async () => {
+      payload('transaction', { root: 'input', mapField: amountField(input), object: transactionStatus(api, id) }, async () => {
         const transactionId = toUpstreamId(id);
         const [amount] = await checkAll(
           () => amountFromInput(input, () => transactionCurrencyIso(loaders, transactionId), ['input'], false),
@@ -142,7 +146,7 @@ export const transactionResolvers = {
       const transactionId = toUpstreamId(id);
       return withUserErrors(
         // No body at all: a field error names no input of the caller's.
-        { root: null, mapField: () => null },
+        { root: null, mapField: () => null, object: transactionStatus(api, id) },
         async () => {
           const { token, url } = await api.transactions.createToken(transactionId, await call.options());
           return { transactionId, token, url, userErrors: [] };
@@ -158,7 +162,7 @@ export const transactionResolvers = {
       const callerToken = given ?? undefined;
       return withUserErrors(
         // A refused token is the caller's field only when the caller gave it.
-        { root: null, mapField: (parts) => (parts[0] === 'token' && callerToken === undefined ? null : parts) },
+        { root: null, mapField: (parts) => (parts[0] === 'token' && callerToken === undefined ? null : parts), object: transactionStatus(api, id) },
         async () => {
           checkInput([
             [InputRule.mode.test(mode), ['mode'], InputRule.mode.message],

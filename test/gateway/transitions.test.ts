@@ -77,6 +77,50 @@ describe('transitions safe to repeat', () => {
     },
   );
 
+  describe('changes the payments API refuses in the current status (409)', () => {
+    const userErrorsOf = async (query: string, variables: Record<string, unknown>) => {
+      const res = await stack.gql<Record<string, { userErrors: Payload['userErrors'] }>>(query, variables, key);
+      expect(res.errors).toBeUndefined();
+      return Object.values(res.data!)[0]!.userErrors;
+    };
+
+    it('names the status of an approved transaction whose amount is changed, or that is sent again', async () => {
+      const t = await make().transaction();
+      await move('transactions', t.id, 'approved');
+      const update = await userErrorsOf('mutation ($id: ID!) { updateTransaction(id: $id, input: { amountDecimal: "10" }) { userErrors { field message code } } }', { id: String(t.id) });
+      const send = await userErrorsOf(
+        'mutation ($id: ID!) { sendTransaction(id: $id, mode: "mtn", phoneNumber: { number: "64000001", country: "BJ" }) { userErrors { field message code } } }',
+        { id: String(t.id) },
+      );
+      for (const userErrors of [update, send]) {
+        expect(userErrors).toEqual([{ field: null, message: 'The transaction is approved; the payments API does not allow this change in that status.', code: 'INVALID_STATE' }]);
+      }
+    });
+
+    it('names the status of a scheduled payout that is changed', async () => {
+      const p = await make().payout({ mode: 'mtn' });
+      await move('payouts', p.id, 'scheduled');
+      const userErrors = await userErrorsOf('mutation ($id: ID!) { updatePayout(id: $id, changes: { amountDecimal: "5" }) { userErrors { field message code } } }', { id: String(p.id) });
+      expect(userErrors).toEqual([{ field: null, message: 'The payout is scheduled; the payments API does not allow this change in that status.', code: 'INVALID_STATE' }]);
+    });
+
+    it('keeps the plain message when the status cannot be read after the refusal', async () => {
+      const p = await make().payout({ mode: 'mtn' });
+      await move('payouts', p.id, 'scheduled');
+      // A change that needs no read first (the currency is given); the read after the refusal fails, retries included.
+      await stack.admin('POST', '/_emulator/faults', { route: 'GET /v1/payouts/:id', status: 503, times: 20 });
+      await stack.resetCounts();
+      try {
+        const userErrors = await userErrorsOf('mutation ($id: ID!) { updatePayout(id: $id, changes: { amountDecimal: "5", currency: { iso: "XOF" } }) { userErrors { field message code } } }', { id: String(p.id) });
+        expect(userErrors).toEqual([{ field: null, message: 'The object is not in a status that allows this change.', code: 'INVALID_STATE' }]);
+        expect(await stack.upstreamCalls('PUT /v1/payouts/:id')).toBe(1);
+        expect(await stack.upstreamCalls('GET /v1/payouts/:id')).toBeGreaterThan(0);
+      } finally {
+        await stack.admin('DELETE', '/_emulator/faults');
+      }
+    });
+  });
+
   it('keeps idempotency keys working: a replay with the key reads and writes nothing', async () => {
     const t = await make().transaction();
     const first = await cancel(t.id, `cancel-${t.id}`);
