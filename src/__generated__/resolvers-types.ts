@@ -380,6 +380,8 @@ export type Mutation = {
    * (scheduled, started, processing or sent) is returned as it is and not sent to the upstream
    * again; a failed one is refused with an `INVALID_STATE` user error naming its status, and then
    * nothing starts. `PUT /v1/payouts/start` carries the pending ones only, and is skipped when none is.
+   * At most 100 payouts per call (a longer list is an `INVALID` user error on `payouts`, before any
+   * read); each payout given counts one towards the operation's cost.
    */
   startPayouts: StartPayoutsPayload;
   /**

@@ -9,7 +9,9 @@
  * - `_entities` costs its number of representations times one node;
  * - any other list of entities (`currencies`, `webhooks`) is priced as
  *   LIST_ASSUMED_ITEMS items, since the upstream gives it whole;
- * - a mutation or subscription root field costs one plus its selection;
+ * - a mutation or subscription root field costs one plus its selection, and
+ *   one more per item of a list argument naming objects it reads first
+ *   (READ_FIRST_ARGUMENTS: `startPayouts` reads each payout it is given);
  * - a field listed in UPSTREAM_READ_FIELDS (not an entity, but read with an
  *   upstream call of its own per parent) costs one plus its selection;
  * - scalars and embedded objects cost nothing of their own.
@@ -27,6 +29,9 @@ import {
 
 /** Fields that are not entities yet cost one upstream call per parent (their descriptions say which). */
 const UPSTREAM_READ_FIELDS = new Set(['Transaction.statusHistory', 'Payout.statusHistory']);
+
+/** Mutation arguments listing objects the mutation reads one by one before it writes. */
+const READ_FIRST_ARGUMENTS: Record<string, string> = { 'Mutation.startPayouts': 'payouts' };
 
 /** How many items a list without `first` is priced at. */
 const LIST_ASSUMED_ITEMS = 10;
@@ -54,7 +59,11 @@ export function createCostEstimator(schema: GraphQLSchema, settings: CostSetting
       const requested = typeof args.first === 'number' ? args.first : settings.defaultFirst;
       return 1 + Math.min(Math.max(requested, 0), settings.maxFirst) * perItem;
     }
-    if (rootNames.has(type.name)) return 1 + childComplexity;
+    if (rootNames.has(type.name)) {
+      const argument = READ_FIRST_ARGUMENTS[`${type.name}.${field.name}`];
+      const listed = argument === undefined ? undefined : args[argument];
+      return 1 + (Array.isArray(listed) ? listed.length : 0) + childComplexity;
+    }
     const isList = isListType(getNullableType(field.type));
     if (UPSTREAM_READ_FIELDS.has(`${type.name}.${field.name}`)) return 1 + (isList ? LIST_ASSUMED_ITEMS * childComplexity : childComplexity);
     if (entities.has(named.name)) return 1 + (isList ? LIST_ASSUMED_ITEMS * perItem : childComplexity);

@@ -29,6 +29,13 @@ function callerField(sent: readonly number[]) {
   };
 }
 
+/**
+ * Payouts one `startPayouts` may name. Each is read before the start (one upstream call per
+ * payout, the API having no read of several): a longer batch is refused before any read,
+ * rather than spending the operation's upstream budget (250 calls) and failing part way.
+ */
+export const MAX_PAYOUTS_PER_START = 100;
+
 export function startPayouts(payouts: StartPayoutInput[], { api, loaders, entityCache }: Context, call: IdempotentCall) {
   const pending: number[] = [];
   return withUserErrors(
@@ -36,8 +43,9 @@ export function startPayouts(payouts: StartPayoutInput[], { api, loaders, entity
     async () => {
       checkInput([
         [payouts.length > 0, ['payouts'], 'Give at least one payout to start.'],
-        ...payouts.flatMap((p, i) => phoneChecks(p.phoneNumber, ['payouts', String(i), 'phoneNumber'])),
+        [payouts.length <= MAX_PAYOUTS_PER_START, ['payouts'], `At most ${MAX_PAYOUTS_PER_START} payouts per start (${payouts.length} given): split the batch.`],
       ]);
+      checkInput(payouts.flatMap((p, i) => phoneChecks(p.phoneNumber, ['payouts', String(i), 'phoneNumber'])));
       const ids = payouts.map((p, i) => toUpstreamId(p.id, `payouts.${i}.id`));
       // One payout twice in a batch is a mistake the upstream answers unpredictably: refuse it here.
       checkInput(ids.map((id, i): [boolean, string[], string] => [ids.indexOf(id) === i, ['payouts', String(i), 'id'], `Payout ${id} is already in this batch (item ${ids.indexOf(id)}).`]));

@@ -169,6 +169,19 @@ describe('transitions safe to repeat', () => {
       },
     );
 
+    it('reads a batch of 100 payouts, and refuses one of 101 on `payouts` before any read', async () => {
+      const START = 'mutation ($p: [StartPayoutInput!]!) { startPayouts(payouts: $p) { payouts { id } userErrors { field message code } } }';
+      const payouts = (n: number) => Array.from({ length: n }, (_, i) => ({ id: String(800_000 + i), phoneNumber: { number: '64000003', country: 'BJ' } }));
+      await stack.resetCounts();
+      const hundred = await stack.gql<{ startPayouts: { userErrors: Payload['userErrors'] } }>(START, { p: payouts(100) }, key);
+      expect(hundred.data!.startPayouts.userErrors.map((e) => e.code)).toEqual(Array(100).fill('NOT_FOUND'));
+      expect(await stack.upstreamCalls('GET /v1/payouts/:id')).toBe(100);
+      await stack.resetCounts();
+      const more = await stack.gql<{ startPayouts: { userErrors: Payload['userErrors'] } }>(START, { p: payouts(101) }, key);
+      expect(more.data!.startPayouts.userErrors).toEqual([{ field: ['payouts'], message: 'At most 100 payouts per start (101 given): split the batch.', code: 'INVALID' }]);
+      expect(await stack.upstreamCalls()).toBe(0);
+    });
+
     it('refuses a batch naming one payout twice, on the repeated item, and writes nothing', async () => {
       const p = await payout();
       await stack.resetCounts();

@@ -62,6 +62,20 @@ describe('operation limits', () => {
     expect(refused.errors![0]!.extensions).toMatchObject({ cost: 61 });
   });
 
+  it('cost counts the payouts startPayouts reads first: 59 pass, 60 are refused', async () => {
+    const START = 'mutation ($p: [StartPayoutInput!]!) { startPayouts(payouts: $p) { userErrors { code } } }';
+    // Payouts that do not exist: each is read (NOT_FOUND), none started.
+    const payouts = (n: number) => Array.from({ length: n }, (_, i) => ({ id: String(900_000 + i), phoneNumber: { number: '64000001', country: 'BJ' } }));
+    const ok = await stack.gql<{ startPayouts: { userErrors: { code: string }[] } }>(START, { p: payouts(59) }, key);
+    expect(ok.errors).toBeUndefined();
+    expect(ok.data!.startPayouts.userErrors).toHaveLength(59);
+    await stack.resetCounts();
+    const refused = await stack.gql(START, { p: payouts(60) }, key);
+    expect(refused.status).toBe(400);
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'OPERATION_TOO_COSTLY', cost: 61, limit: 60 });
+    expect(await stack.upstreamCalls()).toBe(0);
+  });
+
   it('depth: 4 passes, 5 is refused', async () => {
     const four = await stack.gql(`{ transaction(id: "${transactionId}") { customer { phoneNumber { number } } } }`, {}, key);
     expect(four.errors).toBeUndefined();
