@@ -156,6 +156,14 @@ export interface ErrorFormatterDeps {
   requestMessage?(message: string): string;
 }
 
+/**
+ * graphql-js stops validating a document whose repeated fields or fragment spreads would take too
+ * long to compare, with this bare message; callers get one that says what to change.
+ */
+const VALIDATION_ABORTED = 'Validation aborted.';
+const VALIDATION_ABORTED_EXPLAINED =
+  'Validation aborted: the document is too costly to validate (too many fields of the same name, or fragment spreads, in one selection). Ask for each field once.';
+
 /** Apollo Server `formatError`: the one place errors become what callers see. */
 export function createErrorFormatter({ onInternalError, requestMessage = (m) => m }: ErrorFormatterDeps) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
@@ -175,7 +183,8 @@ export function createErrorFormatter({ onInternalError, requestMessage = (m) => 
       // drop anything else that may ride in extensions (stacktrace, exception), and the
       // HTTP status they ask for: Apollo takes it out for HTTP, WebSocket and SSE have none.
       const { stacktrace: _stacktrace, exception: _exception, http: _http, ...extensions } = formatted.extensions ?? {};
-      return { ...base, message: REQUEST_CODES.has(code) ? requestMessage(formatted.message) : formatted.message, extensions };
+      const message = formatted.message === VALIDATION_ABORTED ? VALIDATION_ABORTED_EXPLAINED : formatted.message;
+      return { ...base, message: REQUEST_CODES.has(code) ? requestMessage(message) : message, extensions };
     }
     // A scalar rejecting a value (e.g. EmailAddress) surfaces as a plain GraphQLError.
     if (error instanceof GraphQLError && !error.originalError && !error.path) {

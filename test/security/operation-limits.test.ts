@@ -124,4 +124,11 @@ describe('attack: 10,000 aliases of one read in one 400 KB operation', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(health).toBeLessThan(1_000);
   });
+
+  it('explains a document graphql-js gives up validating (800 repeated fields), with no upstream call', async () => {
+    const res = await stack.gql(`{ ${'__typename '.repeat(800)} }`, {}, newKey('repeated'));
+    expect(res.status).toBe(400);
+    expect(res.errors?.[0]).toMatchObject({ message: expect.stringMatching(/^Validation aborted: the document is too costly to validate/), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+    expect(await stack.upstreamCalls()).toBe(0);
+  });
 });
