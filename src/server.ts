@@ -134,7 +134,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     validationRules: documents.rules,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: config.shutdown.graceMs }),
-      authGate(),
+      authGate({ routerSecretSet: config.graphql.routerSharedSecret !== null }),
       operationLimits(documents.check),
       // Installed by hand: the federated tracing Apollo adds to a subgraph by itself, minus its info line at start.
       ApolloServerPluginInlineTrace(),

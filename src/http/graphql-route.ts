@@ -209,14 +209,18 @@ export function uncacheableAnswers(): ApolloServerPlugin<HttpContext> {
  * Refuses, before any resolver runs, an operation that needs a caller and has
  * none, so no upstream call is made; and a subscription, which HTTP cannot carry.
  */
-export function authGate(): ApolloServerPlugin<HttpContext> {
+export function authGate({ routerSecretSet }: { routerSecretSet: boolean }): ApolloServerPlugin<HttpContext> {
+  // Who may read the SDL in production (HttpContext.sdlAllowed): the router by its secret when one is set, else any caller with a key.
+  const sdlRefused = routerSecretSet
+    ? 'The subgraph SDL is served to the router only: send its x-router-secret (ROUTER_SHARED_SECRET).'
+    : 'The subgraph SDL is served to callers with an API key: send "Authorization: Bearer <secret API key>".';
   return {
     async requestDidStart() {
       return {
         async didResolveOperation({ contextValue, operation, document, request }: GraphQLRequestContext<HttpContext>) {
           if (!operation) return;
           if (operation.operation === 'subscription') {
-            throw new GraphQLError('Subscriptions are served over GraphQL over WebSocket (graphql-ws) at this same path.', {
+            throw new GraphQLError('Subscriptions are served over GraphQL over WebSocket (graphql-ws) at this same path, or as Server-Sent Events (send "Accept: text/event-stream").', {
               extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
             });
           }
@@ -224,7 +228,7 @@ export function authGate(): ApolloServerPlugin<HttpContext> {
           if (contextValue.authenticated && contextValue.sdlAllowed) return;
           const rootFields = selectedFieldNames(operation.selectionSet, fragmentsOf(document?.definitions ?? []), request.variables ?? {});
           if (rootFields.includes('_service') && !contextValue.sdlAllowed) {
-            throw unauthenticated('The subgraph SDL is served to the router only: send its x-router-secret (ROUTER_SHARED_SECRET).');
+            throw unauthenticated(sdlRefused);
           }
           if (contextValue.authenticated) return;
           if (rootFields.every((name) => PUBLIC_ROOT_FIELDS.has(name) || name === '_service')) return;

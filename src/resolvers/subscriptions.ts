@@ -22,7 +22,7 @@ import { eventModel, payoutModel, transactionModel, type EventModel } from '../u
 import { toOptionalUpstreamId } from './support.js';
 
 function realtime(ctx: Context): RealtimeSource {
-  if (!ctx.realtime) throw forbidden('Subscriptions are served over GraphQL over WebSocket (graphql-ws) at the same /graphql path.');
+  if (!ctx.realtime) throw forbidden('Subscriptions are served over GraphQL over WebSocket (graphql-ws) at the same /graphql path, or as Server-Sent Events ("Accept: text/event-stream").');
   return ctx.realtime;
 }
 

@@ -75,6 +75,16 @@ describe('subscriptions over SSE with the graphql-sse client', () => {
     expect(await refused(client(newKey('aliases')), `subscription { ${aliases} }`)).toBe(400);
   });
 
+  it('answers a subscription sent as a plain POST with 400, naming both transports that serve it', async () => {
+    const res = await fetch(`http://127.0.0.1:${stack.gateway.port}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${newKey('plain-post')}` },
+      body: JSON.stringify({ query: 'subscription { paymentEvent { id } }' }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { errors: unknown[] }).errors[0]).toMatchObject({ message: expect.stringMatching(/graphql-ws.*Accept: text\/event-stream/), extensions: { code: 'BAD_REQUEST' } });
+  });
+
   it('reads a stream request\'s body only up to the limit: a large one is a 413, and the gateway serves on', async () => {
     const url = `http://127.0.0.1:${stack.gateway.port}/graphql`;
     const headers = { accept: 'text/event-stream', 'content-type': 'application/json', authorization: `Bearer ${newKey('big-sse')}` };

@@ -45,12 +45,13 @@ describe('a production gateway', () => {
     expect(intro.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
     const askSdl = (headers: Record<string, string>) =>
       fetch(stack.gateway.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query: '{ _service { sdl } }' }) }).then(
-        (r) => r.json() as Promise<{ data?: { _service: { sdl: string } } | null; errors?: { extensions?: { code?: string } }[] }>,
+        (r) => r.json() as Promise<{ data?: { _service: { sdl: string } } | null; errors?: { message: string; extensions?: { code?: string } }[] }>,
       );
     const strangers: Record<string, string>[] = [{}, { authorization: `Bearer ${key}` }, { 'x-router-secret': 'not-the-secret-000000' }];
     for (const stranger of strangers) {
       const refused = await askSdl(stranger);
       expect(refused.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      expect(refused.errors?.[0]).toMatchObject({ message: expect.stringContaining('x-router-secret') });
       expect(refused.data?._service).toBeUndefined();
     }
     const router = await askSdl({ 'x-router-secret': routerSecret });
@@ -88,5 +89,23 @@ describe('a production gateway', () => {
     expect(message).not.toMatch(/[<>]/);
     expect(message.length).toBeLessThanOrEqual(200);
     expect(message).toMatch(/^Invalid alert\(1\) long/);
+  });
+});
+
+describe('a production gateway without a router secret', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ env: { NODE_ENV: 'production', RATE_LIMIT_PER_MINUTE: '0' } });
+  });
+  afterAll(() => stack.stop());
+
+  it('serves the federation SDL to any caller with a key, and tells one without a key to send one', async () => {
+    const refused = await stack.gql('{ _service { sdl } }', {}, null);
+    expect(refused.errors?.[0]).toMatchObject({
+      message: 'The subgraph SDL is served to callers with an API key: send "Authorization: Bearer <secret API key>".',
+      extensions: { code: 'UNAUTHENTICATED' },
+    });
+    const served = await stack.gql<{ _service: { sdl: string } }>('{ _service { sdl } }', {}, newKey('sdl'));
+    expect(served.data!._service.sdl).toContain('type Transaction');
   });
 });
