@@ -140,7 +140,7 @@ export function toGraphQLError(error: UpstreamError): Mapped {
 
 const KNOWN_CODES = new Set<string>(Object.values(ErrorCode));
 /** Codes graphql-js and Apollo Server produce themselves for a bad request. */
-const REQUEST_CODES = new Set([
+export const REQUEST_CODES = new Set([
   'GRAPHQL_PARSE_FAILED',
   'GRAPHQL_VALIDATION_FAILED',
   'BAD_REQUEST',

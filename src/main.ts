@@ -98,7 +98,7 @@ const EXPLORER_HINT = {
 } as const;
 
 function printWelcome(graphqlUrl: string, emulatorUrl: string, key: string, adminToken: string, explorer: keyof typeof EXPLORER_HINT, metricsUrl: string | null): void {
-  const query = '{ transactions(first: 5) { totalCount nodes { id amount status customer { fullName } currency { iso } } } }';
+  const query = '{ transactions(first: 5) { totalCount nodes { id amountMoney { amount currencyIso } status customer { fullName } } } }';
   console.log(`
 Payments GraphQL gateway ready (embedded emulator, sandbox demo data)
 

@@ -49,7 +49,7 @@ export async function forgetWritten(
 /** GraphQL `ID` -> upstream integer id; anything else is a caller's mistake. */
 export function toUpstreamId(id: string | number, argument = 'id'): Id {
   const n = typeof id === 'number' ? id : /^\d{1,15}$/.test(id) ? Number(id) : NaN;
-  if (!Number.isSafeInteger(n) || n <= 0) throw badUserInput(`\`${argument}\` must be a positive integer id.`, argument);
+  if (!Number.isSafeInteger(n) || n <= 0) throw badUserInput(`\`${argument}\` must be a positive integer id of at most 15 digits.`, argument);
   return n;
 }
 

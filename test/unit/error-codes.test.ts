@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, toGraphQLError, UserErrorCode } from '../../src/errors.js';
+import { ErrorCode, REQUEST_CODES, toGraphQLError, UserErrorCode } from '../../src/errors.js';
 import * as upstream from '../../src/upstream/errors.js';
 
 /** The codes in the first column of the README table whose header cell is `header`. */
@@ -20,6 +20,10 @@ function readmeTableCodes(header: string): string[] {
 describe('the README documents exactly the codes the gateway uses', () => {
   it('GraphQL error codes (extensions.code)', () => {
     expect(readmeTableCodes('code').sort()).toEqual(Object.values(ErrorCode).sort());
+  });
+
+  it('request codes (Apollo Server and graphql-js, passed on as they are)', () => {
+    expect(readmeTableCodes('request code').sort()).toEqual([...REQUEST_CODES].sort());
   });
 
   it('userErrors codes', () => {
