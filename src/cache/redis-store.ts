@@ -12,7 +12,7 @@
  * made it stale.
  */
 import type { Redis } from 'ioredis';
-import { decode, encode } from './codec.js';
+import { decode, encode } from '../upstream/codec.js';
 import type { EntityId, EntityStore } from './store.js';
 
 export interface RedisStoreOptions {

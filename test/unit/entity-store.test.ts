@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { memoryStore } from '../../src/cache/store.js';
-import { decode, encode } from '../../src/cache/codec.js';
+import { decode, encode } from '../../src/upstream/codec.js';
 import { Decimal } from '../../src/upstream/decimal.js';
 
 describe('memory entity store', () => {

@@ -1,9 +1,11 @@
 /**
- * Entities as Redis strings and back. Amounts are `Decimal`s, which JSON
- * would turn into plain strings; they are tagged on the way in and rebuilt
- * on the way out, so a cached object is the same object the decoder made.
+ * Decoded upstream objects as Redis strings and back, for the entity cache
+ * (src/cache/redis-store.ts) and the Redis event bus (src/realtime/bus.ts).
+ * Amounts are `Decimal`s, which JSON would turn into plain strings; they are
+ * tagged on the way in and rebuilt on the way out, so a cached object or a
+ * published event is the same object the decoder made.
  */
-import { asDecimal, Decimal } from '../upstream/decimal.js';
+import { asDecimal, Decimal } from './decimal.js';
 
 const TAG = '$decimal';
 
@@ -16,6 +18,7 @@ export function encode(value: unknown): string {
 }
 
 export function decode(text: string): unknown {
+  // eslint-disable-next-line no-restricted-properties -- reads what encode wrote, where every amount is a tagged string
   return JSON.parse(text, (_key, v: unknown) => {
     if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
       const tagged = (v as Record<string, unknown>)[TAG];
