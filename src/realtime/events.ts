@@ -2,8 +2,17 @@
  * What travels on the event bus: one upstream webhook event, validated once at
  * the receiver. The payload shape is the upstream's (src/emulator/engine.ts,
  * `deliver`): `{id, name|type, object, entity, object_id, account_id, created_at}`.
+ *
+ * Amounts are exact as on the HTTP path (src/upstream/decode.ts): a body whose
+ * every number reads back as itself from a JS number is `JSON.parse`d, and an
+ * entity's amounts are those numbers; any other body is read with lossless-json,
+ * and the amounts of a transaction's or payout's entity become `Decimal`s from
+ * their digits. Either way the models make the same `Decimal` of them.
  */
 import { z } from 'zod';
+import { parsedLosslessly, parseExactJson, withAmounts } from '../upstream/decode.js';
+import { moneyKeysOf, payoutModel, transactionModel } from '../upstream/models.js';
+import { MAX_NESTING, nestsWithin } from '../upstream/nesting.js';
 
 export const webhookPayloadSchema = z
   .looseObject({
@@ -40,6 +49,36 @@ export interface PaymentEvent {
    * Absent: a webhook event.
    */
   origin?: 'snapshot';
+}
+
+/** The amount keys of an entity, by the event's object kind. */
+const ENTITY_MONEY_KEYS = new Map<string, ReadonlySet<string> | undefined>([
+  ['transaction', moneyKeysOf.get(transactionModel)],
+  ['payout', moneyKeysOf.get(payoutModel)],
+]);
+
+/**
+ * A webhook body as JSON (throws when it is not), no amount rounded: see the
+ * top of this file. A body lossless-json cannot read for its depth, or that
+ * nests deeper than MAX_NESTING, is `JSON.parse`d as before: the receiver
+ * refuses it for its depth (after evicting its object), so its digits never
+ * reach a subscriber, and no walk here recurses that deep.
+ */
+export function parseWebhookBody(text: string): unknown {
+  let body: unknown;
+  try {
+    body = parseExactJson(text);
+  } catch {
+    // Not JSON (this throws again), or too deep for lossless-json, which recurses: read whole, refused for its depth.
+    return JSON.parse(text);
+  }
+  if (!parsedLosslessly(body) || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  if (!nestsWithin(body, MAX_NESTING)) return JSON.parse(text);
+  const payload = body as Record<string, unknown>;
+  // The kind as toPaymentEvent names it.
+  const type = typeof payload.type === 'string' ? payload.type : typeof payload.name === 'string' ? payload.name : '';
+  const kind = typeof payload.object === 'string' ? payload.object : type.split('.')[0];
+  return Object.fromEntries(Object.entries(payload).map(([key, value]) => [key, withAmounts(value, key === 'entity' ? ENTITY_MONEY_KEYS.get(kind ?? '') : undefined)]));
 }
 
 export function toPaymentEvent(payload: z.infer<typeof webhookPayloadSchema>): Omit<PaymentEvent, 'current'> {

@@ -1,14 +1,14 @@
 /**
  * The event side of `POST /webhooks/payments` (the HTTP side is
- * src/http/webhook-route.ts): verify the signature over the raw body, take
- * the event once (dedupe), decide whether it is the object's newest state
- * (ordering), answer, and only then publish: the upstream waits on nothing
- * but two store operations.
+ * src/http/webhook-route.ts): verify the signature over the raw body, read
+ * it with every amount exact (events.ts), take the event once (dedupe),
+ * decide whether it is the object's newest state (ordering), answer, and
+ * only then publish: the upstream waits on nothing but two store operations.
  */
 import type { Logger } from '../logger.js';
 import type { EventBus } from './bus.js';
 import type { PaymentEvent } from './events.js';
-import { objectKey, toPaymentEvent, versionOf, webhookPayloadSchema } from './events.js';
+import { objectKey, parseWebhookBody, toPaymentEvent, versionOf, webhookPayloadSchema } from './events.js';
 import type { DeliveryLedger } from './ledger.js';
 import { SIGNATURE_HEADER, verifySignature } from './signature.js';
 import { MAX_NESTING, nestsWithin } from '../upstream/nesting.js';
@@ -71,7 +71,8 @@ export function createWebhookIntake(deps: ReceiverDeps): (delivery: Delivery) =>
 
     let json: unknown;
     try {
-      json = JSON.parse(raw.toString('utf8'));
+      // Parsed only now, from the bytes the signature covered; amounts keep every digit (events.ts).
+      json = parseWebhookBody(raw.toString('utf8'));
     } catch {
       logger.warn('webhook refused: body is not JSON');
       return reply('invalid', 400, { error: 'invalid JSON' });

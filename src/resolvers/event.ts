@@ -1,5 +1,6 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { eventCheck } from '../payments/filters.js';
+import { Decimal } from '../upstream/decimal.js';
 import {
   currencyModel,
   customerModel,
@@ -34,6 +35,25 @@ function typedEntity(event: EventModel) {
   return parsed.success ? { ...parsed.data, __typename: kind.typename } : null;
 }
 
+/**
+ * The entity as JSON: a webhook entity read exactly holds its amounts as
+ * `Decimal`s (src/realtime/events.ts), which JSON would write as strings; here
+ * they are numbers again, as the upstream sent them and as the events query
+ * shows them. Exact amounts are the typed entity's `...Money` fields.
+ */
+function rawEntity(event: EventModel): Record<string, unknown> | null {
+  const entity = event.entity;
+  if (!entity) return null;
+  let out: Record<string, unknown> | null = null;
+  for (const key in entity) {
+    const value = entity[key];
+    if (!(value instanceof Decimal)) continue;
+    out ??= { ...entity };
+    out[key] = Number(value.toString());
+  }
+  return out ?? entity;
+}
+
 export const eventResolvers = {
   Query: {
     event: (_, { id }, { loaders }) => loaders.event.load(toUpstreamId(id)),
@@ -49,7 +69,7 @@ export const eventResolvers = {
     __resolveReference: (ref, { loaders }) => loaders.event.load(toUpstreamId(ref.id)),
     id: (e) => e.id,
     entity: (e) => typedEntity(e),
-    rawEntity: (e) => e.entity ?? null,
+    rawEntity: (e) => rawEntity(e),
     ...renamed<EventModel>()('object_id', 'account_id', 'created_at', 'updated_at', 'deleted_at'),
   },
 } satisfies Resolvers;

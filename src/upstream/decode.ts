@@ -226,9 +226,10 @@ function withDecimalAmounts(item: unknown, moneyKeys: ReadonlySet<string> | unde
 /**
  * An item of a body lossless-json read, with its amount keys as `Decimal`s
  * from their source text and every other number as a JS number. Values that
- * are already plain pass as they are.
+ * are already plain pass as they are. It recurses: the item's depth is checked
+ * first (nestsWithin).
  */
-function withAmounts(item: unknown, moneyKeys: ReadonlySet<string> | undefined): unknown {
+export function withAmounts(item: unknown, moneyKeys: ReadonlySet<string> | undefined): unknown {
   if (!isPlainObject(item) || isLosslessNumber(item)) return plain(item);
   // Copied only when something changes.
   let out: Record<string, unknown> | null = null;
@@ -288,13 +289,14 @@ function numbersSurviveJsonParse(text: string): boolean {
 }
 
 /**
- * Bodies parseJsonBody read with lossless-json: only their items hold lossless
+ * Bodies parseExactJson read with lossless-json: only their items hold lossless
  * numbers to turn into JS numbers or `Decimal`s. An item of any other body is
  * taken as `JSON.parse` made it, with no walk over its values.
  */
 const losslessBodies = new WeakSet<object>();
 
-function parsedLosslessly(body: unknown): boolean {
+/** Whether parseExactJson read `body` with lossless-json: its values may hold lossless numbers, for withAmounts to turn. */
+export function parsedLosslessly(body: unknown): boolean {
   return typeof body === 'object' && body !== null && losslessBodies.has(body);
 }
 
@@ -305,14 +307,25 @@ function parsedLosslessly(body: unknown): boolean {
  */
 export function parseJsonBody(text: string, what: string, ctx: UpstreamErrorInit): unknown {
   try {
-    // eslint-disable-next-line no-restricted-properties -- every number token was checked to come back whole
-    if (numbersSurviveJsonParse(text)) return JSON.parse(text);
-    const body = parseLossless(text);
-    if (typeof body === 'object' && body !== null) losslessBodies.add(body);
-    return body;
+    return parseExactJson(text);
   } catch {
     throw new UpstreamInvalidResponseError({ ...ctx, detail: `${what} body is not JSON` });
   }
+}
+
+/**
+ * JSON text read as parseJsonBody reads a body, for JSON that is no answer to
+ * a call (a webhook event): `JSON.parse` when every number token comes back
+ * whole, else lossless-json, whose numbers withAmounts then turns into
+ * `Decimal`s or JS numbers. Throws on text that is not JSON, and (lossless-json
+ * recursing) on text that needs lossless-json and nests some thousands of levels.
+ */
+export function parseExactJson(text: string): unknown {
+  // eslint-disable-next-line no-restricted-properties -- every number token was checked to come back whole
+  if (numbersSurviveJsonParse(text)) return JSON.parse(text);
+  const body = parseLossless(text);
+  if (typeof body === 'object' && body !== null) losslessBodies.add(body);
+  return body;
 }
 
 /**

@@ -17,8 +17,9 @@ const id = z.number().int();
 const timestamp = z.union([z.string(), z.number()]).transform(normaliseTimestamp).nullish();
 /**
  * An amount: a `Decimal` made by decode.ts from the JSON number's source text.
- * A plain JS number is accepted only from JSON parsed elsewhere (webhook
- * entities), where the digits are already what that number holds.
+ * A plain JS number is accepted from a webhook entity `JSON.parse` read
+ * (src/realtime/events.ts), done only when every number of the body reads
+ * back as its own text, so the number holds every digit the upstream sent.
  */
 const money = z.union([
   z.custom<Decimal>((v) => v instanceof Decimal),

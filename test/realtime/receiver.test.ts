@@ -7,6 +7,7 @@ import type { PaymentEvent } from '../../src/realtime/events.js';
 import { memoryLedger, type DeliveryLedger } from '../../src/realtime/ledger.js';
 import { createWebhookReceiver } from '../../src/http/webhook-route.js';
 import { signWebhookBody } from '../../src/emulator/index.js';
+import { Decimal } from '../../src/upstream/decimal.js';
 import { postWebhook, transactionEvent } from './support.js';
 
 const OLD_SECRET = 'whsec_old_0123456789abcdef';
@@ -174,6 +175,56 @@ describe('webhook receiver', () => {
       failing = true;
       expect((await postWebhook(evicting.port, deep, { secret: NEW_SECRET })).status).toBe(503);
       expect(evicting.published).toEqual([]);
+    } finally {
+      await evicting.close();
+    }
+  });
+
+  // Amounts no JS number holds: 17 significant digits before the point, and 0.1 as the double nearest it, written out.
+  const BIG = '12345678901234567.89';
+  const TINY = '0.1000000000000000055511151231257827';
+  /** A transaction event whose amount and fees are written into the body as these number tokens, untouched by JSON.stringify. */
+  const withAmounts = (id: number, amount: string, fees: string, extra: Record<string, unknown> = {}) =>
+    transactionEvent({ accountId: ACCOUNT, transaction: { ...tx(id, 'approved', '2024-05-04T10:00:00.000Z'), amount: 'AMOUNT', fees: 'FEES', ...extra } })
+      .replace('"AMOUNT"', amount)
+      .replace('"FEES"', fees);
+
+  it('publishes amounts no JS number holds with every digit, and every other number as JSON.parse makes it', async () => {
+    const body = withAmounts(34, BIG, TINY, { metadata: { count: 7, ratio: 'RATIO' } }).replace('"RATIO"', BIG);
+    expect((await postWebhook(receiver.port, body, { secret: NEW_SECRET })).status).toBe(200);
+    await settle();
+    expect(receiver.published).toHaveLength(1);
+    const [event] = receiver.published;
+    expect(event).toMatchObject({ id: expect.any(Number), accountId: ACCOUNT, objectId: 34, current: true });
+    expect(event!.entity!.amount).toBeInstanceOf(Decimal);
+    expect(String(event!.entity!.amount)).toBe(BIG);
+    expect(String(event!.entity!.fees)).toBe(TINY);
+    // Not an amount: a JS number, as before, rounded as JSON.parse rounds it.
+    expect(event!.entity!.metadata).toEqual({ count: 7, ratio: 12345678901234568 });
+    expect(event!.entity!.id).toBe(34);
+  });
+
+  it('leaves a body whose numbers are all exact as JSON.parse reads it: amounts stay JS numbers', async () => {
+    const body = withAmounts(35, '2500', '12.5');
+    expect((await postWebhook(receiver.port, body, { secret: NEW_SECRET })).status).toBe(200);
+    await settle();
+    expect(receiver.published.map((e) => [e.entity?.amount, e.entity?.fees])).toEqual([[2500, 12.5]]);
+  });
+
+  it('takes an exact amount in an event nested to the limit, and refuses one nested deeper, past what lossless-json can read, after evicting its object', async () => {
+    const evicted: string[] = [];
+    const evicting = await startReceiver(memoryLedger(), async (e) => void evicted.push(`${e.object}:${e.objectId}`));
+    try {
+      const nested = (id: number, objects: number) =>
+        withAmounts(id, BIG, '1', { metadata: 'HERE' }).replace('"HERE"', `${'{"a":'.repeat(objects)}1${'}'.repeat(objects)}`);
+      expect((await postWebhook(evicting.port, nested(36, 998), { secret: NEW_SECRET })).status).toBe(200);
+      await settle();
+      expect(evicting.published.map((e) => String(e.entity?.amount))).toEqual([BIG]);
+      // lossless-json recurses and gives up some thousands of levels down; the body is refused for its depth all the same.
+      expect((await postWebhook(evicting.port, nested(37, 20_000), { secret: NEW_SECRET })).status).toBe(400);
+      expect(evicted).toEqual(['transaction:36', 'transaction:37']);
+      await settle();
+      expect(evicting.published).toHaveLength(1);
     } finally {
       await evicting.close();
     }

@@ -1,0 +1,95 @@
+/**
+ * Amounts on the real-time path are as exact as on the HTTP path: a signed
+ * webhook whose amounts no JS number holds reaches a subscriber with every
+ * digit; an ordinary amount still reads as before. Gateway and emulator
+ * run as servers; the webhooks are posted by the test, signed like the
+ * upstream signs, with the amounts written into the body as number tokens.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { factories } from '../support/factories.js';
+import { newKey } from '../support/harness.js';
+import { disposeLive, postWebhook, startRealtimeStack, subscribeLive, transactionEvent, wsClient, type RealtimeStack } from './support.js';
+
+interface TransactionUpdated {
+  transactionUpdated: { id: string; status: string; amount: number; amountMoney: { amount: string; currencyIso: string } | null; feesMoney: { amount: string } | null };
+}
+interface PaymentEventData {
+  paymentEvent: {
+    type: string;
+    entity: { amountMoney: { amount: string } | null; feesMoney: { amount: string } | null } | null;
+    rawEntity: Record<string, unknown> | null;
+  };
+}
+const TRANSACTION_UPDATED = `subscription ($id: ID) { transactionUpdated(id: $id) { id status amount amountMoney { amount currencyIso } feesMoney { amount } } }`;
+const PAYMENT_EVENT = `subscription { paymentEvent { type entity { ... on Transaction { amountMoney { amount } feesMoney { amount } } } rawEntity } }`;
+
+// Amounts no JS number holds: 17 significant digits before the point, and the double nearest 0.1, written out.
+const BIG = '12345678901234567.89';
+const TINY = '0.1000000000000000055511151231257827';
+
+/** A pending transaction of a fresh account, and a signed-webhook body maker for later states of it. */
+async function pendingTransaction(stack: RealtimeStack) {
+  const key = newKey('exact');
+  const f = factories(stack.emulator, key);
+  const transaction = await f.transaction();
+  const accounts = (await f.rest('GET', '/v1/accounts')) as Record<string, { id: number }[]>;
+  const accountId = (accounts['v1/accounts'] ?? (accounts as unknown as { id: number }[]))[0]!.id;
+  let later = Date.now();
+  /** The transaction approved, one second later each time, with `amount` and `fees` written as these tokens. */
+  const approved = (amount: string, fees: string) => {
+    later += 1000;
+    return transactionEvent({
+      accountId,
+      transaction: { ...transaction, status: 'approved', amount: 'AMOUNT', fees: 'FEES', updated_at: new Date(later).toISOString() },
+    })
+      .replace('"AMOUNT"', amount)
+      .replace('"FEES"', fees);
+  };
+  return { key, transaction, approved };
+}
+
+describe('exact amounts over the in-memory bus', () => {
+  let stack: RealtimeStack;
+  beforeAll(async () => {
+    stack = await startRealtimeStack({ forward: false });
+  });
+  afterAll(() => stack.stop());
+
+  it('brings a webhook amount no JS number holds to a transactionUpdated subscriber with every digit', async () => {
+    const { key, transaction, approved } = await pendingTransaction(stack);
+    const { client, connected } = wsClient(stack.wsUrl, key);
+    await connected;
+    const sub = await subscribeLive<TransactionUpdated>(stack.wsUrl, client, TRANSACTION_UPDATED, { id: String(transaction.id) });
+    expect((await sub.nth(1)).transactionUpdated.amountMoney).toEqual({ amount: '1000', currencyIso: 'XOF' });
+
+    expect((await postWebhook(stack.gateway.port, approved(BIG, TINY), { secret: stack.secret })).status).toBe(200);
+    const { transactionUpdated } = await sub.nth(2);
+    expect(transactionUpdated).toMatchObject({ status: 'APPROVED', amountMoney: { amount: BIG, currencyIso: 'XOF' }, feesMoney: { amount: TINY } });
+    // The deprecated Float twin is the nearest double, as it always was.
+    expect(transactionUpdated.amount).toBe(Number(BIG));
+    await disposeLive(stack.wsUrl, client);
+  });
+
+  it('still reads an ordinary amount, exact as a double, as before', async () => {
+    const { key, transaction, approved } = await pendingTransaction(stack);
+    const { client, connected } = wsClient(stack.wsUrl, key);
+    await connected;
+    const sub = await subscribeLive<TransactionUpdated>(stack.wsUrl, client, TRANSACTION_UPDATED, { id: String(transaction.id) });
+    await sub.nth(1);
+    await postWebhook(stack.gateway.port, approved('2500', '12.5'), { secret: stack.secret });
+    expect((await sub.nth(2)).transactionUpdated).toMatchObject({ status: 'APPROVED', amount: 2500, amountMoney: { amount: '2500' }, feesMoney: { amount: '12.5' } });
+    await disposeLive(stack.wsUrl, client);
+  });
+
+  it("types a paymentEvent's entity with every digit, and keeps rawEntity's amounts JSON numbers, as the events query has them", async () => {
+    const { key, approved } = await pendingTransaction(stack);
+    const { client, connected } = wsClient(stack.wsUrl, key);
+    await connected;
+    const sub = await subscribeLive<PaymentEventData>(stack.wsUrl, client, PAYMENT_EVENT);
+    await postWebhook(stack.gateway.port, approved(BIG, TINY), { secret: stack.secret });
+    const { paymentEvent } = await sub.nth(1);
+    expect(paymentEvent.entity).toEqual({ amountMoney: { amount: BIG }, feesMoney: { amount: TINY } });
+    expect(paymentEvent.rawEntity).toMatchObject({ status: 'approved', amount: Number(BIG), fees: Number(TINY) });
+    await disposeLive(stack.wsUrl, client);
+  });
+});
