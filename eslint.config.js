@@ -19,6 +19,18 @@ export default tseslint.config(
     },
   },
   {
+    // Webhook bodies and bus messages carry amounts too: events.ts reads a body as decode.ts does,
+    // and the Redis bus writes and reads Decimals with upstream/codec.ts.
+    files: ['src/realtime/**/*.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'JSON', property: 'parse', message: 'Read webhook bodies with parseWebhookBody (events.ts) and bus messages with upstream/codec.ts: JSON.parse rounds amounts.' },
+        { object: 'JSON', property: 'stringify', message: 'Write bus messages with upstream/codec.ts: JSON.stringify turns Decimals into strings.' },
+      ],
+    },
+  },
+  {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },

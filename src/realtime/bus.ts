@@ -7,6 +7,7 @@
  */
 import { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
+import { decode, encode } from '../upstream/codec.js';
 import type { PaymentEvent } from './events.js';
 
 export type EventListener = (event: PaymentEvent) => void;
@@ -78,7 +79,9 @@ export interface RedisBusOptions {
 
 /**
  * Every instance, the publishing one included, delivers what comes back from
- * the channel, so each event reaches each subscriber exactly once.
+ * the channel, so each event reaches each subscriber exactly once. Messages
+ * are written with the entity cache's codec (upstream/codec.ts): an entity's
+ * `Decimal` amounts come out as the same `Decimal`s on every instance.
  * Resolves once the subscription to the channel is active.
  */
 export async function redisBus({ url, channel, logger }: RedisBusOptions): Promise<EventBus & { publisher: Redis }> {
@@ -93,7 +96,7 @@ export async function redisBus({ url, channel, logger }: RedisBusOptions): Promi
     if (ch !== channel) return;
     let event: PaymentEvent;
     try {
-      event = JSON.parse(message) as PaymentEvent;
+      event = decode(message) as PaymentEvent;
     } catch {
       logger.warn({ channel }, 'unreadable message on the event channel');
       return;
@@ -104,7 +107,7 @@ export async function redisBus({ url, channel, logger }: RedisBusOptions): Promi
   return {
     publisher,
     async publish(event) {
-      await publisher.publish(channel, JSON.stringify(event));
+      await publisher.publish(channel, encode(event));
     },
     subscribe: (accountId, listener, options) => fanout.subscribe(accountId, listener, options),
     listenerCount: () => fanout.size,

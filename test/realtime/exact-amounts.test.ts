@@ -1,13 +1,16 @@
 /**
  * Amounts on the real-time path are as exact as on the HTTP path: a signed
  * webhook whose amounts no JS number holds reaches a subscriber with every
- * digit; an ordinary amount still reads as before. Gateway and emulator
+ * digit, over the in-memory bus and over the Redis bus between two
+ * instances; an ordinary amount still reads as before. Gateway and emulator
  * run as servers; the webhooks are posted by the test, signed like the
  * upstream signs, with the amounts written into the body as number tokens.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { factories } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
+import { describeWith } from '../support/tools.js';
+import { startRedisServer, type RedisServer } from './redis-server.js';
 import { disposeLive, postWebhook, startRealtimeStack, subscribeLive, transactionEvent, wsClient, type RealtimeStack } from './support.js';
 
 interface TransactionUpdated {
@@ -91,5 +94,36 @@ describe('exact amounts over the in-memory bus', () => {
     expect(paymentEvent.entity).toEqual({ amountMoney: { amount: BIG }, feesMoney: { amount: TINY } });
     expect(paymentEvent.rawEntity).toMatchObject({ status: 'approved', amount: Number(BIG), fees: Number(TINY) });
     await disposeLive(stack.wsUrl, client);
+  });
+});
+
+describeWith('redis-server', 'exact amounts over the Redis bus, between two instances', () => {
+  let redis: RedisServer;
+  let a: RealtimeStack;
+  let b: RealtimeStack;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    a = await startRealtimeStack({ forward: false, env: { REDIS_URL: redis.url } });
+    b = await startRealtimeStack({ forward: false, env: { REDIS_URL: redis.url }, sharedEmulator: a.emulator });
+  });
+  afterAll(async () => {
+    // b shares a's emulator: a stops it, last.
+    await b?.stop();
+    await a?.stop();
+    await redis?.stop();
+  });
+
+  it.each([
+    { case: 'an amount no JS number holds', amount: BIG, fees: TINY, expected: { amountMoney: { amount: BIG, currencyIso: 'XOF' }, feesMoney: { amount: TINY } } },
+    { case: 'an ordinary amount', amount: '2500', fees: '12.5', expected: { amount: 2500, amountMoney: { amount: '2500', currencyIso: 'XOF' }, feesMoney: { amount: '12.5' } } },
+  ])('brings $case, posted to one instance, to a subscriber on the other with every digit', async ({ amount, fees, expected }) => {
+    const { key, transaction, approved } = await pendingTransaction(a);
+    const { client, connected } = wsClient(b.wsUrl, key);
+    await connected;
+    const sub = await subscribeLive<TransactionUpdated>(b.wsUrl, client, TRANSACTION_UPDATED, { id: String(transaction.id) });
+    await sub.nth(1);
+    expect((await postWebhook(a.gateway.port, approved(amount, fees), { secret: a.secret })).status).toBe(200);
+    expect((await sub.nth(2)).transactionUpdated).toMatchObject({ status: 'APPROVED', ...expected });
+    await disposeLive(b.wsUrl, client);
   });
 });
