@@ -4,26 +4,48 @@
  * Amounts are `Decimal`s, which JSON would turn into plain strings; they are
  * tagged on the way in and rebuilt on the way out, so a cached object or a
  * published event is the same object the decoder made.
+ *
+ * A tag is an object whose one key is `$decimal`. An object of the data that
+ * only looks like one (custom metadata is the caller's to fill) has its key
+ * escaped with one more `$` on the way in and unescaped on the way out, so it
+ * comes back as it was, never as a `Decimal` nor as an unreadable message.
  */
-import { asDecimal, Decimal } from './decimal.js';
+import { Decimal } from './decimal.js';
 
 const TAG = '$decimal';
+/** The one key of a tag, or of an object of the data written with it escaped (`$$decimal`, `$$$decimal`...). */
+const TAG_LIKE = /^\$+decimal$/;
+
+/** An object's key when it has exactly one and that key looks like a tag's. */
+function tagLikeKey(value: object): string | undefined {
+  let only: string | undefined;
+  for (const key in value) {
+    if (only !== undefined) return undefined;
+    only = key;
+  }
+  return only !== undefined && TAG_LIKE.test(only) ? only : undefined;
+}
 
 export function encode(value: unknown): string {
   return JSON.stringify(value, function replace(this: Record<string, unknown>, key: string, v: unknown) {
     // `this[key]` is the value before its toJSON ran.
     const original = this[key];
-    return original instanceof Decimal ? { [TAG]: original.toString() } : v;
+    if (original instanceof Decimal) return { [TAG]: original.toString() };
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    const like = tagLikeKey(v);
+    return like === undefined ? v : { [`$${like}`]: (v as Record<string, unknown>)[like] };
   });
 }
 
 export function decode(text: string): unknown {
   // eslint-disable-next-line no-restricted-properties -- reads what encode wrote, where every amount is a tagged string
   return JSON.parse(text, (_key, v: unknown) => {
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
-      const tagged = (v as Record<string, unknown>)[TAG];
-      if (typeof tagged === 'string' && Object.keys(v).length === 1) return asDecimal(tagged);
-    }
-    return v;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    const like = tagLikeKey(v);
+    if (like === undefined) return v;
+    const inner = (v as Record<string, unknown>)[like];
+    if (like !== TAG) return { [like.slice(1)]: inner };
+    // A tag holds a Decimal's canonical text; anything else is kept as the object it is.
+    return (typeof inner === 'string' && Decimal.parse(inner)) || v;
   });
 }

@@ -39,11 +39,11 @@ async function pendingTransaction(stack: RealtimeStack) {
   const accountId = (accounts['v1/accounts'] ?? (accounts as unknown as { id: number }[]))[0]!.id;
   let later = Date.now();
   /** The transaction approved, one second later each time, with `amount` and `fees` written as these tokens. */
-  const approved = (amount: string, fees: string) => {
+  const approved = (amount: string, fees: string, extra: Record<string, unknown> = {}) => {
     later += 1000;
     return transactionEvent({
       accountId,
-      transaction: { ...transaction, status: 'approved', amount: 'AMOUNT', fees: 'FEES', updated_at: new Date(later).toISOString() },
+      transaction: { ...transaction, status: 'approved', amount: 'AMOUNT', fees: 'FEES', updated_at: new Date(later).toISOString(), ...extra },
     })
       .replace('"AMOUNT"', amount)
       .replace('"FEES"', fees);
@@ -124,6 +124,23 @@ describeWith('redis-server', 'exact amounts over the Redis bus, between two inst
     await sub.nth(1);
     expect((await postWebhook(a.gateway.port, approved(amount, fees), { secret: a.secret })).status).toBe(200);
     expect((await sub.nth(2)).transactionUpdated).toMatchObject({ status: 'APPROVED', ...expected });
+    await disposeLive(b.wsUrl, client);
+  });
+
+  it("brings custom metadata that looks like the codec's Decimal tag to the other instance as it was", async () => {
+    const { key, transaction, approved } = await pendingTransaction(a);
+    const { client, connected } = wsClient(b.wsUrl, key);
+    await connected;
+    const sub = await subscribeLive<{ transactionUpdated: { status: string; customMetadata: unknown } }>(
+      b.wsUrl,
+      client,
+      `subscription ($id: ID) { transactionUpdated(id: $id) { status customMetadata } }`,
+      { id: String(transaction.id) },
+    );
+    await sub.nth(1);
+    const customMetadata = { price: { $decimal: '12' }, note: { $decimal: 'not a number' } };
+    await postWebhook(a.gateway.port, approved(BIG, '1', { custom_metadata: customMetadata }), { secret: a.secret });
+    expect((await sub.nth(2)).transactionUpdated).toEqual({ status: 'APPROVED', customMetadata });
     await disposeLive(b.wsUrl, client);
   });
 });

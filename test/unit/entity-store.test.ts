@@ -41,4 +41,18 @@ describe('entity codec', () => {
     expect(back.v.amount.toString()).toBe('9007199254740993.1');
     expect(back.v.nested[0]!.amount.equals(amount)).toBe(true);
   });
+
+  it('brings objects of the data that look like tags back as they were, not as Decimals nor as an error', () => {
+    const metadata = {
+      looks: { $decimal: '12' },
+      broken: { $decimal: 'not a number' },
+      escaped: { $$decimal: '7', list: [{ $$$decimal: { $decimal: '1.5' } }] },
+      two: { $decimal: '3', other: 1 },
+    };
+    const amount = Decimal.fromJsonNumber('0.1000000000000000055511151231257827');
+    const back = decode(encode({ id: 1, amount, custom_metadata: metadata })) as { amount: Decimal; custom_metadata: unknown };
+    expect(back.custom_metadata).toEqual(metadata);
+    expect(back.amount).toBeInstanceOf(Decimal);
+    expect(back.amount.equals(amount)).toBe(true);
+  });
 });
