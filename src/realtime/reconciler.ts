@@ -15,7 +15,6 @@
  */
 import type { ReconcileSettings } from '../config.js';
 import type { Logger } from '../logger.js';
-import { Decimal } from '../upstream/decimal.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
 import type { EventBus } from './bus.js';
 import { objectKey, type PaymentEvent } from './events.js';
@@ -86,9 +85,13 @@ interface Watch {
   done: boolean;
 }
 
-/** Amounts travel as JSON numbers, as they do in webhook entities (JSON parsed by the receiver). */
+/**
+ * A re-read object as an event's entity: a copy, amounts left as the decoder's
+ * `Decimal`s, as a webhook entity read exactly holds them (events.ts); the
+ * models take them as they are, and the Redis bus carries them (upstream/codec.ts).
+ */
 function toEntity(snapshot: Snapshot): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(snapshot).map(([k, v]) => [k, v instanceof Decimal ? Number(v.toString()) : v]));
+  return { ...snapshot };
 }
 
 export function createReconciler(deps: ReconcilerDeps): Reconciler {

@@ -5,13 +5,23 @@
  * instances; an ordinary amount still reads as before. Gateway and emulator
  * run as servers; the webhooks are posted by the test, signed like the
  * upstream signs, with the amounts written into the body as number tokens.
+ * A reconciler's re-read keeps its exact amounts over the Redis channel too
+ * (over the in-memory bus: reconciler.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import { redisBus } from '../../src/realtime/bus.js';
+import type { PaymentEvent } from '../../src/realtime/events.js';
+import { memoryLedger } from '../../src/realtime/ledger.js';
+import { soleLease } from '../../src/realtime/poll-lease.js';
+import { createReconciler } from '../../src/realtime/reconciler.js';
+import { Decimal } from '../../src/upstream/decimal.js';
+import { transactionModel } from '../../src/upstream/models.js';
 import { factories } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
 import { describeWith } from '../support/tools.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
-import { disposeLive, postWebhook, startRealtimeStack, subscribeLive, transactionEvent, wsClient, type RealtimeStack } from './support.js';
+import { disposeLive, eventually, postWebhook, startRealtimeStack, subscribeLive, transactionEvent, wsClient, type RealtimeStack } from './support.js';
 
 interface TransactionUpdated {
   transactionUpdated: { id: string; status: string; amount: number; amountMoney: { amount: string; currencyIso: string } | null; feesMoney: { amount: string } | null };
@@ -142,5 +152,33 @@ describeWith('redis-server', 'exact amounts over the Redis bus, between two inst
     await postWebhook(a.gateway.port, approved(BIG, '1', { custom_metadata: customMetadata }), { secret: a.secret });
     expect((await sub.nth(2)).transactionUpdated).toEqual({ status: 'APPROVED', customMetadata });
     await disposeLive(b.wsUrl, client);
+  });
+
+  it("carries a reconciler's re-read amount over the channel as the Decimal the decoder made", async () => {
+    const logger = createLogger('silent');
+    const bus = await redisBus({ url: redis.url, channel: `exact-amounts-${Date.now()}`, logger });
+    const amount = Decimal.fromJsonNumber(BIG);
+    const reconciler = createReconciler({
+      settings: { initialMs: 20, maxMs: 20, jitter: 0, readsPerSecond: 1000 },
+      bus,
+      ledger: memoryLedger(),
+      lease: soleLease,
+      logger,
+      read: async (_key, _kind, id) => ({ id, status: 'approved', updated_at: new Date().toISOString(), amount, fees: Decimal.fromJsonNumber(TINY) }),
+    });
+    const published: PaymentEvent[] = [];
+    bus.subscribe(7, (e) => published.push(e));
+    try {
+      const release = reconciler.watch({ accountId: 7, kind: 'transaction', id: 1, apiKey: 'sk_sandbox_a', isFinal: (status) => status === 'approved' });
+      const [event] = await eventually(async () => published, (p) => p.length > 0);
+      release();
+      expect(event!.origin).toBe('snapshot');
+      expect(event!.entity!.amount).toBeInstanceOf(Decimal);
+      const parsed = transactionModel.parse(event!.entity);
+      expect([String(parsed.amount), String(parsed.fees)]).toEqual([BIG, TINY]);
+    } finally {
+      await reconciler.close();
+      await bus.close();
+    }
   });
 });

@@ -12,7 +12,9 @@ import { memoryLedger } from '../../src/realtime/ledger.js';
 import { soleLease } from '../../src/realtime/poll-lease.js';
 import { objectKey } from '../../src/realtime/events.js';
 import { createReconciler, type Snapshot } from '../../src/realtime/reconciler.js';
+import { Decimal } from '../../src/upstream/decimal.js';
 import { UpstreamAuthenticationError } from '../../src/upstream/errors.js';
+import { transactionModel } from '../../src/upstream/models.js';
 import { eventually } from './support.js';
 
 const ACCOUNT = 7;
@@ -42,7 +44,7 @@ function setup(settings: Partial<ReconcileSettings> = {}, revoked: ReadonlySet<s
   bus.subscribe(ACCOUNT, (e) => published.push(e));
   const set = (id: number, status: string, at: number) => state.set(id, { id, status, updated_at: new Date(at).toISOString() });
   const watch = (id: number, apiKey = 'sk_sandbox_a') => reconciler.watch({ accountId: ACCOUNT, kind: 'transaction', id, apiKey, isFinal });
-  return { bus, ledger, reconciler, reads, readers, published, set, watch };
+  return { bus, ledger, reconciler, reads, readers, published, set, watch, state };
 }
 
 describe('the reconciler', () => {
@@ -105,6 +107,21 @@ describe('the reconciler', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(t.reads.length).toBe(reads);
     expect(t.reconciler.stats().owned).toBe(0);
+    await t.reconciler.close();
+  });
+
+  it('publishes a re-read amount as the Decimal the decoder made, every digit kept, for the model to take as it is', async () => {
+    const t = setup();
+    const amount = Decimal.fromJsonNumber('12345678901234567.89');
+    const fees = Decimal.fromJsonNumber('0.1000000000000000055511151231257827');
+    t.set(1, 'pending', 1000);
+    t.watch(1);
+    t.state.set(1, { id: 1, status: 'approved', updated_at: new Date(2000).toISOString(), amount, fees, currency_id: 3 });
+    const event = await eventually(async () => t.published.find((e) => e.entity?.status === 'approved'), Boolean);
+    expect(event!.entity).toMatchObject({ amount, fees, currency_id: 3 });
+    expect(String(event!.entity!.amount)).toBe('12345678901234567.89');
+    const parsed = transactionModel.parse(event!.entity);
+    expect([String(parsed.amount), String(parsed.fees)]).toEqual(['12345678901234567.89', '0.1000000000000000055511151231257827']);
     await t.reconciler.close();
   });
 
