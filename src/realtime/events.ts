@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import { parsedLosslessly, parseExactJson, withAmounts } from '../upstream/decode.js';
-import { moneyKeysOf, payoutModel, transactionModel } from '../upstream/models.js';
+import { entityMoneyKeys } from '../upstream/models.js';
 import { MAX_NESTING, nestsWithin } from '../upstream/nesting.js';
 
 export const webhookPayloadSchema = z
@@ -51,12 +51,6 @@ export interface PaymentEvent {
   origin?: 'snapshot';
 }
 
-/** The amount keys of an entity, by the event's object kind. */
-const ENTITY_MONEY_KEYS = new Map<string, ReadonlySet<string> | undefined>([
-  ['transaction', moneyKeysOf.get(transactionModel)],
-  ['payout', moneyKeysOf.get(payoutModel)],
-]);
-
 /**
  * A webhook body as JSON (throws when it is not), no amount rounded: see the
  * top of this file. A body lossless-json cannot read for its depth, or that
@@ -76,11 +70,8 @@ export function parseWebhookBody(text: string): unknown {
   if (!parsedLosslessly(body) || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
   // eslint-disable-next-line no-restricted-properties -- as above: refused for its depth
   if (!nestsWithin(body, MAX_NESTING)) return JSON.parse(text);
-  const payload = body as Record<string, unknown>;
-  // The kind as toPaymentEvent names it.
-  const type = typeof payload.type === 'string' ? payload.type : typeof payload.name === 'string' ? payload.name : '';
-  const kind = typeof payload.object === 'string' ? payload.object : type.split('.')[0];
-  return Object.fromEntries(Object.entries(payload).map(([key, value]) => [key, withAmounts(value, key === 'entity' ? ENTITY_MONEY_KEYS.get(kind ?? '') : undefined)]));
+  // The entity's kind as toPaymentEvent names it: `object`, else the type's prefix.
+  return withAmounts(body, undefined, { entity: entityMoneyKeys(body as Record<string, unknown>) });
 }
 
 export function toPaymentEvent(payload: z.infer<typeof webhookPayloadSchema>): Omit<PaymentEvent, 'current'> {

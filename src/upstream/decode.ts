@@ -30,7 +30,7 @@ import { isLosslessNumber, parse as parseLossless, stringify as stringifyLossles
 import type { z } from 'zod';
 import type { ListItem, ListParams, Page, PageMeta } from './api.js';
 import { Decimal } from './decimal.js';
-import { moneyKeysOf, pageMetaModel } from './models.js';
+import { moneyKeysOf, nestedMoneyKeysOf, pageMetaModel } from './models.js';
 import { UpstreamInvalidResponseError, UpstreamNotFoundError, type UpstreamErrorInit } from './errors.js';
 import type { DecodeMemo } from './decode-memo.js';
 import { MAX_NESTING, nestsWithin } from './nesting.js';
@@ -172,12 +172,18 @@ function check<T>(item: unknown, shape: ResourceShape<T>, at: string, ctx: Upstr
   if (known !== undefined) return known as T;
   if (!nestsWithin(item, MAX_NESTING)) return itemError(item, shape, ctx, `failed validation at ${at || 'the top level'} (nested deeper than ${MAX_NESTING} levels)`);
   const moneyKeys = moneyKeysOf.get(shape.model);
-  const parsed = shape.model.safeParse(lossless ? withAmounts(item, moneyKeys) : withDecimalAmounts(item, moneyKeys));
+  const parsed = shape.model.safeParse(lossless ? withAmounts(item, moneyKeys, nestedMoneyKeys(shape.model, item)) : withDecimalAmounts(item, moneyKeys));
   if (parsed.success) {
     shape.memo?.set(shape.model, item, parsed.data);
     return parsed.data;
   }
   return itemError(item, shape, ctx, describeIssue(parsed.error, at));
+}
+
+/** The amount keys of the objects under some of an item's keys (models.ts, nestedMoneyKeysOf). */
+function nestedMoneyKeys(model: z.ZodType, item: unknown): Readonly<Record<string, ReadonlySet<string> | undefined>> | undefined {
+  const of = nestedMoneyKeysOf.get(model);
+  return of !== undefined && isPlainObject(item) ? of(item) : undefined;
 }
 
 /** An item's error, naming its id when it has a usable one (so a list can say which item failed). */
@@ -226,16 +232,22 @@ function withDecimalAmounts(item: unknown, moneyKeys: ReadonlySet<string> | unde
 /**
  * An item of a body lossless-json read, with its amount keys as `Decimal`s
  * from their source text and every other number as a JS number. Values that
- * are already plain pass as they are. It recurses: the item's depth is checked
- * first (nestsWithin).
+ * are already plain pass as they are; `nested` names the amount keys of the
+ * objects under some keys (an event's entity). It recurses: the item's depth
+ * is checked first (nestsWithin).
  */
-export function withAmounts(item: unknown, moneyKeys: ReadonlySet<string> | undefined): unknown {
+export function withAmounts(item: unknown, moneyKeys: ReadonlySet<string> | undefined, nested?: Readonly<Record<string, ReadonlySet<string> | undefined>>): unknown {
   if (!isPlainObject(item) || isLosslessNumber(item)) return plain(item);
   // Copied only when something changes.
   let out: Record<string, unknown> | null = null;
   for (const key in item) {
     const value = item[key];
-    const next = moneyKeys?.has(key) && isLosslessNumber(value) ? Decimal.fromJsonNumber((value as LosslessNumber).value) : plain(value);
+    const next =
+      moneyKeys?.has(key) && isLosslessNumber(value)
+        ? Decimal.fromJsonNumber((value as LosslessNumber).value)
+        : nested !== undefined && Object.hasOwn(nested, key)
+          ? withAmounts(value, nested[key])
+          : plain(value);
     if (next !== value && out === null) out = { ...item };
     if (out !== null) out[key] = next;
   }

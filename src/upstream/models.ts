@@ -207,3 +207,18 @@ export const moneyKeysOf: ReadonlyMap<z.ZodType, ReadonlySet<string>> = new Map<
   [payoutModel, new Set(MONEY_KEYS)],
   [paymentIntentModel, new Set(['amount'])],
 ]);
+
+/** The amount keys of an event's entity: those of the object the event is about, by its kind (`object`, else its type's prefix). */
+export function entityMoneyKeys(event: { object?: unknown; type?: unknown; name?: unknown }): ReadonlySet<string> | undefined {
+  const type = typeof event.type === 'string' ? event.type : typeof event.name === 'string' ? event.name : '';
+  const kind = typeof event.object === 'string' ? event.object : type.split('.')[0];
+  return kind === 'transaction' ? moneyKeysOf.get(transactionModel) : kind === 'payout' ? moneyKeysOf.get(payoutModel) : undefined;
+}
+
+/**
+ * Keys one level down that hold amounts, by model: an event's `entity` is a
+ * transaction or a payout as it was, with that object's amounts.
+ */
+export const nestedMoneyKeysOf: ReadonlyMap<z.ZodType, (item: Record<string, unknown>) => Readonly<Record<string, ReadonlySet<string> | undefined>>> = new Map([
+  [eventModel, (item: Record<string, unknown>) => ({ entity: entityMoneyKeys(item) })],
+]);

@@ -8,7 +8,7 @@ import type { RunningGateway } from '../../src/server.js';
 import { newKey, startStack, type Stack } from '../support/harness.js';
 import type { FakeUpstream } from '../upstream/fake-upstream.js';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.js';
-import { aTransaction } from '../upstream/fixtures.js';
+import { anEvent, aTransaction } from '../upstream/fixtures.js';
 
 interface Money {
   amount: string;
@@ -176,5 +176,22 @@ describe('money beyond what a double holds, through a scripted upstream', () => 
     expect(res.data!.createTransaction).toEqual({ transaction: { amountMoney: { amount: '9007199254740993.25' } }, userErrors: [] });
     const sent = upstream.requests.find((r) => r.method === 'POST');
     expect(sent?.rawBody).toContain('"amount":9007199254740993.25');
+  });
+
+  it("reads an event's entity amounts exactly too (the events API), and shows them as numbers in rawEntity", async () => {
+    const eventText = JSON.stringify({ 'v1/event': anEvent({ id: 77, entity: aTransaction({ amount: '@A@', fees: '@F@', currency_id: 1 }) }) })
+      .replace('"@A@"', '9007199254740993.25')
+      .replace('"@F@"', '0.1234567890123456789');
+    upstream.replyWith((req) => (req.path.startsWith('/v1/currencies/') ? { json: [usd] } : { text: eventText }));
+    const res = await gql<{ event: { entity: { amountMoney: Money; feesMoney: Money }; rawEntity: { amount: number } } }>(
+      'query { event(id: "77") { entity { ... on Transaction { amountMoney { amount currencyIso } feesMoney { amount currencyIso } } } rawEntity } }',
+    );
+    expect(res.errors).toBeUndefined();
+    expect(res.data!.event.entity).toEqual({
+      amountMoney: { amount: '9007199254740993.25', currencyIso: 'USD' },
+      feesMoney: { amount: '0.1234567890123456789', currencyIso: 'USD' },
+    });
+    // JSON has no exact decimals: the raw entity is the upstream's JSON, read as numbers.
+    expect(res.data!.event.rawEntity.amount).toBe(Number('9007199254740993.25'));
   });
 });
