@@ -99,7 +99,9 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       }
       // Tokens, graphql-js's rules, depth, aliases, directives and cost, as over HTTP and WebSocket.
       const variables = params.variables ?? {};
-      const admitted = admitDocument(deps.schema, source, params.operationName ?? undefined, variables, deps.documents);
+      // A key not yet accepted upstream is checked before anything is known of it: its documents are not remembered.
+      const guard = deps.context.rejectedKeys.isAccepted(callerId) ? deps.documents : { ...deps.documents, validated: undefined };
+      const admitted = admitDocument(deps.schema, source, params.operationName ?? undefined, variables, guard);
       if ('errors' in admitted) {
         // Through the one error formatter: no "Did you mean" hints where suggestions are off.
         const first = admitted.errors[0]!;

@@ -59,6 +59,17 @@ describe('admission of WebSocket and SSE documents, repeated', () => {
     expect(g.validated!.size).toBe(0);
   });
 
+  it('bounds the memo by the heap a parsed document holds, not by its text: a very long one is not remembered', () => {
+    const g = guard();
+    // About 100 bytes of heap per character of text: 400,000 characters would be some 40 MB, over the 32 MB bound.
+    const long = `# ${'x'.repeat(400_000)}\n{ __typename }`;
+    admitted(admitDocument(schema, long, undefined, {}, g));
+    expect(g.validated!.size).toBe(0);
+    admitted(admitDocument(schema, page, 'Page', { first: 5 }, g));
+    expect(g.validated!.size).toBe(1);
+    expect(g.validated!.calculatedSize).toBe(page.length * 100);
+  });
+
   it('works the same without a memo, parsing every time', () => {
     const { validated: _, ...plain } = guard();
     const first = admitted(admitDocument(schema, page, 'Page', { first: 5 }, plain));
