@@ -93,15 +93,32 @@ describe('transitions safe to repeat', () => {
         { id: String(t.id) },
       );
       for (const userErrors of [update, send]) {
-        expect(userErrors).toEqual([{ field: null, message: 'The transaction is approved; the payments API does not allow this change in that status.', code: 'INVALID_STATE' }]);
+        expect(userErrors).toEqual([{ field: null, message: 'The payments API refused this change; the transaction is now approved.', code: 'INVALID_STATE' }]);
       }
     });
 
-    it('names the status of a scheduled payout that is changed', async () => {
+    it('names the status of a scheduled payout that is changed, read once after the refusal', async () => {
       const p = await make().payout({ mode: 'mtn' });
       await move('payouts', p.id, 'scheduled');
-      const userErrors = await userErrorsOf('mutation ($id: ID!) { updatePayout(id: $id, changes: { amountDecimal: "5" }) { userErrors { field message code } } }', { id: String(p.id) });
-      expect(userErrors).toEqual([{ field: null, message: 'The payout is scheduled; the payments API does not allow this change in that status.', code: 'INVALID_STATE' }]);
+      await stack.resetCounts();
+      // The currency is given: nothing is read before the write, so every read counted is the one after it.
+      const userErrors = await userErrorsOf('mutation ($id: ID!) { updatePayout(id: $id, changes: { amountDecimal: "5", currency: { iso: "XOF" } }) { userErrors { field message code } } }', { id: String(p.id) });
+      expect(userErrors).toEqual([{ field: null, message: 'The payments API refused this change; the payout is now scheduled.', code: 'INVALID_STATE' }]);
+      expect(await stack.upstreamCalls('PUT /v1/payouts/:id')).toBe(1);
+      expect(await stack.upstreamCalls('GET /v1/payouts/:id')).toBe(1);
+    });
+
+    it('reads nothing after a refusal that is not about the status (422)', async () => {
+      const p = await make().payout({ mode: 'mtn' });
+      await stack.admin('POST', '/_emulator/faults', { route: 'PUT /v1/payouts/:id', status: 422, times: 1, body: { message: 'Refused', errors: { amount: ['is too large'] } } });
+      await stack.resetCounts();
+      try {
+        const userErrors = await userErrorsOf('mutation ($id: ID!) { updatePayout(id: $id, changes: { amountDecimal: "5", currency: { iso: "XOF" } }) { userErrors { field code } } }', { id: String(p.id) });
+        expect(userErrors).toEqual([{ field: ['changes', 'amountDecimal'], code: 'INVALID' }]);
+        expect(await stack.upstreamCalls('GET /v1/payouts/:id')).toBe(0);
+      } finally {
+        await stack.admin('DELETE', '/_emulator/faults');
+      }
     });
 
     it('keeps the plain message when the status cannot be read after the refusal', async () => {
@@ -114,6 +131,7 @@ describe('transitions safe to repeat', () => {
         const userErrors = await userErrorsOf('mutation ($id: ID!) { updatePayout(id: $id, changes: { amountDecimal: "5", currency: { iso: "XOF" } }) { userErrors { field message code } } }', { id: String(p.id) });
         expect(userErrors).toEqual([{ field: null, message: 'The object is not in a status that allows this change.', code: 'INVALID_STATE' }]);
         expect(await stack.upstreamCalls('PUT /v1/payouts/:id')).toBe(1);
+        // Read after the refusal, retried (503), and given up: no read before the write.
         expect(await stack.upstreamCalls('GET /v1/payouts/:id')).toBeGreaterThan(0);
       } finally {
         await stack.admin('DELETE', '/_emulator/faults');
