@@ -101,6 +101,14 @@ export function operationCheck(schema: GraphQLSchema, limits: Limits, pagination
         { cost, limit: limits.maxCost },
       );
     }
+    // Mutation fields run one after another: one that would outrun the operation's upstream budget
+    // would stop part way, its first writes done. Refused whole instead, before any of them.
+    if (operation.operation === 'mutation' && cost > limits.maxUpstreamCalls) {
+      return operationTooCostly(
+        `This mutation costs ${cost}, over the ${limits.maxUpstreamCalls} upstream calls one operation may make: it would stop part way, some of its writes done. Split it.`,
+        { cost, limit: limits.maxUpstreamCalls },
+      );
+    }
     return ADMITTED;
   }
 }

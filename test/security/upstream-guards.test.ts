@@ -54,4 +54,18 @@ describe('upstream calls per operation', () => {
     expect(Object.values(five.data!).filter((t) => t !== null)).toHaveLength(4);
     expect(await stack.upstreamCalls()).toBe(4);
   });
+
+  it('a mutation that would outrun the budget is refused whole before any call, not stopped part way', async () => {
+    const START = 'mutation ($p: [StartPayoutInput!]!) { startPayouts(payouts: $p) { userErrors { code } } }';
+    const payouts = (n: number) => Array.from({ length: n }, (_, i) => ({ id: String(700_000 + i), phoneNumber: { number: '64000001', country: 'BJ' } }));
+    // 1 + 3 payouts read first: within the 4 calls.
+    const within = await stack.gql<{ startPayouts: { userErrors: { code: string }[] } }>(START, { p: payouts(3) }, key);
+    expect(within.errors).toBeUndefined();
+    expect(within.data!.startPayouts.userErrors.map((e) => e.code)).toEqual(['NOT_FOUND', 'NOT_FOUND', 'NOT_FOUND']);
+    await stack.resetCounts();
+    const over = await stack.gql(START, { p: payouts(4) }, key);
+    expect(over.status).toBe(400);
+    expect(over.errors?.[0]?.extensions).toMatchObject({ code: 'OPERATION_TOO_COSTLY', cost: 5, limit: 4 });
+    expect(await stack.upstreamCalls()).toBe(0);
+  });
 });
