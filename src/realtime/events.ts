@@ -62,8 +62,9 @@ export function parseWebhookBody(text: string): unknown {
   let body: unknown;
   try {
     body = parseExactJson(text);
-  } catch {
-    // Not JSON (this throws again), or too deep for lossless-json, which recurses: read whole, refused for its depth.
+  } catch (error) {
+    // Too deep for lossless-json, which recurses (a RangeError): read whole, refused for its depth.
+    if (!(error instanceof RangeError)) throw error;
     // eslint-disable-next-line no-restricted-properties -- no digit of a body refused for its depth reaches a subscriber
     return JSON.parse(text);
   }

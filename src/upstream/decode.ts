@@ -335,7 +335,8 @@ export function parseJsonBody(text: string, what: string, ctx: UpstreamErrorInit
 export function parseExactJson(text: string): unknown {
   // eslint-disable-next-line no-restricted-properties -- every number token was checked to come back whole
   if (numbersSurviveJsonParse(text)) return JSON.parse(text);
-  const body = parseLossless(text);
+  // A repeated key keeps its last value, as JSON.parse does (lossless-json would refuse the text).
+  const body = parseLossless(text, undefined, { onDuplicateKey: ({ newValue }) => newValue });
   if (typeof body === 'object' && body !== null) losslessBodies.add(body);
   return body;
 }

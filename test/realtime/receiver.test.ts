@@ -204,6 +204,15 @@ describe('webhook receiver', () => {
     expect(event!.entity!.id).toBe(34);
   });
 
+  it('keeps every digit of a body with a repeated key, whose last value counts as JSON.parse has it', async () => {
+    // The entity's description twice with different values: lossless-json refuses that by default.
+    const body = withAmounts(38, BIG, '1', { description: 'first' }).replace('"description":"first"', '"description":"first","description":"last"');
+    expect(body).toContain('"description":"last"');
+    expect((await postWebhook(receiver.port, body, { secret: NEW_SECRET })).status).toBe(200);
+    await settle();
+    expect(receiver.published.map((e) => [String(e.entity?.amount), e.entity?.description])).toEqual([[BIG, 'last']]);
+  });
+
   it('leaves a body whose numbers are all exact as JSON.parse reads it: amounts stay JS numbers', async () => {
     const body = withAmounts(35, '2500', '12.5');
     expect((await postWebhook(receiver.port, body, { secret: NEW_SECRET })).status).toBe(200);

@@ -54,6 +54,14 @@ describe('decoding amounts from the JSON number token', () => {
     expect(String(JSON.parse('9007199254740993'))).toBe('9007199254740992');
   });
 
+  it('reads a body with a repeated key as JSON.parse would (the last value), amounts exact', () => {
+    const text = body('9007199254740993').replace('"description":', '"description":"first","description":');
+    expect(text).toContain('"description":"first","description":');
+    const t = decode(text);
+    expect(String(t.amount)).toBe('9007199254740993');
+    expect(t.description).toBe((JSON.parse(text) as { 'v1/transaction': { description: string } })['v1/transaction'].description);
+  });
+
   it('writes exponents out and drops insignificant zeros', () => {
     expect(String(decode(body('2.5e3')).amount)).toBe('2500');
     expect(String(decode(body('12.50')).amount)).toBe('12.5');
