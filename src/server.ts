@@ -351,7 +351,8 @@ function usageReporting(apollo: Config['observability']['apollo'], endpointUrl: 
   ];
 }
 
-const CACHE_PREFIX = 'payments-gateway:cache:';
+// v2: the codec escapes data keys that look like its Decimal tag; entries of the version before are not read.
+const CACHE_PREFIX = 'payments-gateway:cache:v2:';
 
 /** The entity cache over Redis when instances share one (REDIS_URL), else over a bounded memory store. */
 async function startEntityCache(config: Readonly<Config>, logger: Logger): Promise<EntityCache> {

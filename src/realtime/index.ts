@@ -29,7 +29,9 @@ export async function startRealtime(options: { redisUrl: string | null; logger: 
     const bus = memoryBus(options.logger);
     return { bus, ledger: memoryLedger(), lease: soleLease, close: () => bus.close() };
   }
-  const bus = await redisBus({ url: options.redisUrl, channel: `${REDIS_PREFIX}events`, logger: options.logger });
+  // v2: events written with upstream/codec.ts (Decimal amounts tagged). An instance of the version before,
+  // which wrote and read plain JSON, would misread them during a rolling deploy: the channels are kept apart.
+  const bus = await redisBus({ url: options.redisUrl, channel: `${REDIS_PREFIX}events:v2`, logger: options.logger });
   const lease = redisLease(bus.publisher, REDIS_PREFIX, randomUUID());
   return { bus, ledger: redisLedger(bus.publisher, REDIS_PREFIX), lease, close: () => bus.close() };
 }
