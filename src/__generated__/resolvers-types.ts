@@ -240,7 +240,7 @@ export type Event = {
   createdAt?: Maybe<Scalars['DateTime']['output']>;
   /** Deletion time; `null` unless the event was deleted. */
   deletedAt?: Maybe<Scalars['DateTime']['output']>;
-  /** The object the event carries, typed from its `klass` or the event type; `null` when its kind is not one of `EventEntity`'s members (see `rawEntity`). */
+  /** The object the event carries, typed by the event type's prefix (`transaction.approved`: a `Transaction`); `null` when its kind is not one of `EventEntity`'s members, or the object does not fit it (see `rawEntity`). */
   entity?: Maybe<EventEntity>;
   /** Event ID. */
   id: Scalars['ID']['output'];

@@ -208,11 +208,15 @@ export const moneyKeysOf: ReadonlyMap<z.ZodType, ReadonlySet<string>> = new Map<
   [paymentIntentModel, new Set(['amount'])],
 ]);
 
-/** The amount keys of an event's entity: those of the object the event is about, by its kind (`object`, else its type's prefix). */
+/**
+ * The amount keys of an event's entity, when the event is about a transaction or a payout (whose
+ * amount keys are the same): by its `object` or by its type's prefix, since the webhook path types
+ * an entity by the first and the events API by the second, and either must find its amounts exact.
+ */
 export function entityMoneyKeys(event: { object?: unknown; type?: unknown; name?: unknown }): ReadonlySet<string> | undefined {
   const type = typeof event.type === 'string' ? event.type : typeof event.name === 'string' ? event.name : '';
-  const kind = typeof event.object === 'string' ? event.object : type.split('.')[0];
-  return kind === 'transaction' ? moneyKeysOf.get(transactionModel) : kind === 'payout' ? moneyKeysOf.get(payoutModel) : undefined;
+  const kinds = [event.object, type.split('.')[0]];
+  return kinds.some((kind) => kind === 'transaction' || kind === 'payout') ? moneyKeysOf.get(transactionModel) : undefined;
 }
 
 /**

@@ -178,8 +178,12 @@ describe('money beyond what a double holds, through a scripted upstream', () => 
     expect(sent?.rawBody).toContain('"amount":9007199254740993.25');
   });
 
-  it("reads an event's entity amounts exactly too (the events API), and shows them as numbers in rawEntity", async () => {
-    const eventText = JSON.stringify({ 'v1/event': anEvent({ id: 77, entity: aTransaction({ amount: '@A@', fees: '@F@', currency_id: 1 }) }) })
+  it.each([
+    ['no object', {}],
+    // The type's prefix types the entity; an `object` in another form must not cost its amounts their digits.
+    ['a klass-style object', { object: 'v1/transaction' }],
+  ])("reads an event's entity amounts exactly too (the events API; %s), and shows them as numbers in rawEntity", async (_case, extra) => {
+    const eventText = JSON.stringify({ 'v1/event': anEvent({ id: 77, ...extra, entity: aTransaction({ amount: '@A@', fees: '@F@', currency_id: 1 }) }) })
       .replace('"@A@"', '9007199254740993.25')
       .replace('"@F@"', '0.1234567890123456789');
     upstream.replyWith((req) => (req.path.startsWith('/v1/currencies/') ? { json: [usd] } : { text: eventText }));
