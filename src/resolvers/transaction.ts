@@ -131,7 +131,8 @@ export const transactionResolvers = {
 
     // The body is the gateway's own (`{"status": "canceled"}`): an upstream field error names no input of the caller's.
     cancelTransaction: idempotent((_, { id }, { api, loaders, entityCache }, call) =>
-      payload('transaction', { root: null, mapField: () => null }, async () => {
+      // A 409 after the check (the status changed meanwhile) is named like the other refused changes.
+      payload('transaction', { root: null, mapField: () => null, object: transactionStatus(api, id) }, async () => {
         const transactionId = toUpstreamId(id);
         const { current, transition } = await cancelDecision(loaders, transactionId);
         if (transition === 'already') return current;

@@ -108,6 +108,17 @@ describe('transitions safe to repeat', () => {
       expect(await stack.upstreamCalls('GET /v1/payouts/:id')).toBe(1);
     });
 
+    it('names the status when the payments API refuses a cancel the check let through (a race)', async () => {
+      const t = await make().transaction();
+      await stack.admin('POST', '/_emulator/faults', { route: 'PUT /v1/transactions/:id', status: 409, times: 1, body: { message: 'Conflict' } });
+      try {
+        const userErrors = await userErrorsOf('mutation ($id: ID!) { cancelTransaction(id: $id) { userErrors { field message code } } }', { id: String(t.id) });
+        expect(userErrors).toEqual([{ field: null, message: 'The payments API refused this change; the transaction is now pending.', code: 'INVALID_STATE' }]);
+      } finally {
+        await stack.admin('DELETE', '/_emulator/faults');
+      }
+    });
+
     it('reads nothing after a refusal that is not about the status (422)', async () => {
       const p = await make().payout({ mode: 'mtn' });
       await stack.admin('POST', '/_emulator/faults', { route: 'PUT /v1/payouts/:id', status: 422, times: 1, body: { message: 'Refused', errors: { amount: ['is too large'] } } });
