@@ -232,9 +232,9 @@ export interface UserErrorShape {
   mapField?: (parts: string[]) => string[] | null;
   /**
    * The object the mutation changes, for the message of a refused state change (the upstream's
-   * 409 says no more than "conflict"): its kind, and a read of its status as it is now.
+   * 409 says no more than "conflict"): its kind, and a read of it as it is now.
    */
-  object?: { kind: string; status: () => Promise<string | null> };
+  object?: { kind: string; read: () => Promise<{ status: string }> };
 }
 
 /**

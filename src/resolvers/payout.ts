@@ -13,7 +13,7 @@ import { amountField, customerRef, customerRefChecks, metadataCheck, searchFilte
 import { amountFromInput } from './money.js';
 import { paymentFields } from './payment-fields.js';
 import { startPayouts } from './payout-start.js';
-import { checkAll, checkInput, forgetWritten, payload, currencyRelation, customerRelation, objectStatus, renamed, toUpstreamId, type Check } from './support.js';
+import { checkAll, checkInput, forgetWritten, payload, currencyRelation, customerRelation, renamed, toUpstreamId, type Check } from './support.js';
 
 /** The checks both payout inputs share, on the fields given, under `root`. */
 function payoutChecks(input: PayoutInput | UpdatePayoutInput, root: string): Check[] {
@@ -107,7 +107,7 @@ export const payoutResolvers = {
       payload('payout', {
         ...(changes ? { root: 'changes', mapField: amountField(changes) } : { root: 'input', mapField: amountField(input ?? {}) }),
         // For a refused change's message: the payout's status, read again after the refusal.
-        object: objectStatus('payout', () => api.payouts.retrieve(toUpstreamId(id))),
+        object: { kind: 'payout', read: () => api.payouts.retrieve(toUpstreamId(id)) },
       }, async () => {
         const payoutId = toUpstreamId(id);
         const given = updateArgument(changes, input);

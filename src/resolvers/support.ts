@@ -132,18 +132,16 @@ export async function withUserErrors<T, F>(
   }
 }
 
-/** A shape's `object`: `kind`, and its status as `read` finds it upstream now. */
-export function objectStatus(kind: string, read: () => Promise<{ status: string }>): NonNullable<UserErrorShape['object']> {
-  return { kind, status: async () => (await read()).status };
-}
-
 /**
  * A refused change's message, naming the object's status read after the refusal (one upstream
  * read, on this path only); when that read fails, the message stays as it was. It says what is
  * known, no more: a 409 is most often that status, but may be a concurrent change or a refused token.
  */
 async function namingStatus(userErrors: UserError[], object: NonNullable<UserErrorShape['object']>): Promise<UserError[]> {
-  const status = await object.status().catch(() => null);
+  const status = await object.read().then(
+    (current) => current.status,
+    () => null,
+  );
   if (!status) return userErrors;
   const message = `The payments API refused this change; the ${object.kind} is now ${status.toLowerCase()}.`;
   return userErrors.map((e) => (e.code === UserErrorCode.InvalidState ? { ...e, message } : e));

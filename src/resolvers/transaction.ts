@@ -19,7 +19,6 @@ import {
   payload,
   currencyRelation,
   customerRelation,
-  objectStatus,
   renamed,
   toUpstreamId,
   withUserErrors,
@@ -52,7 +51,7 @@ async function cancelDecision(loaders: Context['loaders'], id: Id) {
 }
 
 /** For a refused change's message: the transaction's status, read again after the refusal. */
-const transactionStatus = (api: Context['api'], id: string) => objectStatus('transaction', () => api.transactions.retrieve(toUpstreamId(id)));
+const transactionStatus = (api: Context['api'], id: string) => ({ kind: 'transaction', read: () => api.transactions.retrieve(toUpstreamId(id)) });
 
 /** ISO code of a transaction's currency, for checking the decimals of a new amount. */
 async function transactionCurrencyIso(loaders: Context['loaders'], id: Id): Promise<string | null> {
