@@ -4,7 +4,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { buildSubgraphSchema } from '@apollo/subgraph';
-import { parse, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { GraphQLError, GraphQLUnionType, isObjectType, parse, type DocumentNode, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
+import { ErrorCode } from './errors.js';
 import { resolvers } from './resolvers/index.js';
 
 const SCHEMA_DIR = new URL('../schema/', import.meta.url);
@@ -19,5 +20,39 @@ export function loadTypeDefs(): DocumentNode {
 
 export function buildSchema(): GraphQLSchema {
   // The generated resolver types are stricter than @apollo/subgraph's map type.
-  return buildSubgraphSchema({ typeDefs: loadTypeDefs(), resolvers: resolvers as never });
+  const schema = buildSubgraphSchema({ typeDefs: loadTypeDefs(), resolvers: resolvers as never });
+  checkRepresentations(schema);
+  return schema;
+}
+
+/**
+ * `_entities` is open to any caller with a key: a representation that names no entity, or a key field that is
+ * not a string or a number, is the caller's mistake (BAD_USER_INPUT, at its index), not a server error with a
+ * stack in the log. @apollo/subgraph would throw a plain Error for the first, and `_Any` lets any JSON through.
+ */
+function checkRepresentations(schema: GraphQLSchema): void {
+  const field = schema.getQueryType()?.getFields()._entities;
+  const union = schema.getType('_Entity');
+  if (!field || !(union instanceof GraphQLUnionType)) return;
+  const entities = new Set(union.getTypes().filter(isObjectType).map((t) => t.name));
+  const resolve = field.resolve as GraphQLFieldResolver<unknown, unknown, { representations: unknown[] }>;
+  field.resolve = (source, args, context, info) => {
+    args.representations.forEach((representation, index) => {
+      const problem = representationProblem(representation, entities);
+      if (problem) {
+        throw new GraphQLError(`representations[${index}] ${problem}`, { extensions: { code: ErrorCode.BAD_USER_INPUT, argument: 'representations' } });
+      }
+    });
+    return resolve(source, args, context, info);
+  };
+}
+
+function representationProblem(value: unknown, entities: ReadonlySet<string>): string | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'must be an object with __typename and a key field.';
+  const { __typename: typename, ...keys } = value as Record<string, unknown>;
+  if (typeof typename !== 'string' || !entities.has(typename)) return `must name an entity of this subgraph in __typename (one of ${[...entities].sort().join(', ')}).`;
+  for (const [name, key] of Object.entries(keys)) {
+    if (typeof key !== 'string' && typeof key !== 'number') return `has a key field \`${name}\` that is not a string or a number.`;
+  }
+  return null;
 }

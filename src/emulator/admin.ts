@@ -23,6 +23,8 @@ export interface AdminHost {
   resetStats(): void;
   reset(): void;
   seedDemo(apiKey: string): string;
+  revokeKey(apiKey: string): void;
+  restoreKeys(): void;
   addFault(input: unknown): Fault;
   routeKeys(): readonly string[];
 }
@@ -117,6 +119,16 @@ const FIXED_ROUTES: Readonly<Record<string, (host: AdminHost, raw: string) => Ad
     return [200, { reset: true }];
   },
   'POST /_emulator/seed': (host, raw) => [201, { apiKey: host.seedDemo(seedKey(raw)) }],
+  // The key's account and objects stay; only the key stops working, as when a merchant rolls a leaked key.
+  'POST /_emulator/keys/revoke': (host, raw) => {
+    const key = seedKey(raw);
+    host.revokeKey(key);
+    return [200, { revoked: true }];
+  },
+  'DELETE /_emulator/keys/revoked': (host) => {
+    host.restoreKeys();
+    return [200, { revoked: [] }];
+  },
   'GET /_emulator/deliveries': (host) => [200, { deliveries: host.engine.dispatcher.deliveries() }],
   'DELETE /_emulator/deliveries': (host) => {
     host.engine.dispatcher.clearRecords();

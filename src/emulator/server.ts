@@ -61,6 +61,8 @@ export class EmulatorApp implements AdminHost {
   private total = 0;
   private readonly idempotency = new Map<string, { status: number; text: string }>();
   private readonly seeded = new Set<string>();
+  /** Keys answered 401 as a revoked key is: a merchant's leaked key, rolled. */
+  private readonly revoked = new Set<string>();
   /** Latency and hang timers: separate from the engine's so that `reset()` never strands a request. */
   private readonly delays = new Scheduler();
   private readonly knownRoutes: Set<string>;
@@ -89,6 +91,15 @@ export class EmulatorApp implements AdminHost {
     this.faults.clear();
     this.idempotency.clear();
     this.seeded.clear();
+    this.revoked.clear();
+  }
+
+  revokeKey(apiKey: string): void {
+    this.revoked.add(apiKey);
+  }
+
+  restoreKeys(): void {
+    this.revoked.clear();
   }
 
   seedDemo(apiKey = DEMO_API_KEY): string {
@@ -155,6 +166,7 @@ export class EmulatorApp implements AdminHost {
     if (!key.startsWith('sk_sandbox_') || key.length === 'sk_sandbox_'.length) {
       return { error: new ApiError(401, 'Invalid API key', { authorization: ['expected "Bearer sk_sandbox_..."'] }) };
     }
+    if (this.revoked.has(key)) return { error: new ApiError(401, 'This API key was revoked', { authorization: ['use a current key'] }) };
     return { account: this.engine.accountFor(key) };
   }
 
