@@ -105,6 +105,13 @@ module.exports = {
       to: { path: '^src/', pathNot: ['^src/observability/', '^src/upstream/', '^src/loaders/', '^src/idempotency/', GATEWAY_SHARED] },
     },
     {
+      name: 'one-way-in',
+      severity: 'error',
+      comment: 'A transport (src/http/) learns who the caller is and whether it may go on only from the admission module: keys, rates, documents and revocation are checked one way for HTTP, WebSocket and SSE.',
+      from: { path: '^src/http/' },
+      to: { path: ['^src/limits/', '^src/auth\\.ts$'], pathNot: '^src/limits/admission\\.ts$' },
+    },
+    {
       name: 'only-the-server-assembles-transports',
       severity: 'error',
       from: { path: '^src/', pathNot: ['^src/http/', '^src/server\\.ts$'] },

@@ -4,15 +4,15 @@
  * kept only inside the caller's upstream client; everything else (caches,
  * logs, idempotency records) sees `callerId`, a hash of it.
  */
-import { createHash } from 'node:crypto';
 import type { GraphQLError } from 'graphql';
 import { forbidden, unauthenticated } from './errors.js';
+import { keyId } from './upstream/key-id.js';
 
 export type PaymentsEnv = 'sandbox' | 'live';
 
 export interface Caller {
   apiKey: string;
-  /** Stable, non-reversible id of the key: sha256, truncated. */
+  /** Stable, non-reversible id of the key (upstream/key-id.ts), the same one every part of the gateway uses. */
   callerId: string;
 }
 
@@ -38,5 +38,5 @@ export function readCaller(header: string | undefined, env: PaymentsEnv): Caller
       `This gateway serves the ${env} environment; a ${keyEnv} key (sk_${keyEnv}_…) cannot be used here. Use a sk_${env}_ key.`,
     );
   }
-  return { apiKey, callerId: createHash('sha256').update(apiKey).digest('hex').slice(0, 32) };
+  return { apiKey, callerId: keyId(apiKey) };
 }

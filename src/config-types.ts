@@ -101,6 +101,11 @@ export interface Limits {
   maxResponseBytes: number;
   maxLogTextChars: number;
   rejectedKeyTtlMs: number;
+  /**
+   * How long a key the upstream accepted counts as good without asking again: past it, the entity cache does
+   * not serve the key until an upstream call proves it, and a key with live streams is proven by the gateway.
+   */
+  keyRevalidateMs: number;
   /** Operations per API key per minute; 0 turns the limit off. */
   operationsPerMinute: number;
   /** Proxies trusted to say who the client is (X-Forwarded-For); none by default, so the socket's peer is the client. */

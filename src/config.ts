@@ -89,6 +89,7 @@ const envSchema = z
     MAX_RESPONSE_BYTES: int(1024).default(4 * 1024 * 1024),
     MAX_LOG_TEXT_CHARS: int(64).default(8_192),
     REJECTED_KEY_TTL_MS: int(0).default(30_000),
+    KEY_REVALIDATE_MS: int(100).default(60_000),
     MAX_HTTP_CONNECTIONS: int(1).default(10_000),
     RATE_LIMIT_PER_MINUTE: int(0).default(600),
     UPSTREAM_CALLER_SHARE: num(0.01, 1).default(0.5),
@@ -249,6 +250,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       maxResponseBytes: e.MAX_RESPONSE_BYTES,
       maxLogTextChars: e.MAX_LOG_TEXT_CHARS,
       rejectedKeyTtlMs: e.REJECTED_KEY_TTL_MS,
+      keyRevalidateMs: e.KEY_REVALIDATE_MS,
       operationsPerMinute: e.RATE_LIMIT_PER_MINUTE,
       trustedProxies: proxyList(e.TRUSTED_PROXIES),
       ws: Object.freeze({

@@ -16,7 +16,8 @@ import type { IdempotencyScope, IdempotencyStore } from './idempotency/index.js'
 import type { PaymentsApi } from './upstream/api.js';
 import type { BreakerState, OperationScope, RouteStats, UpstreamObserver } from './upstream/index.js';
 import { unauthenticated } from './errors.js';
-import { guardUpstream, type RejectedKeys } from './limits/upstream-budget.js';
+import { guardUpstream } from './limits/upstream-budget.js';
+import type { KeyStatus } from './limits/key-status.js';
 import type { Observability, OperationTelemetry } from './observability/index.js';
 
 export interface Context {
@@ -55,8 +56,8 @@ export interface UpstreamClientFactory {
 /** What lives as long as the gateway and every context points at. */
 export interface ContextDeps {
   config: Readonly<Config>;
-  /** Keys the upstream refused lately (src/limits/upstream-budget.ts). */
-  rejectedKeys: RejectedKeys;
+  /** What the upstream said of each key lately: revoked, or proven (src/limits/key-status.ts). */
+  keys: KeyStatus;
   upstream: UpstreamClientFactory;
   logger: Logger;
   /** Upstream objects kept across requests (src/cache). */
@@ -86,10 +87,13 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
     ? guardUpstream(deps.upstream.forKey(caller.apiKey, { deadlineAt, requestId: telemetry.requestId, observed: telemetry }), {
         maxCalls: deps.config.limits.maxUpstreamCalls,
         callerId,
-        rejectedKeys: deps.rejectedKeys,
+        keys: deps.keys,
       })
     : anonymousApi();
-  const entityCache = caller ? deps.entityCache.scope(callerId, { bypass: input.bypassCache ?? false }) : uncached;
+  // A key not proven lately reads the upstream, which proves it or refuses it, before the cache serves it again:
+  // a revoked key gets none of its cached objects, whether or not this instance saw the revocation.
+  const refresh = caller !== null && !deps.keys.isProven(callerId);
+  const entityCache = caller ? deps.entityCache.scope(callerId, { bypass: input.bypassCache ?? false, refresh }) : uncached;
   return new OperationContext({
     api,
     callerId,

@@ -37,7 +37,7 @@ function checkRepresentations(schema: GraphQLSchema): void {
   const entities = new Set(union.getTypes().filter(isObjectType).map((t) => t.name));
   const resolve = field.resolve as GraphQLFieldResolver<unknown, unknown, { representations: unknown[] }>;
   field.resolve = (source, args, context, info) => {
-    args.representations.forEach((representation, index) => {
+    args.representations.forEach((representation: unknown, index: number) => {
       const problem = representationProblem(representation, entities);
       if (problem) {
         throw new GraphQLError(`representations[${index}] ${problem}`, { extensions: { code: ErrorCode.BAD_USER_INPUT, argument: 'representations' } });

@@ -25,13 +25,13 @@ import { createEntityCache, memoryStore, redisStore, type EntityCache } from './
 import type { Logger } from './logger.js';
 import { buildSchema } from './schema.js';
 import { createReconciler, startRealtime } from './realtime/index.js';
-import { createUpstreamClient, UpstreamNotFoundError, type UpstreamClient } from './upstream/index.js';
+import { createUpstreamClient, keyId, UpstreamAuthenticationError, UpstreamNotFoundError, type UpstreamClient } from './upstream/index.js';
 import { MemoryIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { loadTrustedDocuments } from './limits/trusted-documents.js';
 import { documentRules, operationCheck, operationLimits, validatedDocuments, withoutSuggestions } from './limits/graphql-limits.js';
-import { RejectedKeys } from './limits/upstream-budget.js';
-import { createRateLimiter } from './limits/rate-limit.js';
+import { KeyStatus, localRevocations, redisRevocations, type RevocationChannel } from './limits/key-status.js';
+import { createAdmission } from './limits/admission.js';
 import { Redis } from 'ioredis';
 import { gatewayExplorer, type ExplorerOptions } from './explorer/gateway.js';
 import { Observability, operationLoggerOf, operationTelemetryPlugin } from './observability/index.js';
@@ -92,19 +92,18 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   httpServer.maxConnections = config.limits.maxHttpConnections;
   const ownStore = idempotencyStore ? null : new MemoryIdempotencyStore();
   let draining = false;
+  // Rate limits and revocations shared by every instance when they share Redis.
+  const shared = await sharedLimitState(config, logger);
+  const keys = new KeyStatus({ rejectedTtlMs: config.limits.rejectedKeyTtlMs, revalidateMs: config.limits.keyRevalidateMs, channel: shared.revocations });
   const contextDeps: ContextDeps = {
     config,
-    rejectedKeys: new RejectedKeys(config.limits.rejectedKeyTtlMs),
+    keys,
     upstream,
     logger,
     entityCache: await startEntityCache(config, logger),
     idempotencyStore: idempotencyStore ?? ownStore!,
     observability,
   };
-  // Per-key limits hold across instances when they share Redis.
-  // Only when operations are limited at all: RATE_LIMIT_PER_MINUTE=0 needs no store.
-  const limitsRedis = config.redisUrl && config.limits.operationsPerMinute > 0 ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : null;
-  limitsRedis?.on('error', (error: Error) => logger.warn({ err: { message: error.message } }, 'rate-limit store unreachable; limiting in memory meanwhile'));
   const schema = buildSchema();
   observability.traceResolvers(schema);
   const formatError = createErrorFormatter({
@@ -165,22 +164,36 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     read: async (apiKey, kind, id) => {
       const api = upstream.forKey(apiKey, { deadlineAt: Date.now() + config.operationDeadlineMs });
       try {
-        return kind === 'transaction' ? await api.transactions.retrieve(id) : await api.payouts.retrieve(id);
+        const current = kind === 'transaction' ? await api.transactions.retrieve(id) : await api.payouts.retrieve(id);
+        keys.accept(keyId(apiKey));
+        return current;
       } catch (error) {
         if (error instanceof UpstreamNotFoundError) return null;
+        // The subscriber's key was revoked: its streams end (admission), everywhere.
+        if (error instanceof UpstreamAuthenticationError) keys.revoke(keyId(apiKey));
         throw error;
       }
     },
   });
-  // Apollo Server adds the introspection rule itself for HTTP; graphql-ws and graphql-sse need it spelled out.
-  // In production the subgraph SDL goes to the router only, by a secret these transports cannot carry (graphql-route.ts).
-  const wsDocuments = {
-    ...documents,
-    rules: config.graphql.introspection ? documents.rules : [...documents.rules, NoSchemaIntrospectionCustomRule],
-    refusedRootFields: config.production ? ['_service'] : [],
-    // WebSocket and SSE share it: same schema, same rules.
-    validated: validatedDocuments(),
-  };
+  // One door for every transport (src/limits/admission.ts).
+  const admission = createAdmission({
+    config,
+    keys,
+    upstream,
+    logger,
+    schema,
+    documents,
+    streams: {
+      // Apollo Server adds the introspection rule itself for HTTP; graphql-ws and graphql-sse need it spelled out.
+      rules: config.graphql.introspection ? documents.rules : [...documents.rules, NoSchemaIntrospectionCustomRule],
+      // In production the subgraph SDL goes to the router only, by a secret these transports cannot carry (graphql-route.ts).
+      refusedRootFields: config.production ? ['_service'] : [],
+      // WebSocket and SSE share it: same schema, same rules.
+      validated: validatedDocuments(),
+    },
+    redis: shared.redis,
+    onRateLimited: (limit) => observability.rateLimited(limit),
+  });
   const subscriptions = attachSubscriptions({
     httpServer,
     path: '/graphql',
@@ -193,7 +206,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       maxBufferedBytes: config.subscriptionMaxBufferedBytes,
       maxSubscriptionsPerConnection: 100,
     },
-    documents: wsDocuments,
+    admission,
     formatError,
   });
   observability.readFrom({ routes: () => upstream.routeStats?.() ?? {}, websocket: () => subscriptions.stats() });
@@ -204,7 +217,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     reconciler,
     context: contextDeps,
     limits: { queueLimit: config.subscriptionQueueLimit, maxBufferedBytes: config.subscriptionMaxBufferedBytes },
-    documents: wsDocuments,
+    admission,
     formatError,
   });
   const health = {
@@ -215,7 +228,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   };
 
   const routes: Record<string, Route> = {
-    '/graphql': createGraphQLRoute(apollo, contextDeps, documents.trusted, createRateLimiter({ perMinute: config.limits.operationsPerMinute, prefix: 'payments-gateway:ops', redis: limitsRedis })),
+    '/graphql': createGraphQLRoute(apollo, contextDeps, admission),
     '/webhooks/payments': createWebhookReceiver({
       secrets: config.webhookSecrets,
       ledger: realtime.ledger,
@@ -303,7 +316,8 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       await realtime.close();
       await ownStore?.close();
       await contextDeps.entityCache.close();
-      limitsRedis?.disconnect();
+      await admission.close();
+      shared.redis?.disconnect();
       detachUpstream?.();
       if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       // Spans still buffered are exported before the process goes.
@@ -351,8 +365,24 @@ function usageReporting(apollo: Config['observability']['apollo'], endpointUrl: 
   ];
 }
 
+/**
+ * What the admission door shares between instances over Redis: the operation rate per key, and revocations
+ * (a pub/sub channel, on a connection of its own). In memory without REDIS_URL.
+ */
+async function sharedLimitState(config: Readonly<Config>, logger: Logger): Promise<{ redis: Redis | null; revocations: RevocationChannel }> {
+  if (!config.redisUrl) return { redis: null, revocations: localRevocations };
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+  redis.on('error', (error: Error) => logger.warn({ err: { message: error.message } }, 'rate-limit store unreachable; limiting in memory meanwhile'));
+  const subscriber = new Redis(config.redisUrl, { lazyConnect: true });
+  subscriber.on('error', (error: Error) => logger.warn({ err: { message: error.message } }, 'revocation channel unreachable'));
+  await subscriber.connect();
+  return { redis, revocations: await redisRevocations(redis, subscriber, `${STATE_PREFIX}keys:revoked`, logger) };
+}
+
+const STATE_PREFIX = 'payments-gateway:';
+
 // v2: the codec escapes data keys that look like its Decimal tag; entries of the version before are not read.
-const CACHE_PREFIX = 'payments-gateway:cache:v2:';
+const CACHE_PREFIX = `${STATE_PREFIX}cache:v2:`;
 
 /** The entity cache over Redis when instances share one (REDIS_URL), else over a bounded memory store. */
 async function startEntityCache(config: Readonly<Config>, logger: Logger): Promise<EntityCache> {

@@ -82,8 +82,11 @@ export interface EntityCacheScope {
 }
 
 export interface EntityCache {
-  /** `bypass`: the caller asked for fresh data (`Cache-Control: no-cache`): nothing is read from or written to the cache; evictions still apply. */
-  scope(callerId: string, options?: { bypass?: boolean }): EntityCacheScope;
+  /**
+   * `bypass`: the caller asked for fresh data (`Cache-Control: no-cache`): nothing is read from or written to the cache; evictions still apply.
+   * `refresh`: the caller's key is not proven lately: nothing is served from the cache, what the upstream answers is written as usual.
+   */
+  scope(callerId: string, options?: { bypass?: boolean; refresh?: boolean }): EntityCacheScope;
   /** A signed webhook named this object: evicted for every caller before the webhook is acknowledged. */
   evictObject(kind: string | null, id: number | null): Promise<void>;
   close(): Promise<void>;
@@ -114,7 +117,7 @@ export function createEntityCache(store: EntityStore | null, settings: EntityCac
     return null;
   };
 
-  function scope(callerId: string, bypass: boolean): EntityCacheScope {
+  function scope(callerId: string, bypass: boolean, refresh: boolean): EntityCacheScope {
     if (!store) return uncached;
     const cache = store;
     const evict: EntityCacheScope['evict'] = async (kind, ids) => {
@@ -138,7 +141,7 @@ export function createEntityCache(store: EntityStore | null, settings: EntityCac
         const results: (EntityModels[typeof kind] | null | Error)[] = new Array(ids.length);
         const missing: number[] = [];
         ids.forEach((_, i) => {
-          const value = read?.values[i] as EntityModels[typeof kind] | undefined;
+          const value = refresh ? undefined : (read?.values[i] as EntityModels[typeof kind] | undefined);
           // Checked again on the way out: only what may be cached now is served.
           if (value !== undefined && ttlFor(kind, value, settings) > 0) results[i] = value;
           else missing.push(i);
@@ -160,7 +163,7 @@ export function createEntityCache(store: EntityStore | null, settings: EntityCac
   }
 
   return {
-    scope: (callerId, options = {}) => scope(callerId, options.bypass ?? false),
+    scope: (callerId, options = {}) => scope(callerId, options.bypass ?? false, options.refresh ?? false),
     async evictObject(kind, id) {
       if (!store || kind === null || id === null || !EVICTABLE.has(kind)) return;
       // Not caught: the webhook is answered 503 and redelivered rather than leave a stale copy.

@@ -8,15 +8,12 @@ import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import { HeaderMap, type ApolloServer, type ApolloServerPlugin, type GraphQLRequestContext } from '@apollo/server';
 import { GraphQLError } from 'graphql';
-import { readCaller, type Caller } from '../auth.js';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode, unauthenticated } from '../errors.js';
-import type { RateLimiter } from '../limits/rate-limit.js';
-import type { TrustedDocuments } from '../limits/trusted-documents.js';
+import { capAnswer, type Admission, type Caller } from '../limits/admission.js';
 import { clientAddress } from './client-address.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
 import { attributeErrors, withRequestId, type OperationTelemetry } from '../observability/index.js';
-import { capAnswer } from '../limits/response-size.js';
 import { BodyTooLarge, readBody, refuseTooLarge, sendJson } from './body.js';
 
 /** Largest request body accepted from a caller with a key, on any route; GraphQL documents and variables are small. */
@@ -40,7 +37,7 @@ const PUBLIC_ROOT_FIELDS = new Set(['__schema', '__type', '__typename']);
  * `sdlAllowed`: `_service { sdl }` may be answered. Outside production, to anyone; in production, to the
  * router by its secret when ROUTER_SHARED_SECRET is set, else to a caller with a key.
  */
-export type HttpContext = Context & { authenticated: boolean; sdlAllowed: boolean };
+export type HttpContext = Context & { authenticated: boolean; sdlAllowed: boolean; proveForSdl: (() => Promise<boolean>) | null };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -63,17 +60,14 @@ function refuse(res: http.ServerResponse, error: GraphQLError, telemetry: Operat
   sendJson(res, status, refusal(telemetry, error.message, String(error.extensions.code)));
 }
 
-function recentlyRejected(): GraphQLError {
-  return unauthenticated('The payments API rejected this API key moments ago; check the key before retrying.');
-}
-
 /** `Cache-Control: no-cache` (or `no-store`) from the caller: this operation reads the upstream, not the entity cache. */
 function asksForFreshData(header: string | undefined): boolean {
   return header !== undefined && /(?:^|,)\s*no-(?:cache|store)\s*(?:,|=|$)/i.test(header);
 }
 
-/** `trusted`: the manifest of TRUSTED_DOCUMENTS, loaded once in server.ts for HTTP and WebSocket alike. */
-export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, trusted: TrustedDocuments | null, rateLimiter: RateLimiter) {
+/** Every caller is admitted by `admission` (src/limits/admission.ts), the same door as WebSocket and SSE. */
+export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, admission: Admission) {
+  const { trusted } = admission.documents;
   const { production } = deps.config;
   const { maxResponseBytes } = deps.config.limits;
   const { routerSharedSecret } = deps.config.graphql;
@@ -102,9 +96,12 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
       attributeErrors([error], telemetry);
       throw error;
     }
-    const sdlAllowed = !production || (routerSharedSecret === null ? caller !== null : fromRouter(req));
+    // In production without the router's secret, the SDL goes to keys the upstream accepted: a made-up key
+    // that merely looks right is proven (one upstream call) before the schema is shown to it.
+    const sdlAllowed = !production || (routerSharedSecret === null ? caller !== null && deps.keys.isProven(caller.callerId) : fromRouter(req));
+    const proveForSdl = production && routerSharedSecret === null && caller !== null ? () => admission.prove(caller) : null;
     // Added in place: a copy would read the context's lazy logger and build it.
-    return Object.assign(context, { authenticated: caller !== null, sdlAllowed });
+    return Object.assign(context, { authenticated: caller !== null, sdlAllowed, proveForSdl });
   };
 
   return async function handleGraphQL(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
@@ -125,21 +122,13 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
 
   async function answer(req: http.IncomingMessage, res: http.ServerResponse, url: URL, telemetry: OperationTelemetry): Promise<void> {
     // The caller first: a credential that can never work costs no body read, parse or validation.
-    const read = readCaller(req.headers.authorization, deps.config.paymentsEnv);
+    const read = admission.caller(req.headers.authorization);
     if (read instanceof Error) return refuse(res, read, telemetry);
-    if (read && deps.rejectedKeys.has(read.callerId)) return refuse(res, recentlyRejected(), telemetry);
-    const address = `address:${addressOf(req)}`;
-    // A key the upstream has not accepted yet is anyone's to invent: it also spends its address's
-    // budget, so minting fresh keys buys no fresh rate.
-    const unproven = read !== null && !deps.rejectedKeys.isAccepted(read.callerId);
-    const byKey = await rateLimiter.take(read?.callerId ?? address);
-    const rate = byKey.allowed && unproven ? await rateLimiter.take(address) : byKey;
-    if (!rate.allowed) {
-      deps.observability.rateLimited('operations');
-      res.setHeader('retry-after', String(rate.retryAfterSeconds));
-      // Limited by address when there is no key, or when a key not yet accepted spent its address's budget.
-      const whose = read === null || byKey.allowed ? 'from this address' : 'for this API key';
-      return sendJson(res, 429, refusal(telemetry, `Too many operations ${whose}; retry later.`, ErrorCode.RATE_LIMITED, { retryAfterSeconds: rate.retryAfterSeconds }));
+    const limited = await admission.operation(read, addressOf(req));
+    if (limited) {
+      res.setHeader('retry-after', String(limited.retryAfterSeconds));
+      const whose = limited.by === 'address' ? 'from this address' : 'for this API key';
+      return sendJson(res, 429, refusal(telemetry, `Too many operations ${whose}; retry later.`, ErrorCode.RATE_LIMITED, { retryAfterSeconds: limited.retryAfterSeconds }));
     }
     // Without a key only introspection and the federation SDL can run: small documents.
     const maxBytes = read ? MAX_BODY_BYTES : deps.config.limits.maxAnonymousBodyBytes;
@@ -213,7 +202,7 @@ export function authGate({ routerSecretSet }: { routerSecretSet: boolean }): Apo
   // Who may read the SDL in production (HttpContext.sdlAllowed): the router by its secret when one is set, else any caller with a key.
   const sdlRefused = routerSecretSet
     ? 'The subgraph SDL is served to the router only: send its x-router-secret (ROUTER_SHARED_SECRET).'
-    : 'The subgraph SDL is served to callers with an API key: send "Authorization: Bearer <secret API key>".';
+    : 'The subgraph SDL is served to callers with an API key the payments API accepts: send "Authorization: Bearer <secret API key>".';
   return {
     async requestDidStart() {
       return {
@@ -227,7 +216,7 @@ export function authGate({ routerSecretSet }: { routerSecretSet: boolean }): Apo
           // Neither refusal below can apply: skip the walk of the root fields (most operations).
           if (contextValue.authenticated && contextValue.sdlAllowed) return;
           const rootFields = selectedFieldNames(operation.selectionSet, fragmentsOf(document?.definitions ?? []), request.variables ?? {});
-          if (rootFields.includes('_service') && !contextValue.sdlAllowed) {
+          if (rootFields.includes('_service') && !contextValue.sdlAllowed && !(await contextValue.proveForSdl?.())) {
             throw unauthenticated(sdlRefused);
           }
           if (contextValue.authenticated) return;

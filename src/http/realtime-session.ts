@@ -1,36 +1,17 @@
 /**
- * What every subscription transport (graphql-ws, graphql-sse) shares: the
- * account behind a caller's key, asked upstream once and cached, and the
- * RealtimeSource a subscription resolver reads its events from.
+ * What every subscription transport (graphql-ws, graphql-sse) shares beyond
+ * admission (src/limits/admission.ts): the RealtimeSource a subscription
+ * resolver reads its events from, and how a streamed result goes out.
  */
 import type { ExecutionResult, FormattedExecutionResult, GraphQLError, GraphQLFormattedError } from 'graphql';
-import { LRUCache } from 'lru-cache';
-import type { Caller } from '../auth.js';
-import type { Context, ContextDeps } from '../context.js';
-import { overSize, tooLarge } from '../limits/response-size.js';
+import type { Context } from '../context.js';
+import { overSize, tooLarge, type Caller } from '../limits/admission.js';
 import type { Logger } from '../logger.js';
 import { attributeErrors, withRequestId, type OperationTelemetry } from '../observability/index.js';
 import type { EventBus } from '../realtime/bus.js';
 import type { Reconciler } from '../realtime/reconciler.js';
 import type { RealtimeSource } from '../realtime/source.js';
 import { boundedStream } from '../realtime/stream.js';
-
-const ACCOUNT_TTL_MS = 10 * 60_000;
-
-/** The caller's account id; a failed look-up is forgotten, so the next connection asks again. */
-export function accountLookup(context: ContextDeps): (caller: Caller) => Promise<number> {
-  const accounts = new LRUCache<string, Promise<number>>({ max: 10_000, ttl: ACCOUNT_TTL_MS });
-  return (caller) => {
-    let pending = accounts.get(caller.callerId);
-    if (!pending) {
-      // The connection's own call, not an operation's: no deadline but the upstream time-out.
-      pending = context.upstream.forKey(caller.apiKey).accounts.current().then((a) => a.id);
-      pending.catch(() => accounts.delete(caller.callerId));
-      accounts.set(caller.callerId, pending);
-    }
-    return pending;
-  };
-}
 
 export interface SourceOptions {
   bus: EventBus;

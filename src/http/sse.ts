@@ -12,19 +12,16 @@
 import type http from 'node:http';
 import { getOperationAST, GraphQLError, type ExecutionResult, OperationTypeNode, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { createHandler, type Response } from 'graphql-sse';
-import { readCaller, type Caller } from '../auth.js';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
 import type { EventBus } from '../realtime/bus.js';
 import type { Reconciler } from '../realtime/reconciler.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/errors.js';
-import { admitDocument, type AdmissionGuard } from '../limits/graphql-limits.js';
-import type { TrustedDocuments } from '../limits/trusted-documents.js';
-import { createRateLimiter } from '../limits/rate-limit.js';
+import type { Admission, Caller } from '../limits/admission.js';
 import { MAX_BODY_BYTES, setCorsHeaders } from './graphql-route.js';
 import { clientAddress } from './client-address.js';
 import type { OperationTelemetry } from '../observability/index.js';
-import { accountLookup, realtimeSource, refreshContext, streamedResult, Tally } from './realtime-session.js';
+import { realtimeSource, refreshContext, streamedResult, Tally } from './realtime-session.js';
 import { serveSse } from './sse-adapter.js';
 
 export interface SseDeps {
@@ -33,8 +30,8 @@ export interface SseDeps {
   reconciler: Reconciler;
   context: ContextDeps;
   limits: { queueLimit: number; maxBufferedBytes: number };
-  /** The document limits every transport applies (src/limits/): graphql-sse runs what onSubscribe returns unvalidated. */
-  documents: AdmissionGuard & { trusted: TrustedDocuments | null; maxResponseBytes: number };
+  /** Who may open a stream, and with which document: the door every transport shares (src/limits/admission.ts). graphql-sse runs what onSubscribe returns unvalidated. */
+  admission: Admission;
   formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
 }
 
@@ -60,25 +57,28 @@ const answer = (status: number, message: string, code: string): Answer => [
   { status, statusText: STATUS_TEXT[status] ?? 'Error', headers: { 'content-type': 'application/json; charset=utf-8' } },
 ];
 
+/** The last words of a stream whose key was revoked: an error event, then the protocol's `complete`. */
+function endRevoked(res: http.ServerResponse): void {
+  if (res.writableEnded || res.destroyed) return;
+  const errors = [{ message: 'The payments API revoked this API key: the stream is closed.', extensions: { code: ErrorCode.UNAUTHENTICATED } }];
+  res.end(`event: next\ndata: ${JSON.stringify({ errors })}\n\nevent: complete\ndata:\n\n`);
+}
+
 export function createSseRoute(deps: SseDeps): SseRoute {
   const { config, logger } = deps.context;
-  const accountOf = accountLookup(deps.context);
+  const { admission } = deps;
   const liveByKey = new Tally();
-  // Each stream costs an account look-up and a first read: the same per-key pace as graphql-ws subscribe messages.
-  const subscribes = createRateLimiter({ perMinute: config.limits.ws.subscribesPerMinute, prefix: 'sse-subscribe', redis: null });
   const open = new Set<http.ServerResponse>();
-  const addresses = createRateLimiter({ perMinute: config.limits.ws.connectsPerMinute, prefix: 'sse-address', redis: null });
   const addressOf = clientAddress(config.limits.trustedProxies);
   const telemetryOf = new WeakMap<object, OperationTelemetry>();
 
   const callerOf = (header: string | null | undefined): Caller | Answer => {
-    const caller = readCaller(header ?? undefined, config.paymentsEnv);
+    const caller = admission.caller(header ?? undefined);
     if (caller === null) return answer(401, 'Authentication required: send "Authorization: Bearer <secret API key>".', ErrorCode.UNAUTHENTICATED);
     if (caller instanceof GraphQLError) {
       const forbidden = caller.extensions.code === ErrorCode.FORBIDDEN;
       return answer(forbidden ? 403 : 401, caller.message, String(caller.extensions.code));
     }
-    if (deps.context.rejectedKeys.has(caller.callerId)) return answer(401, 'The payments API rejected this API key moments ago.', ErrorCode.UNAUTHENTICATED);
     return caller;
   };
 
@@ -93,15 +93,9 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       const caller = callerOf(req.headers.get('authorization'));
       if (Array.isArray(caller)) return caller as Answer;
       const { callerId } = caller as Caller;
-      const source = deps.documents.trusted ? deps.documents.trusted.resolve(params as unknown as Record<string, unknown>) : params.query;
-      if (source === null) {
-        return answer(400, 'Only trusted documents run here: send a documentId or persisted-query hash from the manifest.', 'PERSISTED_QUERY_NOT_FOUND');
-      }
-      // Tokens, graphql-js's rules, depth, aliases, directives and cost, as over HTTP and WebSocket.
+      // Trusted documents, tokens, graphql-js's rules, depth, aliases, directives and cost, as over HTTP and WebSocket.
       const variables = params.variables ?? {};
-      // A key not yet accepted upstream is checked before anything is known of it: its documents are not remembered.
-      const guard = deps.context.rejectedKeys.isAccepted(callerId) ? deps.documents : { ...deps.documents, validated: undefined };
-      const admitted = admitDocument(deps.schema, source, params.operationName ?? undefined, variables, guard);
+      const admitted = admission.document(params as unknown as Record<string, unknown>, params.operationName ?? undefined, variables, caller as Caller);
       if ('errors' in admitted) {
         // Through the one error formatter: no "Did you mean" hints where suggestions are off.
         const first = admitted.errors[0]!;
@@ -134,25 +128,20 @@ export function createSseRoute(deps: SseDeps): SseRoute {
         return refusal;
       };
       const tooSoon = (retryAfterSeconds: number, message: string): Answer => {
-        deps.context.observability.rateLimited('sse_subscribe');
         const [body, init] = answer(429, message, ErrorCode.RATE_LIMITED);
         return refused([body, { ...init, headers: { ...init.headers, 'retry-after': String(retryAfterSeconds) } }] as Answer);
       };
-      const rate = await subscribes.take(callerId);
-      if (!rate.allowed) return tooSoon(rate.retryAfterSeconds, 'Too many event streams opened with this API key; retry later.');
-      // A key the upstream has not accepted yet is anyone's to invent: it also spends its address's pace.
-      if (!deps.context.rejectedKeys.isAccepted(callerId)) {
-        const byAddress = await addresses.take(addressOf(req.raw));
-        if (!byAddress.allowed) return tooSoon(byAddress.retryAfterSeconds, 'Too many event streams opened from this address; retry later.');
+      // Each stream costs an account look-up and a first read: the per-key pace of graphql-ws subscribe messages.
+      const limited = await admission.stream('sse', caller as Caller, addressOf(req.raw));
+      if (limited) {
+        const whose = limited.by === 'key' ? 'with this API key' : 'from this address';
+        return tooSoon(limited.retryAfterSeconds, `Too many event streams opened ${whose}; retry later.`);
       }
       let accountId: number;
       try {
-        accountId = await accountOf(caller as Caller);
+        accountId = await admission.account(caller as Caller);
       } catch (error) {
-        if (error instanceof UpstreamAuthenticationError) {
-          deps.context.rejectedKeys.remember(callerId);
-          return refused(answer(401, 'The payments API rejected this API key.', ErrorCode.UNAUTHENTICATED));
-        }
+        if (error instanceof UpstreamAuthenticationError) return refused(answer(401, 'The payments API rejected this API key.', ErrorCode.UNAUTHENTICATED));
         if (error instanceof UpstreamPermissionError) return refused(answer(403, 'Forbidden.', ErrorCode.FORBIDDEN));
         // A call beyond the spec the upstream lacks: not "unavailable", as trying again will not help.
         if (error instanceof UpstreamRouteMissingError) {
@@ -169,6 +158,8 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       deps.context.observability.subscriptionStarted();
       telemetryOf.set(req, telemetry);
       res.once('close', () => telemetry.end());
+      // The key revoked on any instance: the stream ends with the reason as its last event.
+      res.once('close', admission.live(caller as Caller, () => endRevoked(res)));
       const forOperation = () => createContext(deps.context, { caller: caller as Caller, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry });
       const contextValue: SseContext = Object.assign(forOperation() as SseContext, {
         realtime: realtimeSource({
@@ -190,7 +181,7 @@ export function createSseRoute(deps: SseDeps): SseRoute {
     },
     onNext: (_ctx, req, result) => {
       const format = (errors: readonly GraphQLError[]) => errors.map((e) => deps.formatError(e.toJSON(), e));
-      return streamedResult(result as ExecutionResult, telemetryOf.get(req), format, deps.documents.maxResponseBytes) as ExecutionResult | undefined;
+      return streamedResult(result as ExecutionResult, telemetryOf.get(req), format, admission.documents.maxResponseBytes) as ExecutionResult | undefined;
     },
   });
 
@@ -200,7 +191,7 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       // Browsers on any origin may open a stream, as they may POST to /graphql (same bearer-key rule).
       setCorsHeaders(res);
       // Without a well-formed key the stream is refused anyway (authenticate, below): only a small body is read.
-      const caller = readCaller(req.headers.authorization, config.paymentsEnv);
+      const caller = admission.caller(req.headers.authorization);
       const keyed = caller !== null && !(caller instanceof GraphQLError);
       return serveSse(handler, req, res, keyed ? MAX_BODY_BYTES : config.limits.maxAnonymousBodyBytes);
     },

@@ -13,18 +13,15 @@ import type { Duplex } from 'node:stream';
 import { getOperationAST, GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { readCaller, type Caller } from '../auth.js';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/errors.js';
 import type { EventBus } from '../realtime/bus.js';
-import { admitDocument, type AdmissionGuard } from '../limits/graphql-limits.js';
+import { REVOKED_KEY_MESSAGE, type Admission, type Caller } from '../limits/admission.js';
 import type { Reconciler } from '../realtime/reconciler.js';
 import { wasRefused } from './body.js';
 import { clientAddress } from './client-address.js';
-import { accountLookup, realtimeSource, refreshContext, streamedResult, Tally } from './realtime-session.js';
-import { createRateLimiter } from '../limits/rate-limit.js';
-import type { TrustedDocuments } from '../limits/trusted-documents.js';
+import { realtimeSource, refreshContext, streamedResult, Tally } from './realtime-session.js';
 import { attributeErrors, withRequestId, type OperationTelemetry } from '../observability/index.js';
 
 /** Close codes a client can act on (4xxx: application-defined, per RFC 6455). */
@@ -54,8 +51,8 @@ export interface SubscriptionServerDeps {
   reconciler: Reconciler;
   context: ContextDeps;
   limits: SubscriptionLimits;
-  /** The document limits HTTP applies (src/limits/): graphql-ws would otherwise parse, validate and answer without them. */
-  documents: AdmissionGuard & { trusted: TrustedDocuments | null; maxResponseBytes: number };
+  /** Who may connect and subscribe, and with which documents: the door every transport shares (src/limits/admission.ts). */
+  admission: Admission;
   formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
 }
 
@@ -67,6 +64,7 @@ export interface SubscriptionServer {
 
 interface Session {
   caller: Caller;
+  address: string;
   accountId: number;
   /** Ids of this connection's live operations, counted against the key's cap. */
   operations: Set<string>;
@@ -85,13 +83,11 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
   const caps = config.limits.ws;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const sessions = new WeakMap<WebSocket, Session>();
-  const accountOf = accountLookup(deps.context);
   // What one key, one client address and the whole instance may hold (README, Security).
   const byAddress = new Tally();
   const connectionsByKey = new Tally();
   const operationsByKey = new Tally();
-  const connects = createRateLimiter({ perMinute: caps.connectsPerMinute, prefix: 'ws-connect', redis: null });
-  const subscribes = createRateLimiter({ perMinute: caps.subscribesPerMinute, prefix: 'ws-subscribe', redis: null });
+  const { admission } = deps;
   let closedTooSlow = 0;
 
   const refuseUpgrade = (socket: Duplex, status: string) => socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\n\r\n`);
@@ -107,10 +103,9 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
     if (byAddress.get(address) >= caps.maxConnectionsPerAddress) return refuseUpgrade(socket, '429 Too Many Requests');
     // Reserved before the first await, so a burst of upgrades cannot all pass the check above.
     byAddress.add(address);
-    void connects.take(address).then((decision) => {
-      if (!decision.allowed || socket.destroyed) {
+    void admission.connection(address).then((limited) => {
+      if (limited || socket.destroyed) {
         byAddress.remove(address);
-        if (!decision.allowed) observability.rateLimited('ws_connect');
         return refuseUpgrade(socket, '429 Too Many Requests');
       }
       wss.handleUpgrade(req, socket, head, (ws) => {
@@ -140,18 +135,15 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         // and on the upgrade request itself (supergraph/router.yaml, docs/federation.md).
         const upgradeHeader = ctx.extra.request.headers.authorization;
         const header = [params.authorization, params.Authorization, params.token, upgradeHeader].find((v): v is string => typeof v === 'string');
-        const caller = readCaller(header, config.paymentsEnv);
+        const caller = admission.caller(header);
         if (caller === null) {
           socket.close(CloseCodes.unauthorized, 'Unauthorized: connectionParams.authorization must be "Bearer <key>"');
           return false;
         }
         if (caller instanceof GraphQLError) {
           const forbidden = caller.extensions.code === 'FORBIDDEN';
-          socket.close(forbidden ? CloseCodes.forbidden : CloseCodes.unauthorized, forbidden ? 'Forbidden: key of another environment' : 'Unauthorized: malformed API key');
-          return false;
-        }
-        if (deps.context.rejectedKeys.has(caller.callerId)) {
-          socket.close(CloseCodes.unauthorized, 'Unauthorized: the API key was refused');
+          const revoked = caller.message === REVOKED_KEY_MESSAGE;
+          socket.close(forbidden ? CloseCodes.forbidden : CloseCodes.unauthorized, forbidden ? 'Forbidden: key of another environment' : revoked ? 'Unauthorized: the API key was refused' : 'Unauthorized: malformed API key');
           return false;
         }
         if (connectionsByKey.get(caller.callerId) >= caps.maxConnectionsPerKey) {
@@ -161,13 +153,16 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         // Reserved before the await, so simultaneous connections of one key cannot all pass the cap.
         connectionsByKey.add(caller.callerId);
         try {
-          const accountId = await accountOf(caller);
+          const accountId = await admission.account(caller);
           if (socket.readyState !== socket.OPEN) {
             connectionsByKey.remove(caller.callerId);
             return false;
           }
-          sessions.set(socket, { caller, accountId, operations: new Set(), telemetry: new Map() });
+          sessions.set(socket, { caller, address: addressOf(ctx.extra.request), accountId, operations: new Set(), telemetry: new Map() });
+          // The key revoked on any instance: the connection and every operation on it end.
+          const stopLive = admission.live(caller, () => closeSoon(socket, CloseCodes.unauthorized, 'Unauthorized: the API key was revoked'));
           socket.once('close', () => {
+            stopLive();
             connectionsByKey.remove(caller.callerId);
             // Emptied as released, so the onComplete graphql-ws still sends for each one releases nothing twice.
             const operations = sessions.get(socket)?.operations;
@@ -179,10 +174,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
           return true;
         } catch (error) {
           connectionsByKey.remove(caller.callerId);
-          if (error instanceof UpstreamAuthenticationError) {
-            deps.context.rejectedKeys.remember(caller.callerId);
-            socket.close(CloseCodes.unauthorized, 'Unauthorized: the API key was refused');
-          }
+          if (error instanceof UpstreamAuthenticationError) socket.close(CloseCodes.unauthorized, 'Unauthorized: the API key was refused');
           else if (error instanceof UpstreamPermissionError) socket.close(CloseCodes.forbidden, 'Forbidden');
           else if (error instanceof UpstreamRouteMissingError) socket.close(CloseCodes.upstreamUnsupported, 'The payments API does not offer GET /v1/accounts');
           else {
@@ -212,20 +204,14 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         const release = () => {
           if (session.operations.delete(id)) operationsByKey.remove(callerId);
         };
-        const rate = await subscribes.take(callerId);
-        if (!rate.allowed) {
+        const limited = await admission.stream('ws', session.caller, session.address);
+        if (limited) {
           release();
-          observability.rateLimited('ws_subscribe');
-          return refuse('Too many subscribe messages for this API key; retry later.', { retryAfterSeconds: rate.retryAfterSeconds });
+          return refuse('Too many subscribe messages for this API key; retry later.', { retryAfterSeconds: limited.retryAfterSeconds });
         }
-        const source = deps.documents.trusted ? deps.documents.trusted.resolve(payload as unknown as Record<string, unknown>) : payload.query;
-        if (source === null) {
-          release();
-          return [new GraphQLError('Only trusted documents run here: send a documentId or persisted-query hash from the manifest.', { extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } })];
-        }
-        // Tokens, depth, aliases, directives, cost and mutation fields, as over HTTP, before anything runs.
+        // Trusted documents, tokens, depth, aliases, directives, cost and mutation fields, as over HTTP, before anything runs.
         const variables = payload.variables ?? {};
-        const admitted = admitDocument(deps.schema, source, payload.operationName ?? undefined, variables, deps.documents);
+        const admitted = admission.document(payload as unknown as Record<string, unknown>, payload.operationName ?? undefined, variables, session.caller);
         if ('errors' in admitted) {
           release();
           return admitted.errors;
@@ -275,7 +261,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         return context;
       },
       onNext: (ctx, id, _payload, _args, result) =>
-        streamedResult(result, sessions.get(ctx.extra.socket)?.telemetry.get(id), format, deps.documents.maxResponseBytes),
+        streamedResult(result, sessions.get(ctx.extra.socket)?.telemetry.get(id), format, admission.documents.maxResponseBytes),
       onError: (ctx, id, _payload, errors) => {
         const session = sessions.get(ctx.extra.socket);
         // An operation that fails to start (refused, or no operation of that name) never completes: free its slot here.

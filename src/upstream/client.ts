@@ -6,7 +6,7 @@
  * resources/ holds its routes and body builders, so a new endpoint touches
  * that file and the interface in api.ts.
  */
-import { createHash } from 'node:crypto';
+import { keyId } from './key-id.js';
 import type { PaymentsApi } from './api.js';
 import { DEFAULT_TIMEOUT_MS, parseBaseUrl, request, type OperationScope } from './http.js';
 import type { HttpClientName } from './transport.js';
@@ -74,7 +74,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     forKey(apiKey, scope = {}) {
       // Made on use, as the resources below: an operation the entity cache answers makes no call.
       let caller: string | undefined;
-      const callerOf = () => (caller ??= createHash('sha256').update(apiKey).digest('base64url').slice(0, 22));
+      const callerOf = () => (caller ??= keyId(apiKey));
       const fetch = createFetch((call, opts) => request(transport, resilience, { baseUrl, apiKey, caller: callerOf(), scope, observer: resilience.observer }, call, opts), memo);
       const made: Partial<PaymentsApi> = {};
       return {

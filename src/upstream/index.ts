@@ -12,3 +12,4 @@ export { Bulkhead, DEFAULT_RESILIENCE, RetryBudget } from './resilience.js';
 export type { BreakerOptions, BreakerState, ResilienceOptions, RetryOptions } from './resilience.js';
 export * from './models.js';
 export type { AttemptResult, AttemptStart, AttemptWatch, RouteStats, UpstreamObserver } from './observer.js';
+export { keyId } from './key-id.js';

@@ -99,13 +99,28 @@ describe('a production gateway without a router secret', () => {
   });
   afterAll(() => stack.stop());
 
-  it('serves the federation SDL to any caller with a key, and tells one without a key to send one', async () => {
+  it('serves the federation SDL to a caller whose key the payments API accepts, and tells one without a key to send one', async () => {
     const refused = await stack.gql('{ _service { sdl } }', {}, null);
     expect(refused.errors?.[0]).toMatchObject({
-      message: 'The subgraph SDL is served to callers with an API key: send "Authorization: Bearer <secret API key>".',
+      message: 'The subgraph SDL is served to callers with an API key the payments API accepts: send "Authorization: Bearer <secret API key>".',
       extensions: { code: 'UNAUTHENTICATED' },
     });
     const served = await stack.gql<{ _service: { sdl: string } }>('{ _service { sdl } }', {}, newKey('sdl'));
     expect(served.data!._service.sdl).toContain('type Transaction');
+  });
+
+  it('hides the schema from a well-formed key the payments API does not accept, at the cost of one upstream call', async () => {
+    const key = newKey('made-up');
+    await stack.admin('POST', '/_emulator/keys/revoke', { apiKey: key });
+    await stack.resetCounts();
+    const refused = await stack.gql<{ _service: { sdl: string } | null }>('{ _service { sdl } }', {}, key);
+    expect(refused.data?._service ?? null).toBeNull();
+    expect(refused.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect(JSON.stringify(refused)).not.toContain('type Transaction');
+    expect(await stack.upstreamCalls()).toBe(1);
+    // Refused at once from then on, with no upstream call and no parse.
+    const again = await stack.gql('{ _service { sdl } }', {}, key);
+    expect(again.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect(await stack.upstreamCalls()).toBe(1);
   });
 });

@@ -9,7 +9,7 @@ import { ApolloServer } from '@apollo/server';
 import { describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createContext, type Context, type ContextDeps } from '../../src/context.js';
-import { RejectedKeys } from '../../src/limits/upstream-budget.js';
+import { KeyStatus } from '../../src/limits/key-status.js';
 import { createLogger } from '../../src/logger.js';
 import { Observability } from '../../src/observability/index.js';
 
@@ -68,7 +68,7 @@ describe('operation logger', () => {
       typeDefs: 'type Query { quiet: Boolean, loud: Boolean }',
       resolvers: { Query: { quiet: () => true, loud: (_p: unknown, _a: unknown, ctx: Context) => (ctx.logger.warn('from a resolver'), true) } },
     });
-    const deps = { config, logger, observability, rejectedKeys: new RejectedKeys(0) } as unknown as ContextDeps;
+    const deps = { config, logger, observability, keys: new KeyStatus({ rejectedTtlMs: 0, revalidateMs: 60_000 }) } as unknown as ContextDeps;
     const contextFor = () => createContext(deps, { caller: null, deadlineAt: Date.now() + 1_000, telemetry: observability.startOperation({ transport: 'http', headers: { 'x-request-id': 'req-7' } }) });
     const quiet = await apollo.executeOperation({ query: '{ quiet }' }, { contextValue: contextFor() });
     expect(quiet.body).toMatchObject({ kind: 'single', singleResult: { data: { quiet: true } } });

@@ -1,0 +1,268 @@
+/**
+ * The one way in. Every transport (GraphQL over HTTP and GET, graphql-ws,
+ * graphql-sse, the router's subscription traffic over either) asks here, in
+ * the same words, who the caller is and whether it may go on:
+ * - the caller: one key hash for the whole gateway (auth.ts), the key's
+ *   environment, and whether the upstream revoked it (key-status.ts);
+ * - rates: operations per key, per address for a key not yet proven or no
+ *   key; connection attempts per address; streams opened per key;
+ * - documents: trusted documents, then tokens, rules, depth, aliases,
+ *   directives, cost and mutation fields (graphql-limits.ts; HTTP runs the
+ *   same checks as Apollo plugins, `documents` below);
+ * - live streams: registered per key, ended when the key is revoked on any
+ *   instance, and their keys proven again every KEY_REVALIDATE_MS when
+ *   nothing else proves them.
+ * A transport file keeps only its protocol: how to read the header, how to
+ * refuse, how to close. `.dependency-cruiser.cjs` holds it to this module.
+ */
+import { GraphQLError, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
+import type { Redis } from 'ioredis';
+import type { LRUCache } from 'lru-cache';
+import { readCaller, type Caller } from '../auth.js';
+import type { Config } from '../config.js';
+import { ErrorCode, unauthenticated } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { PaymentsApi } from '../upstream/api.js';
+import { UpstreamAuthenticationError, UpstreamError, UpstreamPermissionError } from '../upstream/errors.js';
+import { admitDocument, type OperationCheck } from './graphql-limits.js';
+import type { KeyStatus } from './key-status.js';
+import { createRateLimiter } from './rate-limit.js';
+import type { TrustedDocuments } from './trusted-documents.js';
+
+export { capAnswer, overSize, tooLarge } from './response-size.js';
+export type { Caller } from '../auth.js';
+
+/** The limits the metrics count refusals of. */
+export type RateLimitName = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_subscribe';
+
+export interface RateRefusal {
+  retryAfterSeconds: number;
+  /** Whose budget ran out: the key's, or the client address's. */
+  by: 'key' | 'address';
+}
+
+export interface DocumentLimits {
+  maxTokens: number;
+  rules: readonly ValidationRule[];
+  check: OperationCheck;
+  maxResponseBytes: number;
+  trusted: TrustedDocuments | null;
+}
+
+/** What the streaming transports add to the HTTP document limits: rules Apollo adds for HTTP, fields they never serve. */
+export interface StreamDocumentLimits {
+  rules: readonly ValidationRule[];
+  refusedRootFields: readonly string[];
+  /** Documents that passed before, shared by graphql-ws and graphql-sse (same schema, same rules). */
+  validated: LRUCache<string, DocumentNode>;
+}
+
+export interface AdmissionDeps {
+  config: Readonly<Config>;
+  keys: KeyStatus;
+  upstream: { forKey(apiKey: string): PaymentsApi };
+  logger: Logger;
+  schema: GraphQLSchema;
+  documents: DocumentLimits;
+  streams: StreamDocumentLimits;
+  /** Shares the operation rate between instances; null: in memory. */
+  redis: Redis | null;
+  onRateLimited(limit: RateLimitName): void;
+}
+
+export type DocumentAdmission = { document: DocumentNode; source: string } | { errors: GraphQLError[] };
+
+export interface Admission {
+  readonly keys: KeyStatus;
+  readonly documents: DocumentLimits;
+  /**
+   * The caller a credential header names: null without one; an error (UNAUTHENTICATED, FORBIDDEN with its
+   * HTTP status) for a key that can never work here or that the upstream refused moments ago.
+   */
+  caller(header: string | undefined): Caller | null | GraphQLError;
+  /** One operation over HTTP: the key's rate, and its address's too when the key is not yet proven (or absent). */
+  operation(caller: Caller | null, address: string): Promise<RateRefusal | null>;
+  /** One WebSocket connection attempt from an address. */
+  connection(address: string): Promise<RateRefusal | null>;
+  /** One subscription opened by a key (graphql-ws subscribe message, or SSE stream), and by its address when not yet proven. */
+  stream(transport: 'ws' | 'sse', caller: Caller, address: string): Promise<RateRefusal | null>;
+  /** A streaming transport's document: trusted documents, then every document limit, before anything runs. */
+  document(payload: Record<string, unknown>, operationName: string | undefined, variables: Record<string, unknown>, caller: Caller): DocumentAdmission;
+  /** The account behind the key (asked upstream, remembered while the key is proven): it scopes a stream's events. */
+  account(caller: Caller): Promise<number>;
+  /** A call that proves the key now, when it is not proven yet: true when the upstream accepted it. */
+  prove(caller: Caller): Promise<boolean>;
+  /** A live stream of the key's: `end` is called once if the key is revoked. Returns the release. */
+  live(caller: Caller, end: () => void): () => void;
+  close(): Promise<void>;
+}
+
+/** The refusal of a key the upstream revoked lately (a transport may word its own close reason from it). */
+export const REVOKED_KEY_MESSAGE = 'The payments API rejected this API key moments ago; check the key before retrying.';
+
+/** How often live keys are looked at, as a share of KEY_REVALIDATE_MS. */
+const PROVE_TICKS_PER_INTERVAL = 4;
+
+export function createAdmission(deps: AdmissionDeps): Admission {
+  const { config, keys, logger } = deps;
+  const { limits } = config;
+  const operations = createRateLimiter({ perMinute: limits.operationsPerMinute, prefix: 'payments-gateway:ops', redis: deps.redis });
+  const connects = createRateLimiter({ perMinute: limits.ws.connectsPerMinute, prefix: 'payments-gateway:ws-connect', redis: null });
+  const subscribes = {
+    ws: createRateLimiter({ perMinute: limits.ws.subscribesPerMinute, prefix: 'payments-gateway:ws-subscribe', redis: null }),
+    sse: createRateLimiter({ perMinute: limits.ws.subscribesPerMinute, prefix: 'payments-gateway:sse-subscribe', redis: null }),
+  };
+  const unprovenStreams = createRateLimiter({ perMinute: limits.ws.connectsPerMinute, prefix: 'payments-gateway:stream-address', redis: null });
+
+  const refusal = (decision: { allowed: boolean; retryAfterSeconds?: number }, by: RateRefusal['by'], limit: RateLimitName): RateRefusal | null => {
+    if (decision.allowed) return null;
+    deps.onRateLimited(limit);
+    return { retryAfterSeconds: decision.retryAfterSeconds ?? 1, by };
+  };
+
+  // The account of each key, remembered while the key stays proven; a failed look-up is forgotten.
+  const accounts = new Map<string, Promise<number>>();
+  const ACCOUNTS_REMEMBERED = 10_000;
+  const learn = <T>(caller: Caller, call: Promise<T>): Promise<T> =>
+    call.then(
+      (value) => {
+        keys.accept(caller.callerId);
+        return value;
+      },
+      (error: unknown) => {
+        if (error instanceof UpstreamAuthenticationError) keys.revoke(caller.callerId);
+        // Any other answer of the upstream (but a 403, which may concern one route) means it took the key.
+        else if (error instanceof UpstreamError && error.statusCode !== undefined && !(error instanceof UpstreamPermissionError)) keys.accept(caller.callerId);
+        throw error;
+      },
+    );
+
+  // Live streams by key, and the proofs under way.
+  const live = new Map<string, { caller: Caller; ends: Set<() => void> }>();
+  const proving = new Map<string, Promise<boolean>>();
+  const stopListening = keys.onRevoked((callerId) => {
+    accounts.delete(callerId);
+    const entry = live.get(callerId);
+    if (!entry) return;
+    live.delete(callerId);
+    for (const end of entry.ends) end();
+  });
+
+  const prove = (caller: Caller): Promise<boolean> => {
+    if (keys.isProven(caller.callerId)) return Promise.resolve(true);
+    let pending = proving.get(caller.callerId);
+    if (!pending) {
+      // The cheapest call of the spec every key may make; its answer is not kept.
+      pending = learn(caller, deps.upstream.forKey(caller.apiKey).currencies.list()).then(
+        () => true,
+        () => false,
+      );
+      proving.set(caller.callerId, pending);
+      void pending.finally(() => proving.delete(caller.callerId));
+    }
+    return pending;
+  };
+
+  // A key with live streams and no other traffic is proven here: a revocation nobody saw ends its streams.
+  const prover = setInterval(() => {
+    for (const { caller } of live.values()) {
+      if (!keys.isProven(caller.callerId)) void prove(caller);
+    }
+  }, Math.max(50, Math.floor(limits.keyRevalidateMs / PROVE_TICKS_PER_INTERVAL)));
+  prover.unref();
+
+  return {
+    keys,
+    documents: deps.documents,
+
+    caller(header) {
+      const read = readCaller(header, config.paymentsEnv);
+      if (read instanceof GraphQLError || read === null) return read;
+      if (keys.isRevoked(read.callerId)) return unauthenticated(REVOKED_KEY_MESSAGE);
+      return read;
+    },
+
+    async operation(caller, address) {
+      const addressKey = `address:${address}`;
+      const byKey = await operations.take(caller?.callerId ?? addressKey);
+      if (!byKey.allowed) return refusal(byKey, caller ? 'key' : 'address', 'operations');
+      // A key the upstream has not accepted lately is anyone's to invent: it spends its address's budget
+      // too, so minting fresh keys buys no fresh rate.
+      if (caller && !keys.isProven(caller.callerId)) return refusal(await operations.take(addressKey), 'address', 'operations');
+      return null;
+    },
+
+    async connection(address) {
+      return refusal(await connects.take(address), 'address', 'ws_connect');
+    },
+
+    async stream(transport, caller, address) {
+      const limit = transport === 'ws' ? 'ws_subscribe' : 'sse_subscribe';
+      const byKey = refusal(await subscribes[transport].take(caller.callerId), 'key', limit);
+      if (byKey || keys.isProven(caller.callerId)) return byKey;
+      return refusal(await unprovenStreams.take(address), 'address', limit);
+    },
+
+    document(payload, operationName, variables, caller) {
+      const source = deps.documents.trusted ? deps.documents.trusted.resolve(payload) : payload.query;
+      if (typeof source !== 'string') {
+        const message = deps.documents.trusted
+          ? 'Only trusted documents run here: send a documentId or persisted-query hash from the manifest.'
+          : 'The request has no query.';
+        return { errors: [new GraphQLError(message, { extensions: { code: deps.documents.trusted ? 'PERSISTED_QUERY_NOT_FOUND' : ErrorCode.BAD_USER_INPUT } })] };
+      }
+      const admitted = admitDocument(deps.schema, source, operationName, variables, {
+        maxTokens: deps.documents.maxTokens,
+        rules: deps.streams.rules,
+        check: deps.documents.check,
+        refusedRootFields: deps.streams.refusedRootFields,
+        // A key not proven is anyone's to invent: its documents are checked, never remembered.
+        ...(keys.isProven(caller.callerId) ? { validated: deps.streams.validated } : {}),
+      });
+      return 'errors' in admitted ? admitted : { document: admitted.document, source };
+    },
+
+    account(caller) {
+      let pending = keys.isProven(caller.callerId) ? accounts.get(caller.callerId) : undefined;
+      if (!pending) {
+        // The connection's own call, not an operation's: no deadline but the upstream time-out.
+        pending = learn(caller, deps.upstream.forKey(caller.apiKey).accounts.current()).then((a) => a.id);
+        pending.catch(() => accounts.delete(caller.callerId));
+        if (accounts.size >= ACCOUNTS_REMEMBERED) accounts.delete(accounts.keys().next().value!);
+        accounts.set(caller.callerId, pending);
+      }
+      return pending;
+    },
+
+    prove,
+
+    live(caller, end) {
+      let entry = live.get(caller.callerId);
+      if (!entry) live.set(caller.callerId, (entry = { caller, ends: new Set() }));
+      const ends = entry.ends;
+      let ended = false;
+      const once = () => {
+        if (ended) return;
+        ended = true;
+        end();
+      };
+      ends.add(once);
+      // Revoked between the look-up and now: end at once.
+      if (keys.isRevoked(caller.callerId)) queueMicrotask(() => {
+        live.delete(caller.callerId);
+        once();
+      });
+      return () => {
+        ends.delete(once);
+        if (ends.size === 0 && live.get(caller.callerId)?.ends === ends) live.delete(caller.callerId);
+      };
+    },
+
+    async close() {
+      clearInterval(prover);
+      stopListening();
+      await keys.close();
+      logger.debug('admission closed');
+    },
+  };
+}
