@@ -15,10 +15,10 @@
  *    └──> emulator/ (stands alone: imports nothing of the gateway)
  *
  *  graphql/ (the selection walker) imports nothing. config.ts, logger.ts, errors.ts,
- *  naming.ts, auth.ts, pagination.ts and __generated__/ are shared modules: every
+ *  naming.ts, auth.ts, pagination.ts, shared-state.ts and __generated__/ are shared modules: every
  *  room may use them except upstream/, loaders/, graphql/ and emulator/.
  */
-const GATEWAY_SHARED = '^src/(config|config-types|logger|errors|naming|auth|pagination)\\.ts$|^src/__generated__/';
+const GATEWAY_SHARED = '^src/(config|config-types|logger|errors|naming|auth|pagination|shared-state)\\.ts$|^src/__generated__/';
 
 module.exports = {
   forbidden: [

@@ -4,7 +4,7 @@
  * gracefully on SIGINT/SIGTERM.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { openRedis } from './shared-state.js';
 import { RedisIdempotencyStore } from './idempotency/index.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
@@ -48,7 +48,7 @@ async function main(): Promise<void> {
     ? Object.freeze({ ...config, webhookSecrets: Object.freeze([...config.webhookSecrets, forwardSecret]) })
     : config;
   // With REDIS_URL every instance sees the same idempotency records.
-  const idempotencyStore = config.redisUrl ? new RedisIdempotencyStore(new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }), undefined, undefined, config.idempotency.ttlMs) : undefined;
+  const idempotencyStore = config.redisUrl ? new RedisIdempotencyStore(openRedis(config.redisUrl, 'idempotency', logger), undefined, undefined, config.idempotency.ttlMs) : undefined;
   const upstream = upstreamFor(config, upstreamUrl);
   const gateway = await startGateway({
     config: gatewayConfig,

@@ -32,7 +32,8 @@ import { loadTrustedDocuments } from './limits/trusted-documents.js';
 import { documentRules, operationCheck, operationLimits, validatedDocuments, withoutSuggestions } from './limits/graphql-limits.js';
 import { KeyStatus, localRevocations, redisRevocations, type RevocationChannel } from './limits/key-status.js';
 import { createAdmission } from './limits/admission.js';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { openRedis, STATE_PREFIX } from './shared-state.js';
 import { gatewayExplorer, type ExplorerOptions } from './explorer/gateway.js';
 import { Observability, operationLoggerOf, operationTelemetryPlugin } from './observability/index.js';
 
@@ -371,15 +372,11 @@ function usageReporting(apollo: Config['observability']['apollo'], endpointUrl: 
  */
 async function sharedLimitState(config: Readonly<Config>, logger: Logger): Promise<{ redis: Redis | null; revocations: RevocationChannel }> {
   if (!config.redisUrl) return { redis: null, revocations: localRevocations };
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
-  redis.on('error', (error: Error) => logger.warn({ err: { message: error.message } }, 'rate-limit store unreachable; limiting in memory meanwhile'));
-  const subscriber = new Redis(config.redisUrl, { lazyConnect: true });
-  subscriber.on('error', (error: Error) => logger.warn({ err: { message: error.message } }, 'revocation channel unreachable'));
+  const redis = openRedis(config.redisUrl, 'limits', logger);
+  const subscriber = openRedis(config.redisUrl, 'key-news', logger);
   await subscriber.connect();
   return { redis, revocations: await redisRevocations(redis, subscriber, `${STATE_PREFIX}keys:revoked`, logger) };
 }
-
-const STATE_PREFIX = 'payments-gateway:';
 
 // v2: the codec escapes data keys that look like its Decimal tag; entries of the version before are not read.
 const CACHE_PREFIX = `${STATE_PREFIX}cache:v2:`;
@@ -389,10 +386,8 @@ async function startEntityCache(config: Readonly<Config>, logger: Logger): Promi
   const settings = { customerTtlMs: config.entityCache.customerTtlMs, currencyTtlMs: config.currencyCacheTtlMs, finalTtlMs: config.entityCache.finalTtlMs };
   if (!config.entityCache.enabled) return createEntityCache(null, settings, logger);
   if (!config.redisUrl) return createEntityCache(memoryStore(config.entityCache.maxObjects), settings, logger);
-  // A slow cache must cost less than the upstream call it saves: fail fast, read the upstream.
-  // No offline queue: while Redis reconnects, reads miss at once instead of waiting for it.
-  const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, commandTimeout: 500, enableOfflineQueue: false });
-  redis.on('error', (error: Error) => logger.warn({ err: { message: error.message } }, 'entity cache store unreachable'));
+  // No offline queue (shared-state.ts): while Redis reconnects, reads miss at once instead of waiting for it.
+  const redis = openRedis(config.redisUrl, 'entity-cache', logger);
   await redis.connect();
   const longest = Math.max(settings.customerTtlMs, settings.currencyTtlMs, settings.finalTtlMs);
   return createEntityCache(redisStore({ redis, prefix: CACHE_PREFIX, generationTtlMs: longest + 60_000 }), settings, logger);

@@ -5,7 +5,8 @@
  * of them. Either way, local delivery goes through one fan-out indexed by
  * account, so an event only ever visits its own account's listeners.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { openRedis } from '../shared-state.js';
 import type { Logger } from '../logger.js';
 import { decode, encode } from '../upstream/codec.js';
 import type { PaymentEvent } from './events.js';
@@ -85,11 +86,8 @@ export interface RedisBusOptions {
  * Resolves once the subscription to the channel is active.
  */
 export async function redisBus({ url, channel, logger }: RedisBusOptions): Promise<EventBus & { publisher: Redis }> {
-  const publisher = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2 });
-  const subscriber = new Redis(url, { lazyConnect: true });
-  for (const [name, client] of [['publisher', publisher], ['subscriber', subscriber]] as const) {
-    client.on('error', (error: Error) => logger.warn({ err: { message: error.message }, client: name }, 'redis connection error'));
-  }
+  const publisher = openRedis(url, 'bus-publisher', logger);
+  const subscriber = openRedis(url, 'bus-subscriber', logger);
   await Promise.all([publisher.connect(), subscriber.connect()]);
   const fanout = new Fanout(logger);
   subscriber.on('message', (ch: string, message: string) => {

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
+import { STATE_PREFIX } from '../shared-state.js';
 import { memoryBus, redisBus, type EventBus } from './bus.js';
 import { memoryLedger, redisLedger, type DeliveryLedger } from './ledger.js';
 import { redisLease, soleLease, type PollLease } from './poll-lease.js';
@@ -14,7 +15,6 @@ export type { RealtimeSource } from './source.js';
 export type { PaymentEvent } from './events.js';
 export { createReconciler, type Reconciler, type ReconcileStats, type SnapshotReader } from './reconciler.js';
 
-const REDIS_PREFIX = 'payments-gateway:';
 
 export interface RealtimeCore {
   bus: EventBus;
@@ -31,7 +31,7 @@ export async function startRealtime(options: { redisUrl: string | null; logger: 
   }
   // v2: events written with upstream/codec.ts (Decimal amounts tagged). An instance of the version before,
   // which wrote and read plain JSON, would misread them during a rolling deploy: the channels are kept apart.
-  const bus = await redisBus({ url: options.redisUrl, channel: `${REDIS_PREFIX}events:v2`, logger: options.logger });
-  const lease = redisLease(bus.publisher, REDIS_PREFIX, randomUUID());
-  return { bus, ledger: redisLedger(bus.publisher, REDIS_PREFIX), lease, close: () => bus.close() };
+  const bus = await redisBus({ url: options.redisUrl, channel: `${STATE_PREFIX}events:v2`, logger: options.logger });
+  const lease = redisLease(bus.publisher, STATE_PREFIX, randomUUID());
+  return { bus, ledger: redisLedger(bus.publisher, STATE_PREFIX), lease, close: () => bus.close() };
 }
