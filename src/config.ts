@@ -66,6 +66,8 @@ const envSchema = z
     BREAKER_VOLUME_THRESHOLD: int(1).default(20),
     BREAKER_WINDOW_MS: optional(positiveMs).default(10_000),
     BREAKER_RESET_MS: optional(positiveMs).default(10_000),
+    BREAKER_MIN_KEYS: int(1).default(3),
+    BREAKER_KEY_SHARE: num(0, 1).default(0.5),
     IDEMPOTENCY_TTL_MS: optional(positiveMs).default(24 * 60 * 60 * 1000),
     IDEMPOTENCY_WAIT_MS: int(0).default(5_000),
     SHUTDOWN_GRACE_MS: optional(positiveMs).default(25_000),
@@ -221,6 +223,8 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
         routeConcurrency: e.UPSTREAM_ROUTE_CONCURRENCY,
         routeQueueLimit: e.UPSTREAM_ROUTE_QUEUE_LIMIT,
         callerShare: e.UPSTREAM_CALLER_SHARE,
+        minFailingKeys: e.BREAKER_MIN_KEYS,
+        failingKeyShare: e.BREAKER_KEY_SHARE,
       }),
     }),
     idempotency: Object.freeze({

@@ -12,7 +12,8 @@
  * the key is forwarded upstream as `Idempotency-Key`, and the upstream
  * replays its first answer instead of acting twice (src/emulator/server.ts
  * shows the same behaviour). Without a key nothing is recorded and a write is
- * never retried.
+ * never retried; a mutation wrapped with `{ coalesceUnkeyed: true }` joins an
+ * identical unkeyed call of the same caller still running (in-flight.ts).
  */
 import { createHash } from 'node:crypto';
 import { GraphQLError, type GraphQLResolveInfo } from 'graphql';
@@ -22,6 +23,7 @@ import type { Logger } from '../logger.js';
 import type { CallOptions } from '../upstream/api.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
 import { MAX_NESTING, nestsWithin } from '../upstream/nesting.js';
+import { InFlight } from './in-flight.js';
 import type { IdempotencyStore } from './store.js';
 
 export interface IdempotencySettings {
@@ -106,6 +108,27 @@ class Replay {
   constructor(readonly result: unknown) {}
 }
 
+export interface IdempotentOptions {
+  /**
+   * Unkeyed calls identical to one of the same caller still running join it
+   * (one upstream write, one result for all): for a write whose repeat the
+   * payer feels, such as the phone prompt of a send.
+   */
+  coalesceUnkeyed?: boolean;
+}
+
+/** Unkeyed calls running per gateway: one registry per idempotency store, which each gateway has its own of. */
+const inFlightByStore = new WeakMap<IdempotencyStore, InFlight>();
+
+function inFlightFor(store: IdempotencyStore): InFlight {
+  let inFlight = inFlightByStore.get(store);
+  if (!inFlight) {
+    inFlight = new InFlight();
+    inFlightByStore.set(store, inFlight);
+  }
+  return inFlight;
+}
+
 /**
  * Wraps a mutation resolver. The key is the field's `idempotencyKey`
  * argument, or the `Idempotency-Key` header when the operation has a single
@@ -113,6 +136,7 @@ class Replay {
  */
 export function idempotent<TParent, TArgs extends { idempotencyKey?: string | null }, TContext extends GuardContext, TResult>(
   resolve: (parent: TParent, args: TArgs, context: TContext, call: IdempotentCall, info: GraphQLResolveInfo) => Promise<TResult>,
+  options: IdempotentOptions = {},
 ): (parent: TParent, args: TArgs, context: TContext, info: GraphQLResolveInfo) => Promise<TResult> {
   return async (parent, args, context, info) => {
     const scope = context.idempotency;
@@ -120,7 +144,12 @@ export function idempotent<TParent, TArgs extends { idempotencyKey?: string | nu
     // Arguments nested this deep can only be custom metadata deeper than the mutation's own rule
     // allows (payments/rules.ts): it refuses them with a user error and sends nothing, so there is
     // nothing to guard, and fingerprinting them would overflow the stack.
-    if (key === undefined || !nestsWithin(args, MAX_NESTING)) return resolve(parent, args, context, NO_KEY, info);
+    if (!nestsWithin(args, MAX_NESTING)) return resolve(parent, args, context, NO_KEY, info);
+    if (key === undefined) {
+      const run = () => resolve(parent, args, context, NO_KEY, info);
+      if (!options.coalesceUnkeyed) return run();
+      return inFlightFor(scope.store).join(context.callerId, fingerprint(info.fieldName, args), run);
+    }
     const run = keyedRun(context, scope, key, fingerprint(info.fieldName, args));
     try {
       // A key that already has a result answers at once: a replay reads and writes nothing.

@@ -56,7 +56,7 @@ export class GatewayMetrics {
     LATENCY_BUCKETS,
   );
   readonly upstreamRetries = this.counter('gateway_upstream_retries_total', 'Upstream attempts sent again after a transient failure.', ROUTE_LABELS);
-  readonly retryBudgetExhausted = this.counter('gateway_upstream_retry_budget_exhausted_total', 'Retries refused because the route spent its retry budget.', ROUTE_LABELS);
+  readonly retryBudgetExhausted = this.counter('gateway_upstream_retry_budget_exhausted_total', 'Retries refused because the key spent its retry budget on the route.', ROUTE_LABELS);
   readonly loaderBatch = this.histogram('gateway_dataloader_batch_size', 'Keys per DataLoader batch.', ['loader'], BATCH_BUCKETS);
   readonly loaderHits = this.counter('gateway_dataloader_cache_hits_total', 'DataLoader loads answered from the operation cache (no upstream read).', ['loader']);
   readonly idempotency = this.counter(

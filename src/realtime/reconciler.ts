@@ -11,12 +11,15 @@
  * subscribers on this instance, and across instances (poll-lease.ts);
  * waits double from `initialMs` to `maxMs` while nothing changes and start
  * over after a change; every re-read of the instance takes a token from one
- * bucket of `readsPerSecond`.
+ * bucket of `readsPerSecond`, and over that cap the due re-reads take turns
+ * by account (fair-queue.ts), so one tenant's many watched objects do not
+ * hold back another tenant's.
  */
 import type { ReconcileSettings } from '../config.js';
 import type { Logger } from '../logger.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
 import type { EventBus } from './bus.js';
+import { FairQueue } from './fair-queue.js';
 import { objectKey, type PaymentEvent } from './events.js';
 import type { DeliveryLedger } from './ledger.js';
 import type { PollLease } from './poll-lease.js';
@@ -126,18 +129,18 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     w.timer.unref();
   };
 
-  // Over the cap, objects wait their turn in order, and one timer hands out
-  // tokens as they refill, rather than every deferred object waking to retry.
-  const queue: Watch[] = [];
+  // Over the cap, objects wait their turn (round-robin between accounts), and one timer
+  // hands out tokens as they refill, rather than every deferred object waking to retry.
+  const queue = new FairQueue<Watch>();
   let pump: NodeJS.Timeout | null = null;
   const startPump = () => {
-    if (pump || closed || queue.length === 0) return;
+    if (pump || closed || queue.size === 0) return;
     const wait = ((1 - bucket.tokens) / settings.readsPerSecond) * 1000;
     pump = setTimeout(() => {
       pump = null;
-      while (queue.length > 0) {
+      while (queue.size > 0) {
         // Objects no one waits on any more give their turn away without spending a token.
-        if (queue[0]!.done) queue.shift();
+        if (queue.peek()!.done) queue.shift();
         else if (takeToken()) void read(queue.shift()!);
         else break;
       }
@@ -198,9 +201,9 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       schedule(w, jittered(nominal(w.step)));
       return;
     }
-    if (queue.length === 0 && takeToken()) return read(w);
+    if (queue.size === 0 && takeToken()) return read(w);
     counters.deferred += 1;
-    queue.push(w);
+    queue.push(w.target.accountId, w);
     startPump();
   }
 
@@ -275,7 +278,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     async close() {
       closed = true;
       if (pump) clearTimeout(pump);
-      queue.length = 0;
+      queue.clear();
       const owned = [...watches.values()].filter((w) => w.owned);
       for (const w of watches.values()) if (w.timer) clearTimeout(w.timer);
       watches.clear();

@@ -156,7 +156,8 @@ export const transactionResolvers = {
     }),
 
     // Spec rule 2: the send step needs the transaction's token. Without the caller's,
-    // one mutation gets it and sends; with it, the token call is skipped.
+    // one mutation gets it and sends; with it, the token call is skipped. Each send prompts
+    // the payer's phone: identical unkeyed sends running at once are made once (in-flight.ts).
     sendTransaction: idempotent((_, { id, mode, phoneNumber: phone, token: given }, { api, loaders, entityCache }, call) => {
       const transactionId = toUpstreamId(id);
       const callerToken = given ?? undefined;
@@ -177,7 +178,7 @@ export const transactionResolvers = {
         },
         (userErrors) => ({ transactionId: null, paymentIntents: [], userErrors }),
       );
-    }),
+    }, { coalesceUnkeyed: true }),
   },
 
   Transaction: {

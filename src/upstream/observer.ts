@@ -29,7 +29,7 @@ export interface UpstreamObserver {
   attempt(start: AttemptStart): AttemptWatch;
   /** A failed attempt will be sent again after a backoff. */
   retry(route: string): void;
-  /** A retry was wanted and the route's retry budget refused it. */
+  /** A retry was wanted and the key's retry budget on the route refused it. */
   retryBudgetExhausted(route: string): void;
 }
 

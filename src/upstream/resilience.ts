@@ -1,8 +1,11 @@
 /**
  * What stands between a resource verb and the wire: per-route circuit
  * breakers (opossum), a concurrency cap with a bounded wait queue, retries with exponential backoff
- * and full jitter, `Retry-After`, a per-route retry budget, and the
- * operation's deadline.
+ * and full jitter, `Retry-After`, a retry budget, and the operation's deadline.
+ *
+ * One key's failures stay its own (key-health.ts): each key has its own
+ * breaker and retry budget per route, and a failure counts against the
+ * route's shared breaker only when failures are spread over several keys.
  *
  * Retries happen only when the caller says the call is safe to repeat (a read,
  * or a write carrying an idempotency key the upstream honours), and only for
@@ -17,9 +20,11 @@ import {
   UpstreamUnavailableError,
 } from './errors.js';
 import { Bulkhead } from './bulkhead.js';
+import { KeyGuards, RouteHealth, type KeyBreaker } from './key-health.js';
 import type { RouteStats, UpstreamObserver } from './observer.js';
+import { RetryBudget } from './retry-budget.js';
 
-export { Bulkhead };
+export { Bulkhead, RetryBudget };
 
 export interface RetryOptions {
   /** Attempts per call, the first one included; 1 disables retries. */
@@ -29,9 +34,9 @@ export interface RetryOptions {
   maxDelayMs: number;
   /** A `Retry-After` longer than this is not waited for: the 429 is answered at once. */
   maxRetryAfterMs: number;
-  /** Retry tokens earned per first attempt; a retry costs one token (per route). */
+  /** Retry tokens earned per first attempt; a retry costs one token (per key and route). */
   budgetRatio: number;
-  /** Tokens a route starts with and can hold at most. */
+  /** Tokens a key starts with and can hold at most, on each route. */
   budgetCapacity: number;
 }
 
@@ -52,12 +57,25 @@ export interface BreakerOptions {
   routeQueueLimit: number;
   /** The share of a route's slots, and of its queue, one caller may hold (1: no per-caller bound). */
   callerShare?: number;
+  /**
+   * Distinct keys whose calls failed within the window before a failure counts
+   * against the route's shared breaker (below it, only the failing key's own breaker hears of it).
+   */
+  minFailingKeys?: number;
+  /** ...and the share of the keys that called the route in the window those failing keys must be. */
+  failingKeyShare?: number;
+  /** Key-and-route pairs whose breaker and retry budget are remembered (least recently used dropped). */
+  trackedKeys?: number;
 }
 
 export interface ResilienceOptions {
   retry: RetryOptions;
   breaker: BreakerOptions;
 }
+
+const DEFAULT_MIN_FAILING_KEYS = 3;
+const DEFAULT_FAILING_KEY_SHARE = 0.5;
+const DEFAULT_TRACKED_KEYS = 10_000;
 
 export const DEFAULT_RESILIENCE: ResilienceOptions = Object.freeze({
   retry: Object.freeze({
@@ -75,6 +93,9 @@ export const DEFAULT_RESILIENCE: ResilienceOptions = Object.freeze({
     resetTimeoutMs: 10_000,
     routeConcurrency: 64,
     routeQueueLimit: 1_024,
+    minFailingKeys: DEFAULT_MIN_FAILING_KEYS,
+    failingKeyShare: DEFAULT_FAILING_KEY_SHARE,
+    trackedKeys: DEFAULT_TRACKED_KEYS,
   }),
 });
 
@@ -97,33 +118,6 @@ export interface CallScope {
  */
 export type Attempt<T> = (timeoutMs: number, attempt: number) => Promise<T>;
 
-/**
- * Token bucket (Finagle's RetryBudget idea): first attempts deposit
- * `ratio` tokens, a retry withdraws one, so in the long run retries add at
- * most `ratio` of the traffic to a failing route, plus `capacity` at once.
- */
-export class RetryBudget {
-  private tokens: number;
-  constructor(
-    private readonly ratio: number,
-    private readonly capacity: number,
-  ) {
-    this.tokens = capacity;
-  }
-  deposit(): void {
-    this.tokens = Math.min(this.capacity, this.tokens + this.ratio);
-  }
-  tryWithdraw(): boolean {
-    // Tolerance: ten deposits of 0.1 must buy a retry despite floating point.
-    if (this.tokens < 1 - 1e-9) return false;
-    this.tokens -= 1;
-    return true;
-  }
-  get available(): number {
-    return this.tokens;
-  }
-}
-
 /** A failure that says the route is unwell; 4xx, 429 and caller aborts do not. */
 function countsAgainstRoute(error: unknown): boolean {
   return error instanceof UpstreamServerError || error instanceof UpstreamTimeoutError || error instanceof UpstreamConnectionError;
@@ -136,7 +130,8 @@ function isTransient(error: unknown): boolean {
 interface RouteGuard {
   breaker: CircuitBreaker<[() => Promise<unknown>], unknown>;
   bulkhead: Bulkhead;
-  budget: RetryBudget;
+  /** Opens the breaker (opossum only keeps its state: open, half-open after the reset time, closed). */
+  health: RouteHealth;
 }
 
 export interface ResilienceDeps {
@@ -146,6 +141,7 @@ export interface ResilienceDeps {
 
 export class Resilience {
   private readonly routes = new Map<string, RouteGuard>();
+  private readonly keys: KeyGuards;
   private readonly random: () => number;
   private readonly now: () => number;
   /** Told about retries and budget refusals (metrics); attached by the client's `observe`. */
@@ -158,19 +154,21 @@ export class Resilience {
   ) {
     this.random = deps.random ?? Math.random;
     this.now = deps.now ?? Date.now;
+    const { breaker, retry } = options;
+    this.keys = new KeyGuards(breaker.trackedKeys ?? DEFAULT_TRACKED_KEYS, breaker, { ratio: retry.budgetRatio, capacity: retry.budgetCapacity });
   }
 
   async run<T>(scope: CallScope, attempt: Attempt<T>): Promise<T> {
     const guard = this.guard(scope.route);
+    const key = scope.caller ?? '';
+    const mine = this.keys.of(scope.route, key);
     const { retry } = this.options;
-    guard.budget.deposit();
+    mine.budget.deposit();
     for (let n = 1; ; n++) {
       const timeoutMs = this.attemptTimeout(scope);
       let error: unknown;
       try {
-        // The breaker answers first (an open route fails fast, without queueing);
-        // then the call waits for a slot of its route, within its own time-out.
-        return (await guard.breaker.fire(() => this.throughBulkhead(guard.bulkhead, scope, timeoutMs, (ms) => attempt(ms, n)))) as T;
+        return await this.once(guard, mine, key, scope, (ms) => attempt(ms, n), timeoutMs);
       } catch (e) {
         error = this.translate(e, scope.route);
       }
@@ -179,7 +177,7 @@ export class Resilience {
       const delay = this.delayBefore(n, error);
       if (delay === null) throw error;
       if (scope.deadlineAt !== undefined && this.now() + delay >= scope.deadlineAt) throw error;
-      if (!guard.budget.tryWithdraw()) {
+      if (!mine.budget.tryWithdraw()) {
         this.observer?.retryBudgetExhausted(scope.route);
         throw error;
       }
@@ -209,6 +207,45 @@ export class Resilience {
   close(): void {
     for (const { breaker } of this.routes.values()) breaker.shutdown();
     this.routes.clear();
+    this.keys.clear();
+  }
+
+  /**
+   * One attempt through the key's breaker, the route's breaker (both answer
+   * first: an open one fails fast, without queueing), then the route's
+   * bulkhead within the attempt's time-out. A 4xx is a healthy answer to
+   * both breakers; a 5xx, time-out or connection failure counts against the
+   * key, and against the route only when several keys see them.
+   */
+  private async once<T>(guard: RouteGuard, mine: KeyBreaker, key: string, scope: CallScope, attempt: (timeoutMs: number) => Promise<T>, timeoutMs: number): Promise<T> {
+    if (!mine.allow(this.now())) throw new UpstreamUnavailableError({ route: scope.route, reason: 'circuit_open' });
+    let failed: boolean | undefined;
+    try {
+      return (await guard.breaker.fire(async () => {
+        try {
+          const result = await this.throughBulkhead(guard.bulkhead, scope, timeoutMs, attempt);
+          failed = false;
+          guard.health.record(key, false, this.now());
+          return result;
+        } catch (error) {
+          failed = this.failedCall(error, scope);
+          // A half-open trial that fails reopens the route: it was opened by many keys' failures.
+          const reopen = failed === true && guard.breaker.halfOpen;
+          if (failed !== undefined && (guard.health.record(key, failed, this.now()) || reopen)) guard.breaker.open();
+          throw error;
+        }
+      })) as T;
+    } finally {
+      if (failed === undefined) mine.abandonTrial();
+      else mine.record(failed, this.now());
+    }
+  }
+
+  /** True: the upstream was unwell for this call; false: it answered (a 4xx included); undefined: no verdict (aborted, never sent). */
+  private failedCall(error: unknown, scope: CallScope): boolean | undefined {
+    if (countsAgainstRoute(error)) return true;
+    if (scope.signal?.aborted || error instanceof UpstreamUnavailableError) return undefined;
+    return false;
   }
 
   private async throughBulkhead<T>(bulkhead: Bulkhead, scope: CallScope, timeoutMs: number, attempt: (timeoutMs: number) => Promise<T>): Promise<T> {
@@ -252,16 +289,20 @@ export class Resilience {
       const breaker = new CircuitBreaker((action: () => Promise<unknown>) => action(), {
         name: route,
         timeout: false, // each attempt carries its own time-out (the transport's)
-        errorThresholdPercentage: b.errorThresholdPercentage,
-        volumeThreshold: b.volumeThreshold,
         rollingCountTimeout: b.rollingWindowMs,
         resetTimeout: b.resetTimeoutMs,
-        errorFilter: (error: unknown) => !countsAgainstRoute(error),
+        // No failure opens it by opossum's own count: `health` decides, over keys, and calls `open()`.
+        errorFilter: () => true,
       });
       guard = {
         breaker,
         bulkhead: new Bulkhead(b.routeConcurrency, b.routeQueueLimit, b.callerShare ?? 1),
-        budget: new RetryBudget(this.options.retry.budgetRatio, this.options.retry.budgetCapacity),
+        health: new RouteHealth({
+          ...b,
+          minKeys: b.minFailingKeys ?? DEFAULT_MIN_FAILING_KEYS,
+          keyShare: b.failingKeyShare ?? DEFAULT_FAILING_KEY_SHARE,
+          cap: b.trackedKeys ?? DEFAULT_TRACKED_KEYS,
+        }),
       };
       this.routes.set(route, guard);
     }

@@ -134,6 +134,7 @@ describe('circuit breaker and bulkhead', () => {
   let stack: Stack;
   let key: string;
   let transaction: RestObject;
+  const others: { key: string; transaction: RestObject }[] = [];
   beforeAll(async () => {
     stack = await startStack({
       env: {
@@ -153,6 +154,12 @@ describe('circuit breaker and bulkhead', () => {
     const make = factories(stack.emulator, key);
     const customer = await make.customer();
     transaction = await make.transaction({ customer: { id: customer.id } });
+    // The route's breaker opens on failures spread over keys (BREAKER_MIN_KEYS, 3): two more tenants.
+    for (const label of ['breaker-2', 'breaker-3']) {
+      const other = newKey(label);
+      const made = factories(stack.emulator, other);
+      others.push({ key: other, transaction: await made.transaction({ customer: { id: (await made.customer()).id } }) });
+    }
   });
   afterAll(() => stack.stop());
   beforeEach(async () => {
@@ -161,10 +168,13 @@ describe('circuit breaker and bulkhead', () => {
   });
 
   const read = () => stack.gql<{ transaction: { customer: unknown } }>(TX_WITH_CUSTOMER, { id: String(transaction.id) }, key);
+  const readAs = (account: { key: string; transaction: RestObject }) =>
+    stack.gql<{ transaction: { customer: unknown } }>(TX_WITH_CUSTOMER, { id: String(account.transaction.id) }, account.key);
 
-  it('opens on a failing route, fails fast without calling it, then closes after a good half-open trial', async () => {
+  it('opens on a route failing for every key, fails fast without calling it, then closes after a good half-open trial', async () => {
     await stack.admin('POST', '/_emulator/faults', { route: 'GET /v1/customers/:id', status: 500 });
-    for (let i = 0; i < 4; i++) expect(codes(await read())).toEqual(['UPSTREAM_ERROR']);
+    const accounts = [{ key, transaction }, ...others];
+    for (let i = 0; i < 4; i++) expect(codes(await readAs(accounts[i % accounts.length]!))).toEqual(['UPSTREAM_ERROR']);
     const callsWhenOpened = await stack.upstreamCalls('GET /v1/customers/:id');
 
     const fast = await read();

@@ -140,20 +140,75 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       expect(upstream.requests.length).toBeLessThanOrEqual(calls + capacity + calls * ratio);
       expect(upstream.requests.length).toBeGreaterThan(calls);
     });
+
+    it("is a key's own: one key's retries do not spend another key's", async () => {
+      upstream.replyWith((req) => (req.headers.authorization === 'Bearer k-bad' ? { status: 500, json: {} } : { status: 503, json: {} }));
+      const c = client({ ...FAST, retry: { ...FAST.retry, budgetRatio: 0, budgetCapacity: 2 } });
+
+      for (let i = 0; i < 10; i++) await c.forKey('k-bad').transactions.retrieve(101).catch(() => undefined);
+      const badSent = upstream.requests.length;
+      await c.forKey('k-good').transactions.retrieve(101).catch(() => undefined);
+
+      expect(badSent).toBe(10 + 2); // its two tokens, then first attempts only
+      expect(upstream.requests.length - badSent).toBe(DEFAULT_RESILIENCE.retry.maxAttempts);
+    });
   });
 
   describe('circuit breaker', () => {
+    const ROUTE = 'GET /v1/transactions/:id';
+    const breakerAt3 = (over: Partial<ResilienceOptions['breaker']> = {}): ResilienceOptions => ({
+      retry: { ...FAST.retry, maxAttempts: 1 },
+      breaker: { ...FAST.breaker, volumeThreshold: 3, resetTimeoutMs: 60_000, minFailingKeys: 3, ...over },
+    });
+    /** 500 for the keys in `failing`, a transaction for every other key. */
+    const failFor = (...failing: string[]) =>
+      upstream.replyWith((req) => (failing.some((k) => req.headers.authorization === `Bearer ${k}`) ? { status: 500, json: {} } : { json: enveloped('transaction', aTransaction()) }));
+    const sentBy = (key: string) => upstream.requests.filter((r) => r.headers.authorization === `Bearer ${key}`).length;
+
     it('opens after the volume threshold and then fails fast without a request', async () => {
       upstream.replyWith({ status: 500, json: {} });
-      const c = client({ retry: { ...FAST.retry, maxAttempts: 1 }, breaker: { ...FAST.breaker, volumeThreshold: 3, resetTimeoutMs: 60_000 } });
-      for (let i = 0; i < 3; i++) await c.forKey(TEST_KEY).transactions.retrieve(101).catch(() => undefined);
+      const c = client(breakerAt3());
+      for (const key of ['k-1', 'k-2', 'k-3']) {
+        for (let i = 0; i < 3; i++) await c.forKey(key).transactions.retrieve(101).catch(() => undefined);
+      }
+      const sent = upstream.requests.length;
 
-      const error = await c.forKey(TEST_KEY).transactions.retrieve(101).catch((e: unknown) => e);
+      // Down for every key: the route's breaker is open, and a key that never failed is not sent either.
+      const error = await c.forKey('k-fresh').transactions.retrieve(101).catch((e: unknown) => e);
 
       expect(error).toBeInstanceOf(UpstreamUnavailableError);
-      expect(error).toMatchObject({ reason: 'circuit_open', route: 'GET /v1/transactions/:id' });
-      expect(upstream.requests).toHaveLength(3);
-      expect(c.breakerStates()).toEqual({ 'GET /v1/transactions/:id': 'open' });
+      expect(error).toMatchObject({ reason: 'circuit_open', route: ROUTE });
+      expect(upstream.requests).toHaveLength(sent);
+      expect(sentBy('k-fresh')).toBe(0);
+      expect(c.breakerStates()).toEqual({ [ROUTE]: 'open' });
+    });
+
+    it("opens only the failing key's breaker when its calls alone fail; other keys are still sent", async () => {
+      failFor('k-bad');
+      const c = client(breakerAt3());
+      for (let i = 0; i < 20; i++) await c.forKey('k-bad').transactions.retrieve(101).catch(() => undefined);
+
+      const bad = await c.forKey('k-bad').transactions.retrieve(101).catch((e: unknown) => e);
+      const good = await Promise.all(Array.from({ length: 10 }, () => c.forKey('k-good').transactions.retrieve(101)));
+
+      expect(bad).toMatchObject({ reason: 'circuit_open', route: ROUTE });
+      expect(sentBy('k-bad')).toBe(3); // its own breaker opened at the volume threshold
+      expect(good.every((t) => t.id === 101)).toBe(true);
+      expect(sentBy('k-good')).toBe(10);
+      expect(c.breakerStates()).toEqual({ [ROUTE]: 'closed' });
+    });
+
+    it('counts failures against the route only while they are a share of the keys calling it', async () => {
+      failFor('k-1', 'k-2', 'k-3');
+      const c = client(breakerAt3({ failingKeyShare: 0.5 }));
+      // Seven keys are served well; three failing keys are under half of the ten.
+      for (const key of ['g-1', 'g-2', 'g-3', 'g-4', 'g-5', 'g-6', 'g-7']) await c.forKey(key).transactions.retrieve(101);
+      for (const key of ['k-1', 'k-2', 'k-3']) {
+        for (let i = 0; i < 5; i++) await c.forKey(key).transactions.retrieve(101).catch(() => undefined);
+      }
+
+      expect(c.breakerStates()).toEqual({ [ROUTE]: 'closed' });
+      await expect(c.forKey('g-1').transactions.retrieve(101)).resolves.toMatchObject({ id: 101 });
     });
 
     it('does not count 4xx answers as route failures', async () => {
