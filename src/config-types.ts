@@ -3,7 +3,11 @@
  * environment): what each setting means, apart from how it is parsed.
  */
 import type { ResilienceOptions } from './upstream/resilience.js';
-import { HTTP_CLIENTS, type HttpClientName } from './upstream/transport.js';
+import { HTTP_CLIENTS, MAX_RESPONSE_BYTES, type HttpClientName } from './upstream/transport.js';
+
+/** Default of UPSTREAM_MAX_RESPONSE_BYTES (transport.ts: above the largest page the emulator answers); at most MAX_UPSTREAM_RESPONSE_BYTES, below V8's string limit. */
+export const UPSTREAM_RESPONSE_BYTES = MAX_RESPONSE_BYTES;
+export const MAX_UPSTREAM_RESPONSE_BYTES = 256 * 1024 * 1024;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -25,6 +29,8 @@ export interface Config {
   upstreamTimeoutMs: number;
   /** got (the default) or node: the upstream client's transport; same contract, different CPU cost (bench/README.md). */
   upstreamHttpClient: HttpClientName;
+  /** An upstream answer longer than this many bytes is refused unread past it (UPSTREAM_ERROR, not retried); either transport. */
+  upstreamMaxResponseBytes: number;
   currencyCacheTtlMs: number;
   /**
    * Upstream objects kept across requests (src/cache): in Redis when

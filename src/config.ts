@@ -5,7 +5,7 @@
  */
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
-import { EXPLORERS, LOG_LEVELS, UPSTREAM_HTTP_CLIENTS, type Config, type ObservabilityConfig } from './config-types.js';
+import { EXPLORERS, LOG_LEVELS, MAX_UPSTREAM_RESPONSE_BYTES, UPSTREAM_HTTP_CLIENTS, UPSTREAM_RESPONSE_BYTES, type Config, type ObservabilityConfig } from './config-types.js';
 
 export type { Config, Limits, ObservabilityConfig, ReconcileSettings } from './config-types.js';
 
@@ -45,6 +45,7 @@ const envSchema = z
     UPSTREAM_TIMEOUT_MS: optional(positiveMs).default(10_000),
     // got, the project's first HTTP client; node is the same contract at about a fifth of the CPU per call.
     UPSTREAM_HTTP_CLIENT: optional(z.enum(UPSTREAM_HTTP_CLIENTS)).default('got'),
+    UPSTREAM_MAX_RESPONSE_BYTES: int(1024, MAX_UPSTREAM_RESPONSE_BYTES).default(UPSTREAM_RESPONSE_BYTES),
     CURRENCY_CACHE_TTL_MS: int(0).default(60_000),
     ENTITY_CACHE: optional(boolean).default(true),
     ENTITY_CACHE_MAX_OBJECTS: int(1).default(50_000),
@@ -190,6 +191,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     logLevel: e.LOG_LEVEL,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     upstreamHttpClient: e.UPSTREAM_HTTP_CLIENT,
+    upstreamMaxResponseBytes: e.UPSTREAM_MAX_RESPONSE_BYTES,
     currencyCacheTtlMs: e.CURRENCY_CACHE_TTL_MS,
     entityCache: Object.freeze({
       enabled: e.ENTITY_CACHE,

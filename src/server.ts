@@ -75,6 +75,7 @@ export function upstreamFor(config: Config, baseUrl: string): UpstreamClient {
     baseUrl,
     timeoutMs: config.upstreamTimeoutMs,
     httpClient: config.upstreamHttpClient,
+    maxResponseBytes: config.upstreamMaxResponseBytes,
     resilience: config.upstreamResilience,
     decodeMemoItems: config.entityCache.decodedItems,
   });
