@@ -34,11 +34,12 @@ export interface Config {
   currencyCacheTtlMs: number;
   /**
    * Upstream objects kept across requests (src/cache): in Redis when
-   * REDIS_URL is set, else in memory (at most maxObjects). A TTL of 0 keeps
-   * that kind out of the cache. `decodedItems`: upstream items remembered with
+   * REDIS_URL is set, else in memory (at most maxObjects, and maxBytes of
+   * estimated size). An object over maxEntryBytes is not kept, in either
+   * store. A TTL of 0 keeps that kind out of the cache. `decodedItems`: upstream items remembered with
    * what they decoded to, so an unchanged object is validated once (0 with the cache off).
    */
-  entityCache: { enabled: boolean; maxObjects: number; customerTtlMs: number; finalTtlMs: number; decodedItems: number };
+  entityCache: { enabled: boolean; maxObjects: number; maxBytes: number; maxEntryBytes: number; customerTtlMs: number; finalTtlMs: number; decodedItems: number };
   pagination: { defaultFirst: number; maxFirst: number };
   /** Per subscription: events queued for a client that does not keep up, before it is disconnected. */
   subscriptionQueueLimit: number;

@@ -49,6 +49,8 @@ const envSchema = z
     CURRENCY_CACHE_TTL_MS: int(0).default(60_000),
     ENTITY_CACHE: optional(boolean).default(true),
     ENTITY_CACHE_MAX_OBJECTS: int(1).default(50_000),
+    ENTITY_CACHE_MAX_BYTES: int(1024).default(64 * 1024 * 1024),
+    ENTITY_CACHE_MAX_ENTRY_BYTES: int(256).default(256 * 1024),
     CUSTOMER_CACHE_TTL_MS: int(0).default(60_000),
     FINAL_OBJECT_CACHE_TTL_MS: int(0).default(60 * 60 * 1000),
     MAX_PAGE_SIZE: int(1, 100).default(100),
@@ -196,6 +198,8 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     entityCache: Object.freeze({
       enabled: e.ENTITY_CACHE,
       maxObjects: e.ENTITY_CACHE_MAX_OBJECTS,
+      maxBytes: e.ENTITY_CACHE_MAX_BYTES,
+      maxEntryBytes: e.ENTITY_CACHE_MAX_ENTRY_BYTES,
       customerTtlMs: e.CUSTOMER_CACHE_TTL_MS,
       finalTtlMs: e.FINAL_OBJECT_CACHE_TTL_MS,
       // With the cache, an unchanged object is also validated only once (src/upstream/decode-memo.ts).

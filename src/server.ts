@@ -359,12 +359,13 @@ const CACHE_PREFIX = 'payments-gateway:cache:v2:';
 async function startEntityCache(config: Readonly<Config>, logger: Logger): Promise<EntityCache> {
   const settings = { customerTtlMs: config.entityCache.customerTtlMs, currencyTtlMs: config.currencyCacheTtlMs, finalTtlMs: config.entityCache.finalTtlMs };
   if (!config.entityCache.enabled) return createEntityCache(null, settings, logger);
-  if (!config.redisUrl) return createEntityCache(memoryStore(config.entityCache.maxObjects), settings, logger);
+  const { maxObjects, maxBytes, maxEntryBytes } = config.entityCache;
+  if (!config.redisUrl) return createEntityCache(memoryStore(maxObjects, Date.now, { maxBytes, maxEntryBytes }), settings, logger);
   // A slow cache must cost less than the upstream call it saves: fail fast, read the upstream.
   // No offline queue: while Redis reconnects, reads miss at once instead of waiting for it.
   const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, commandTimeout: 500, enableOfflineQueue: false });
   redis.on('error', (error: Error) => logger.warn({ err: { message: error.message } }, 'entity cache store unreachable'));
   await redis.connect();
   const longest = Math.max(settings.customerTtlMs, settings.currencyTtlMs, settings.finalTtlMs);
-  return createEntityCache(redisStore({ redis, prefix: CACHE_PREFIX, generationTtlMs: longest + 60_000 }), settings, logger);
+  return createEntityCache(redisStore({ redis, prefix: CACHE_PREFIX, generationTtlMs: longest + 60_000, maxEntryBytes }), settings, logger);
 }
