@@ -24,6 +24,8 @@ export interface Config {
   paymentsApiUrl: string | null;
   paymentsEnv: 'sandbox' | 'live';
   webhookSecrets: readonly string[];
+  /** A webhook body longer than this is refused 413 before any signature work. */
+  webhookMaxBodyBytes: number;
   redisUrl: string | null;
   logLevel: (typeof LOG_LEVELS)[number];
   upstreamTimeoutMs: number;

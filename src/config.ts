@@ -40,6 +40,7 @@ const envSchema = z
     PAYMENTS_API_URL: optional(z.url({ protocol: /^https?$/ })),
     PAYMENTS_ENV: optional(z.enum(['sandbox', 'live'])).default('sandbox'),
     WEBHOOK_SECRETS: optional(z.string()),
+    WEBHOOK_MAX_BODY_BYTES: int(1024).default(256 * 1024),
     REDIS_URL: optional(z.url({ protocol: /^rediss?$/ })),
     LOG_LEVEL: optional(z.enum(LOG_LEVELS)).default('info'),
     UPSTREAM_TIMEOUT_MS: optional(positiveMs).default(10_000),
@@ -186,6 +187,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     host: e.HOST,
     paymentsApiUrl: e.PAYMENTS_API_URL?.replace(/\/+$/, '') ?? null,
     paymentsEnv: e.PAYMENTS_ENV,
+    webhookMaxBodyBytes: e.WEBHOOK_MAX_BODY_BYTES,
     webhookSecrets: Object.freeze(
       (e.WEBHOOK_SECRETS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     ),

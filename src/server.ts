@@ -219,6 +219,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     '/graphql': createGraphQLRoute(apollo, contextDeps, documents.trusted, createRateLimiter({ perMinute: config.limits.operationsPerMinute, prefix: 'payments-gateway:ops', redis: limitsRedis })),
     '/webhooks/payments': createWebhookReceiver({
       secrets: config.webhookSecrets,
+      maxBodyBytes: config.webhookMaxBodyBytes,
       ledger: realtime.ledger,
       bus: realtime.bus,
       logger,
