@@ -3,7 +3,11 @@
  * environment): what each setting means, apart from how it is parsed.
  */
 import type { ResilienceOptions } from './upstream/resilience.js';
-import { HTTP_CLIENTS, type HttpClientName } from './upstream/transport.js';
+import { HTTP_CLIENTS, MAX_RESPONSE_BYTES, type HttpClientName } from './upstream/transport.js';
+
+/** Default of UPSTREAM_MAX_RESPONSE_BYTES (transport.ts: above the largest page the emulator answers); at most MAX_UPSTREAM_RESPONSE_BYTES, below V8's string limit. */
+export const UPSTREAM_RESPONSE_BYTES = MAX_RESPONSE_BYTES;
+export const MAX_UPSTREAM_RESPONSE_BYTES = 256 * 1024 * 1024;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -20,19 +24,24 @@ export interface Config {
   paymentsApiUrl: string | null;
   paymentsEnv: 'sandbox' | 'live';
   webhookSecrets: readonly string[];
+  /** A webhook body longer than this is refused 413 before any signature work. */
+  webhookMaxBodyBytes: number;
   redisUrl: string | null;
   logLevel: (typeof LOG_LEVELS)[number];
   upstreamTimeoutMs: number;
   /** got (the default) or node: the upstream client's transport; same contract, different CPU cost (bench/README.md). */
   upstreamHttpClient: HttpClientName;
+  /** An upstream answer longer than this many bytes is refused unread past it (UPSTREAM_ERROR, not retried); either transport. */
+  upstreamMaxResponseBytes: number;
   currencyCacheTtlMs: number;
   /**
    * Upstream objects kept across requests (src/cache): in Redis when
-   * REDIS_URL is set, else in memory (at most maxObjects). A TTL of 0 keeps
-   * that kind out of the cache. `decodedItems`: upstream items remembered with
+   * REDIS_URL is set, else in memory (at most maxObjects, and maxBytes of
+   * estimated size). An object over maxEntryBytes is not kept, in either
+   * store. A TTL of 0 keeps that kind out of the cache. `decodedItems`: upstream items remembered with
    * what they decoded to, so an unchanged object is validated once (0 with the cache off).
    */
-  entityCache: { enabled: boolean; maxObjects: number; customerTtlMs: number; finalTtlMs: number; decodedItems: number };
+  entityCache: { enabled: boolean; maxObjects: number; maxBytes: number; maxEntryBytes: number; customerTtlMs: number; finalTtlMs: number; decodedItems: number };
   pagination: { defaultFirst: number; maxFirst: number };
   /** Per subscription: events queued for a client that does not keep up, before it is disconnected. */
   subscriptionQueueLimit: number;

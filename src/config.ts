@@ -5,7 +5,7 @@
  */
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
-import { EXPLORERS, LOG_LEVELS, UPSTREAM_HTTP_CLIENTS, type Config, type ObservabilityConfig } from './config-types.js';
+import { EXPLORERS, LOG_LEVELS, MAX_UPSTREAM_RESPONSE_BYTES, UPSTREAM_HTTP_CLIENTS, UPSTREAM_RESPONSE_BYTES, type Config, type ObservabilityConfig } from './config-types.js';
 
 export type { Config, Limits, ObservabilityConfig, ReconcileSettings } from './config-types.js';
 
@@ -40,14 +40,18 @@ const envSchema = z
     PAYMENTS_API_URL: optional(z.url({ protocol: /^https?$/ })),
     PAYMENTS_ENV: optional(z.enum(['sandbox', 'live'])).default('sandbox'),
     WEBHOOK_SECRETS: optional(z.string()),
+    WEBHOOK_MAX_BODY_BYTES: int(1024).default(256 * 1024),
     REDIS_URL: optional(z.url({ protocol: /^rediss?$/ })),
     LOG_LEVEL: optional(z.enum(LOG_LEVELS)).default('info'),
     UPSTREAM_TIMEOUT_MS: optional(positiveMs).default(10_000),
     // got, the project's first HTTP client; node is the same contract at about a fifth of the CPU per call.
     UPSTREAM_HTTP_CLIENT: optional(z.enum(UPSTREAM_HTTP_CLIENTS)).default('got'),
+    UPSTREAM_MAX_RESPONSE_BYTES: int(1024, MAX_UPSTREAM_RESPONSE_BYTES).default(UPSTREAM_RESPONSE_BYTES),
     CURRENCY_CACHE_TTL_MS: int(0).default(60_000),
     ENTITY_CACHE: optional(boolean).default(true),
     ENTITY_CACHE_MAX_OBJECTS: int(1).default(50_000),
+    ENTITY_CACHE_MAX_BYTES: int(1024).default(64 * 1024 * 1024),
+    ENTITY_CACHE_MAX_ENTRY_BYTES: int(256).default(256 * 1024),
     CUSTOMER_CACHE_TTL_MS: int(0).default(60_000),
     FINAL_OBJECT_CACHE_TTL_MS: int(0).default(60 * 60 * 1000),
     MAX_PAGE_SIZE: int(1, 100).default(100),
@@ -186,6 +190,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     host: e.HOST,
     paymentsApiUrl: e.PAYMENTS_API_URL?.replace(/\/+$/, '') ?? null,
     paymentsEnv: e.PAYMENTS_ENV,
+    webhookMaxBodyBytes: e.WEBHOOK_MAX_BODY_BYTES,
     webhookSecrets: Object.freeze(
       (e.WEBHOOK_SECRETS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     ),
@@ -193,10 +198,13 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     logLevel: e.LOG_LEVEL,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     upstreamHttpClient: e.UPSTREAM_HTTP_CLIENT,
+    upstreamMaxResponseBytes: e.UPSTREAM_MAX_RESPONSE_BYTES,
     currencyCacheTtlMs: e.CURRENCY_CACHE_TTL_MS,
     entityCache: Object.freeze({
       enabled: e.ENTITY_CACHE,
       maxObjects: e.ENTITY_CACHE_MAX_OBJECTS,
+      maxBytes: e.ENTITY_CACHE_MAX_BYTES,
+      maxEntryBytes: e.ENTITY_CACHE_MAX_ENTRY_BYTES,
       customerTtlMs: e.CUSTOMER_CACHE_TTL_MS,
       finalTtlMs: e.FINAL_OBJECT_CACHE_TTL_MS,
       // With the cache, an unchanged object is also validated only once (src/upstream/decode-memo.ts).

@@ -76,6 +76,7 @@ export function upstreamFor(config: Config, baseUrl: string): UpstreamClient {
     baseUrl,
     timeoutMs: config.upstreamTimeoutMs,
     httpClient: config.upstreamHttpClient,
+    maxResponseBytes: config.upstreamMaxResponseBytes,
     resilience: config.upstreamResilience,
     decodeMemoItems: config.entityCache.decodedItems,
   });
@@ -232,6 +233,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     '/graphql': createGraphQLRoute(apollo, contextDeps, admission),
     '/webhooks/payments': createWebhookReceiver({
       secrets: config.webhookSecrets,
+      maxBodyBytes: config.webhookMaxBodyBytes,
       ledger: realtime.ledger,
       bus: realtime.bus,
       logger,
@@ -385,10 +387,11 @@ const CACHE_PREFIX = `${STATE_PREFIX}cache:v2:`;
 async function startEntityCache(config: Readonly<Config>, logger: Logger): Promise<EntityCache> {
   const settings = { customerTtlMs: config.entityCache.customerTtlMs, currencyTtlMs: config.currencyCacheTtlMs, finalTtlMs: config.entityCache.finalTtlMs };
   if (!config.entityCache.enabled) return createEntityCache(null, settings, logger);
-  if (!config.redisUrl) return createEntityCache(memoryStore(config.entityCache.maxObjects), settings, logger);
+  const { maxObjects, maxBytes, maxEntryBytes } = config.entityCache;
+  if (!config.redisUrl) return createEntityCache(memoryStore(maxObjects, Date.now, { maxBytes, maxEntryBytes }), settings, logger);
   // No offline queue (shared-state.ts): while Redis reconnects, reads miss at once instead of waiting for it.
   const redis = openRedis(config.redisUrl, 'entity-cache', logger);
   await redis.connect();
   const longest = Math.max(settings.customerTtlMs, settings.currencyTtlMs, settings.finalTtlMs);
-  return createEntityCache(redisStore({ redis, prefix: CACHE_PREFIX, generationTtlMs: longest + 60_000 }), settings, logger);
+  return createEntityCache(redisStore({ redis, prefix: CACHE_PREFIX, generationTtlMs: longest + 60_000, maxEntryBytes }), settings, logger);
 }

@@ -10,6 +10,11 @@
  * old generation and reads as a miss. A generation key lives longer than any
  * entry (`generationTtlMs`), so an entry never outlives the eviction that
  * made it stale.
+ *
+ * An entry whose text passes `maxEntryBytes` is not written. What bounds
+ * Redis as a whole is its own `maxmemory` (README, Security): every entry
+ * carries a TTL, so `volatile-ttl` drops cache entries (an hour at most)
+ * before the longer-lived idempotency records.
  */
 import type { Redis } from 'ioredis';
 import { decode, encode } from '../upstream/codec.js';
@@ -20,6 +25,8 @@ export interface RedisStoreOptions {
   prefix: string;
   /** Longer than the longest entry TTL. */
   generationTtlMs: number;
+  /** An entry whose encoded text is longer than this, in bytes, is not written. */
+  maxEntryBytes: number;
 }
 
 interface Stored {
@@ -27,7 +34,7 @@ interface Stored {
   v: unknown;
 }
 
-export function redisStore({ redis, prefix, generationTtlMs }: RedisStoreOptions): EntityStore {
+export function redisStore({ redis, prefix, generationTtlMs, maxEntryBytes }: RedisStoreOptions): EntityStore {
   const entryKey = (callerId: string, kind: string, id: EntityId) => `${prefix}e:${kind}:${id}:${callerId}`;
   const genKey = (kind: string, id: EntityId) => `${prefix}g:${kind}:${id}`;
   return {
@@ -45,12 +52,12 @@ export function redisStore({ redis, prefix, generationTtlMs }: RedisStoreOptions
       return { values, generations };
     },
     async write(callerId, kind, entries) {
-      if (entries.length === 0) return;
       const pipeline = redis.pipeline();
       for (const { id, value, ttlMs, generation } of entries) {
-        pipeline.set(entryKey(callerId, kind, id), encode({ g: generation, v: value } satisfies Stored), 'PX', ttlMs);
+        const text = encode({ g: generation, v: value } satisfies Stored);
+        if (Buffer.byteLength(text) <= maxEntryBytes) pipeline.set(entryKey(callerId, kind, id), text, 'PX', ttlMs);
       }
-      await pipeline.exec();
+      if (pipeline.length > 0) await pipeline.exec();
     },
     async evict(kind, ids) {
       if (ids.length === 0) return;

@@ -12,6 +12,7 @@
  * the late write unreadable, instead of letting an older snapshot back in.
  */
 import { LRUCache } from 'lru-cache';
+import { estimateBytes } from './size.js';
 
 export type EntityId = string | number;
 
@@ -36,22 +37,50 @@ export interface EntityStore {
   write(callerId: string, kind: string, entries: readonly StoreEntry[]): Promise<void>;
   /** Every caller's copy of these objects is gone once this resolves. */
   evict(kind: string, ids: readonly EntityId[]): Promise<void>;
+  /** What the store holds now, when it can tell at no cost (the memory store). */
+  usage?(): StoreUsage;
   close(): Promise<void>;
 }
+
+export interface StoreUsage {
+  objects: number;
+  /** Estimated (size.ts), every caller's copies together. */
+  bytes: number;
+}
+
+/** The byte bounds of a store: its whole budget (memory only), and one entry's, beyond which a value is simply not kept. */
+export interface ByteBounds {
+  maxBytes: number;
+  maxEntryBytes: number;
+}
+
+/** ENTITY_CACHE_MAX_BYTES and ENTITY_CACHE_MAX_ENTRY_BYTES by default. */
+export const DEFAULT_BYTE_BOUNDS: ByteBounds = Object.freeze({ maxBytes: 64 * 1024 * 1024, maxEntryBytes: 256 * 1024 });
 
 interface MemoryEntry {
   value: unknown;
   expiresAt: number;
   generation: string | null;
+  /** Estimated size of `value`. */
+  bytes: number;
 }
 
+type Copies = ReadonlyMap<string, MemoryEntry>;
+
 /**
- * One process's store: an LRU of objects (at most `maxObjects`), each holding
- * the copies of the callers that read it. Values are kept as the decoded
- * objects themselves, so a hit costs no parsing; nothing downstream mutates them.
+ * One process's store: an LRU of objects (at most `maxObjects`, and at most
+ * `maxBytes` of estimated size), each holding the copies of the callers that
+ * read it. Values are kept as the decoded objects themselves, so a hit costs
+ * no parsing; nothing downstream mutates them. A value over `maxEntryBytes` is
+ * not kept: a few huge objects would otherwise push out thousands of small ones.
  */
-export function memoryStore(maxObjects: number, now: () => number = Date.now): EntityStore {
-  const objects = new LRUCache<string, Map<string, MemoryEntry>>({ max: maxObjects });
+export function memoryStore(maxObjects: number, now: () => number = Date.now, bounds: ByteBounds = DEFAULT_BYTE_BOUNDS): EntityStore {
+  // A copy map is replaced, never changed in place, so that the LRU sizes it again.
+  const objects = new LRUCache<string, Copies>({
+    max: maxObjects,
+    maxSize: bounds.maxBytes,
+    sizeCalculation: (copies) => Math.max(1, [...copies.values()].reduce((sum, entry) => sum + entry.bytes, 0)),
+  });
   // Generations outlive the objects they guard: bounded too, but far larger.
   const generations = new LRUCache<string, number>({ max: maxObjects * 4 });
   const ref = (kind: string, id: EntityId) => `${kind}:${id}`;
@@ -79,9 +108,12 @@ export function memoryStore(maxObjects: number, now: () => number = Date.now): E
         const key = ref(kind, id);
         // Evicted since it was read: this snapshot may predate the change.
         if (generationOf(key) !== generation) continue;
-        let copies = objects.get(key);
-        if (!copies) objects.set(key, (copies = new Map()));
-        copies.set(callerId, { value, expiresAt: at + ttlMs, generation });
+        const bytes = estimateBytes(value, bounds.maxEntryBytes);
+        const copies = new Map(objects.get(key));
+        if (bytes > bounds.maxEntryBytes) copies.delete(callerId);
+        else copies.set(callerId, { value, expiresAt: at + ttlMs, generation, bytes });
+        if (copies.size > 0) objects.set(key, copies);
+        else objects.delete(key);
       }
     },
     async evict(kind, ids) {
@@ -91,6 +123,7 @@ export function memoryStore(maxObjects: number, now: () => number = Date.now): E
         objects.delete(key);
       }
     },
+    usage: () => ({ objects: objects.size, bytes: objects.calculatedSize }),
     async close() {
       objects.clear();
     },

@@ -69,8 +69,17 @@ const refused = new WeakMap<Socket, number>();
  * error shape. The answer says `connection: close`, and the connection lingers (closeAfterAnswer).
  */
 export function refuseTooLarge(req: http.IncomingMessage, res: http.ServerResponse, body: unknown): void {
+  refuseUnread(req, res, 413, body);
+}
+
+/**
+ * Any refusal answered before the body is read (a webhook with no valid signature header): as a
+ * 413, the body is discarded within the same bounds and the connection closed, rather than read
+ * to its end by Node's own discarding, however long it is.
+ */
+export function refuseUnread(req: http.IncomingMessage, res: http.ServerResponse, status: number, body: unknown): void {
   res.setHeader('connection', 'close');
-  sendJson(res, 413, body);
+  sendJson(res, status, body);
   closeAfterAnswer(req, res);
 }
 

@@ -66,7 +66,7 @@ export class GatewayMetrics {
   );
   readonly webhooks = this.counter(
     'gateway_webhooks_received_total',
-    'Webhook deliveries by result: accepted, out_of_order, duplicate, bad_signature, stale, invalid, unavailable.',
+    'Webhook deliveries by result: accepted, out_of_order, duplicate, bad_signature, stale, invalid, unavailable, too_large.',
     ['result'],
   );
   readonly rateLimited = this.counter(

@@ -10,7 +10,7 @@ import type { EventBus } from './bus.js';
 import type { PaymentEvent } from './events.js';
 import { objectKey, parseWebhookBody, toPaymentEvent, versionOf, webhookPayloadSchema } from './events.js';
 import type { DeliveryLedger } from './ledger.js';
-import { SIGNATURE_HEADER, verifySignature } from './signature.js';
+import { readSignatureHeader, SIGNATURE_HEADER, verifySignature, type SignatureCheck } from './signature.js';
 import { MAX_NESTING, nestsWithin } from '../upstream/nesting.js';
 
 export interface ReceiverDeps {
@@ -38,9 +38,13 @@ export interface Delivery {
 /**
  * What became of a delivery, for metrics: `stale` is a signature too old (a
  * replay or a clock problem), `out_of_order` an older state than the one
- * already seen (published as an event, not a state change).
+ * already seen (published as an event, not a state change), `too_large` a
+ * body over the cap (refused by the route before any signature work).
  */
-export type IntakeResult = 'accepted' | 'out_of_order' | 'duplicate' | 'bad_signature' | 'stale' | 'invalid' | 'unavailable';
+export type IntakeResult = 'accepted' | 'out_of_order' | 'duplicate' | 'bad_signature' | 'stale' | 'invalid' | 'unavailable' | 'too_large';
+
+/** At most one warning line per this long about refused signatures, with the count since the last. */
+export const REFUSAL_LOG_INTERVAL_MS = 10_000;
 
 /** The answer for the upstream, and what to do once it is sent. */
 export interface Intake {
@@ -52,22 +56,46 @@ export interface Intake {
 
 export { SIGNATURE_HEADER };
 
-export function createWebhookIntake(deps: ReceiverDeps): (delivery: Delivery) => Promise<Intake> {
+export interface WebhookIntake {
+  /** The refusal a delivery gets from its signature header alone (before its body is read), if any. */
+  precheck(signatureHeader: string | undefined, remoteAddress: string | undefined): Intake | undefined;
+  receive(delivery: Delivery): Promise<Intake>;
+}
+
+export function createWebhookIntake(deps: ReceiverDeps): WebhookIntake {
   const { secrets, ledger, bus, logger } = deps;
   if (secrets.length === 0) logger.warn('WEBHOOK_SECRETS is empty: every webhook will be refused');
   const reply = (result: IntakeResult, status: number, body: Record<string, unknown>, afterReply?: () => void): Intake => ({ result, status, body, ...(afterReply ? { afterReply } : {}) });
+  const now = deps.now ?? Date.now;
 
-  return async function intake({ raw, signatureHeader, remoteAddress }: Delivery): Promise<Intake> {
+  // A flood of forged deliveries must not become a flood of log lines: each refusal is a debug
+  // line (and counted in the metrics), and a warning says at most once per interval how many there were.
+  let refusedSinceLine = 0;
+  let lastLineAt = Number.NEGATIVE_INFINITY;
+  const refuse = (check: Extract<SignatureCheck, { ok: false }>, remote: string | undefined): Intake => {
+    // The reason only: never the header, the body or a secret.
+    logger.debug({ reason: check.reason, remote }, 'webhook refused: bad signature');
+    refusedSinceLine += 1;
+    if (now() - lastLineAt >= REFUSAL_LOG_INTERVAL_MS) {
+      logger.warn({ reason: check.reason, remote, refused: refusedSinceLine }, 'webhook refused: bad signature (one line per 10 s at most; refused: how many since the last line)');
+      lastLineAt = now();
+      refusedSinceLine = 0;
+    }
+    return reply(check.reason === 'stale' ? 'stale' : 'bad_signature', check.reason === 'missing' || check.reason === 'malformed' ? 400 : 401, { error: 'invalid signature' });
+  };
+
+  const precheck: WebhookIntake['precheck'] = (signatureHeader, remoteAddress) => {
+    const read = readSignatureHeader(signatureHeader, secrets);
+    return read.ok ? undefined : refuse(read, remoteAddress);
+  };
+
+  const receive = async function intake({ raw, signatureHeader, remoteAddress }: Delivery): Promise<Intake> {
     const check = verifySignature(signatureHeader, raw, {
       secrets,
       toleranceSeconds: deps.toleranceSeconds,
       nowSeconds: deps.now ? Math.floor(deps.now() / 1000) : undefined,
     });
-    if (!check.ok) {
-      // The reason only: never the header, the body or a secret.
-      logger.warn({ reason: check.reason, remote: remoteAddress }, 'webhook refused: bad signature');
-      return reply(check.reason === 'stale' ? 'stale' : 'bad_signature', check.reason === 'missing' || check.reason === 'malformed' ? 400 : 401, { error: 'invalid signature' });
-    }
+    if (!check.ok) return refuse(check, remoteAddress);
 
     let json: unknown;
     try {
@@ -123,4 +151,6 @@ export function createWebhookIntake(deps: ReceiverDeps): (delivery: Delivery) =>
       });
     });
   };
+
+  return { precheck, receive };
 }

@@ -22,8 +22,14 @@ export interface VerifyOptions {
 
 const HEX_SHA256 = /^[0-9a-f]{64}$/i;
 
-export function verifySignature(header: string | undefined, rawBody: Buffer, options: VerifyOptions): SignatureCheck {
-  if (options.secrets.length === 0) return { ok: false, reason: 'no-secret-configured' };
+export type SignatureHeader = { ok: true; timestamp: string; signatures: Buffer[] } | Extract<SignatureCheck, { ok: false }>;
+
+/**
+ * The header alone, before the body is read: a delivery with no secret to check it against, or
+ * with no well-formed header, is refused without reading its body or computing any HMAC.
+ */
+export function readSignatureHeader(header: string | undefined, secrets: readonly string[]): SignatureHeader {
+  if (secrets.length === 0) return { ok: false, reason: 'no-secret-configured' };
   if (!header) return { ok: false, reason: 'missing' };
   let timestamp: string | undefined;
   const signatures: Buffer[] = [];
@@ -42,7 +48,13 @@ export function verifySignature(header: string | undefined, rawBody: Buffer, opt
     // Unknown keys are ignored, as Stripe-style schemes add them over time.
   }
   if (timestamp === undefined || signatures.length === 0) return { ok: false, reason: 'malformed' };
+  return { ok: true, timestamp, signatures };
+}
 
+export function verifySignature(header: string | undefined, rawBody: Buffer, options: VerifyOptions): SignatureCheck {
+  const read = readSignatureHeader(header, options.secrets);
+  if (!read.ok) return read;
+  const { timestamp, signatures } = read;
   let matched = false;
   for (const secret of options.secrets) {
     const expected = createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest();

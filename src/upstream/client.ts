@@ -34,9 +34,11 @@ export interface UpstreamClientOptions {
   /**
    * What sends each request: `got` (the default, the project's first client) or `node`
    * (bare node:http, about 5x less CPU per call). Same time-outs, aborts and
-   * errors either way; they differ in compression and an answer-size cap (transport.ts).
+   * errors, the same answer-size cap, and neither asks for compression (transport.ts).
    */
   httpClient?: HttpClientName;
+  /** An answer longer than this many bytes is refused, not retried (transport.ts, MAX_RESPONSE_BYTES by default). */
+  maxResponseBytes?: number;
   /** Retries, retry budget, breakers and bulkheads (resilience.ts); defaults in DEFAULT_RESILIENCE. */
   resilience?: ResilienceOptions;
   /** Remember this many decoded items, so an unchanged object is validated once (decode-memo.ts). 0 or absent: none. */
@@ -65,7 +67,11 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   const baseUrl = parseBaseUrl(options.baseUrl);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const httpClient = options.httpClient ?? 'got';
-  const transportOptions = { timeoutMs, ...(options.userAgent ? { userAgent: options.userAgent } : {}) };
+  const transportOptions = {
+    timeoutMs,
+    ...(options.userAgent ? { userAgent: options.userAgent } : {}),
+    ...(options.maxResponseBytes ? { maxResponseBytes: options.maxResponseBytes } : {}),
+  };
   const transport = httpClient === 'node' ? createNodeTransport(transportOptions) : createGotTransport(transportOptions);
   const resilience = new Resilience(options.resilience ?? DEFAULT_RESILIENCE, timeoutMs);
   const memo = options.decodeMemoItems ? createDecodeMemo(options.decodeMemoItems) : undefined;

@@ -168,6 +168,18 @@ export class UpstreamUnavailableError extends UpstreamError {
   }
 }
 
+/**
+ * The answer was longer than UPSTREAM_MAX_RESPONSE_BYTES: the transport stopped reading it and
+ * destroyed the socket. Not transient, so never retried: the same call would bring the same answer.
+ */
+export class UpstreamResponseTooLargeError extends UpstreamError {
+  readonly maxBytes: number;
+  constructor(init: UpstreamErrorInit & { maxBytes: number }) {
+    super(`Upstream answer over ${init.maxBytes} bytes on ${init.route}`, 'response_too_large', init);
+    this.maxBytes = init.maxBytes;
+  }
+}
+
 /** The upstream answered with a body that is not JSON or does not match the expected model. */
 export class UpstreamInvalidResponseError extends UpstreamError {
   /**

@@ -9,19 +9,19 @@
  * - a time-out or an abort destroys the socket, so a half-read answer never
  *   returns to the pool (a later call would read its rest);
  * - redirects are never followed (node:http does not), so the key stays here;
- * - an answer longer than MAX_BODY_CHARS is refused (got fails it too, later, once V8 cannot build the string).
+ * - an answer over the byte cap is refused (transport.ts, answerRefusal and tooLarge), as got's is.
  */
 import http from 'node:http';
 import https from 'node:https';
 import { UpstreamConnectionError, UpstreamTimeoutError } from './errors.js';
-import { defaultHeaders, keepAliveAgents, MAX_BODY_CHARS, type KeepAliveAgents, type Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
+import { answerRefusal, defaultHeaders, keepAliveAgents, MAX_RESPONSE_BYTES, tooLarge, type KeepAliveAgents, type Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
 
 export function createNodeTransport(options: TransportOptions): Transport {
   const pool = keepAliveAgents();
   const defaults = defaultHeaders(options.userAgent);
-  const maxBodyChars = options.maxBodyChars ?? MAX_BODY_CHARS;
+  const maxBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   return {
-    send: (url, req) => send(url, req, defaults, pool.agents, maxBodyChars),
+    send: (url, req) => send(url, req, defaults, pool.agents, maxBytes),
     close: pool.destroy,
   };
 }
@@ -31,7 +31,7 @@ function send(
   req: TransportRequest,
   defaults: Record<string, string>,
   agents: KeepAliveAgents['agents'],
-  maxBodyChars: number,
+  maxBytes: number,
 ): Promise<TransportResponse> {
   const { signal } = req;
   if (signal?.aborted) return Promise.reject(signal.reason);
@@ -69,17 +69,22 @@ function send(
 
     try {
       outgoing = (secure ? https : http).request(url, requestOptions, (res) => {
-        res.setEncoding('utf8');
-        let body = '';
-        res.on('data', (chunk: string) => {
-          if (body.length + chunk.length > maxBodyChars) {
-            failed({ code: 'ERR_BODY_TOO_LARGE' });
-            outgoing?.destroy();
-            return;
-          }
-          body += chunk;
+        // Refused unread (or at the chunk that passes the cap): the socket goes, with whatever was still coming.
+        const refuse = (error: Error) => {
+          settle(() => reject(error));
+          outgoing?.destroy();
+        };
+        const refusal = answerRefusal(res.headers, maxBytes, req.route);
+        if (refusal) return refuse(refusal);
+        // Bytes, decoded once at the end, so that a character split across chunks stays whole.
+        const chunks: Buffer[] = [];
+        let bytes = 0;
+        res.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          if (bytes > maxBytes) return refuse(tooLarge(req.route, maxBytes));
+          chunks.push(chunk);
         });
-        res.on('end', () => settle(() => resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body })));
+        res.on('end', () => settle(() => resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') })));
         res.on('error', failed);
         // The connection closed before the body ended, with no error of its own.
         res.on('close', () => {

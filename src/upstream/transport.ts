@@ -15,12 +15,13 @@
  * - failures become `UpstreamTimeoutError` or `UpstreamConnectionError`,
  *   which carry the route and at most a system code: never the request
  *   options, which hold the Authorization header.
- * They differ in two things: got asks for compressed answers and
- * decompresses them, node asks for none; node refuses an answer over
- * MAX_BODY_CHARS.
+ * - no compression asked for, and an answer refused unread when its
+ *   headers name a content-encoding or a length over the byte cap, or as
+ *   soon as the bytes read pass it (`answerRefusal`, `tooLarge`).
  */
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
+import { UpstreamInvalidResponseError, UpstreamResponseTooLargeError, type UpstreamError } from './errors.js';
 
 /** The values of UPSTREAM_HTTP_CLIENT; the first is the default. */
 export const HTTP_CLIENTS = ['got', 'node'] as const;
@@ -58,16 +59,34 @@ export interface TransportOptions {
   /** Default whole-attempt time-out; each request passes its own (shrunk to the operation's deadline). */
   timeoutMs: number;
   userAgent?: string;
-  /** The node transport's cap on an answer's length, in characters (default MAX_BODY_CHARS). */
-  maxBodyChars?: number;
+  /** The cap on an answer's body, in bytes as they arrive (default MAX_RESPONSE_BYTES). */
+  maxResponseBytes?: number;
 }
 
 /**
- * No answer of the payments API comes near this: a larger one is a broken upstream or proxy,
- * refused as a connection failure. It is there so that a string past V8's limit never throws
- * where nothing catches it (which would end the process), not to bound memory tightly.
+ * The largest page the emulator can answer (100 transactions of about 1 MiB of metadata each,
+ * its request-body cap) is 100 MiB; this leaves room above it. A larger answer is a broken or
+ * hostile upstream, refused without being read further (and far below V8's string limit).
  */
-export const MAX_BODY_CHARS = 64 * 1024 * 1024;
+export const MAX_RESPONSE_BYTES = 128 * 1024 * 1024;
+
+/**
+ * What the headers alone refuse, before a byte of the body is read: an answer
+ * whose declared length passes the cap, or one in a content-encoding. Neither
+ * transport asks for compression (inflating is where a small answer becomes a
+ * huge one), so an encoded answer is one the gateway did not ask for.
+ */
+export function answerRefusal(headers: IncomingHttpHeaders, maxBytes: number, route: string): UpstreamError | undefined {
+  const encoding = headers['content-encoding']?.trim().toLowerCase();
+  if (encoding && encoding !== 'identity') return new UpstreamInvalidResponseError({ route, detail: 'an encoded answer (content-encoding), which the gateway does not ask for' });
+  const length = Number(headers['content-length']);
+  if (Number.isFinite(length) && length > maxBytes) return tooLarge(route, maxBytes);
+  return undefined;
+}
+
+export function tooLarge(route: string, maxBytes: number): UpstreamResponseTooLargeError {
+  return new UpstreamResponseTooLargeError({ route, maxBytes });
+}
 
 export const SOURCE = 'payments-graphql-gateway';
 

@@ -99,12 +99,19 @@ describe('reconciliation settings', () => {
 
 describe('entity cache settings', () => {
   it('is on by default, with a TTL for customers and a longer one for final objects', () => {
-    expect(loadConfig({}).entityCache).toEqual({ enabled: true, maxObjects: 50_000, customerTtlMs: 60_000, finalTtlMs: 3_600_000, decodedItems: 2_000 });
+    expect(loadConfig({}).entityCache).toEqual({ enabled: true, maxObjects: 50_000, maxBytes: 64 * 1024 * 1024, maxEntryBytes: 256 * 1024, customerTtlMs: 60_000, finalTtlMs: 3_600_000, decodedItems: 2_000 });
   });
 
   it('can be turned off, sized, and a TTL of 0 keeps a kind out', () => {
-    const config = loadConfig({ ENTITY_CACHE: 'false', ENTITY_CACHE_MAX_OBJECTS: '10', CUSTOMER_CACHE_TTL_MS: '0', FINAL_OBJECT_CACHE_TTL_MS: '5000' });
-    expect(config.entityCache).toEqual({ enabled: false, maxObjects: 10, customerTtlMs: 0, finalTtlMs: 5000, decodedItems: 0 });
+    const config = loadConfig({
+      ENTITY_CACHE: 'false',
+      ENTITY_CACHE_MAX_OBJECTS: '10',
+      ENTITY_CACHE_MAX_BYTES: '1048576',
+      ENTITY_CACHE_MAX_ENTRY_BYTES: '4096',
+      CUSTOMER_CACHE_TTL_MS: '0',
+      FINAL_OBJECT_CACHE_TTL_MS: '5000',
+    });
+    expect(config.entityCache).toEqual({ enabled: false, maxObjects: 10, maxBytes: 1_048_576, maxEntryBytes: 4096, customerTtlMs: 0, finalTtlMs: 5000, decodedItems: 0 });
   });
 
   it('names each bad value', () => {
@@ -201,6 +208,14 @@ describe('upstream HTTP client', () => {
     expect(loadConfig({ UPSTREAM_HTTP_CLIENT: '' }).upstreamHttpClient).toBe('got');
     expect(loadConfig({ UPSTREAM_HTTP_CLIENT: 'got' }).upstreamHttpClient).toBe('got');
     expect(loadConfig({ UPSTREAM_HTTP_CLIENT: 'node' }).upstreamHttpClient).toBe('node');
+  });
+
+  it('caps an answer at 128 MiB unless UPSTREAM_MAX_RESPONSE_BYTES says otherwise, within 1 KiB to 256 MiB', () => {
+    expect(loadConfig({}).upstreamMaxResponseBytes).toBe(128 * 1024 * 1024);
+    expect(loadConfig({ UPSTREAM_MAX_RESPONSE_BYTES: '1048576' }).upstreamMaxResponseBytes).toBe(1_048_576);
+    for (const bad of ['1023', String(256 * 1024 * 1024 + 1), 'lots']) {
+      expect(() => loadConfig({ UPSTREAM_MAX_RESPONSE_BYTES: bad })).toThrow(expect.objectContaining({ problems: [expect.stringMatching(/^UPSTREAM_MAX_RESPONSE_BYTES:/)] }));
+    }
   });
 
   it('refuses any other value, naming the variable', () => {

@@ -25,6 +25,8 @@ export interface ReceivedRequest {
 export type Reply =
   | { status?: number; json: unknown; headers?: Record<string, string> }
   | { status?: number; text: string; headers?: Record<string, string> }
+  /** Answer by hand: the test writes status, headers and body itself (a stream, a compressed body). */
+  | { write: (res: http.ServerResponse) => void }
   /** Accept the request and never answer. */
   | 'hang'
   /** Destroy the socket without an answer. */
@@ -73,6 +75,10 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.write('{"v1/transaction": {"id": 1, ');
         if (reply === 'reset-mid-body') setTimeout(() => req.socket.destroy(), 20);
+        return;
+      }
+      if ('write' in reply) {
+        reply.write(res);
         return;
       }
       const payload = 'json' in reply ? JSON.stringify(reply.json) : reply.text;

@@ -11,11 +11,13 @@ import {
   HTTP_CLIENTS,
   UpstreamConnectionError,
   UpstreamError,
+  UpstreamResponseTooLargeError,
   UpstreamTimeoutError,
   createUpstreamClient,
   type UpstreamClient,
 } from '../../src/upstream/index.js';
 import { Decimal } from '../../src/upstream/decimal.js';
+import { createGotTransport } from '../../src/upstream/transport-got.js';
 import { createNodeTransport } from '../../src/upstream/transport-node.js';
 import { startFakeUpstream, type FakeUpstream, type ReceivedRequest } from './fake-upstream.js';
 import { aCustomer, aPayout, aTransaction, enveloped } from './fixtures.js';
@@ -237,24 +239,25 @@ describe('node transport: agents', () => {
   });
 });
 
-describe('node transport: answer size', () => {
-  it('refuses an answer longer than its cap as a connection failure, and the process lives on', async () => {
+describe.each(HTTP_CLIENTS)('%s transport: answer size', (httpClient) => {
+  it('refuses an answer longer than its byte cap, counted across chunks, as too large; a roomier cap reads it', async () => {
     const server = http.createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      // Several chunks, as a large answer comes: the cap is counted across them.
-      for (let i = 0; i < 10; i++) res.write('x'.repeat(1_000));
+      // Several chunks, as a large answer comes: the cap is counted across them, in bytes (é is two).
+      for (let i = 0; i < 10; i++) res.write('é'.repeat(500));
       res.end();
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = new URL(`http://127.0.0.1:${(server.address() as { port: number }).port}/v1/logs/1`);
-    const capped = createNodeTransport({ timeoutMs: 2_000, maxBodyChars: 5_000 });
-    const roomy = createNodeTransport({ timeoutMs: 2_000, maxBodyChars: 20_000 });
+    const create = httpClient === 'node' ? createNodeTransport : createGotTransport;
+    const capped = create({ timeoutMs: 2_000, maxResponseBytes: 9_999 });
+    const roomy = create({ timeoutMs: 2_000, maxResponseBytes: 10_000 });
     try {
       const request = { route: 'GET /v1/logs/:id', method: 'GET' as const, headers: {}, timeoutMs: 2_000 };
       const error = await capped.send(url, request).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(UpstreamConnectionError);
-      expect(error).toMatchObject({ systemCode: 'ERR_BODY_TOO_LARGE', route: 'GET /v1/logs/:id' });
-      expect((await roomy.send(url, request)).body).toHaveLength(10_000);
+      expect(error).toBeInstanceOf(UpstreamResponseTooLargeError);
+      expect(error).toMatchObject({ code: 'response_too_large', maxBytes: 9_999, route: 'GET /v1/logs/:id' });
+      expect((await roomy.send(url, request)).body).toBe('é'.repeat(5_000));
     } finally {
       capped.close();
       roomy.close();
