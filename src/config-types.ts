@@ -95,6 +95,8 @@ export interface Limits {
   maxTokens: number;
   maxAnonymousBodyBytes: number;
   maxHttpConnections: number;
+  /** Open HTTP connections per socket peer; trusted proxies are exempt (src/http/connections.ts). */
+  maxHttpConnectionsPerAddress: number;
   maxDirectives: number;
   maxMutationFields: number;
   maxUpstreamCalls: number;

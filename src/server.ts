@@ -21,6 +21,7 @@ import { healthz, readyz } from './http/health.js';
 import { createWebhookReceiver } from './http/webhook-route.js';
 import { attachSubscriptions } from './http/websocket.js';
 import { createSseRoute } from './http/sse.js';
+import { guardConnections } from './http/connections.js';
 import { createEntityCache, memoryStore, redisStore, type EntityCache } from './cache/index.js';
 import type { Logger } from './logger.js';
 import { buildSchema } from './schema.js';
@@ -90,6 +91,12 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     keepAliveTimeout: 5_000,
   });
   httpServer.maxConnections = config.limits.maxHttpConnections;
+  // Per client address, and idle connections closed near the cap: one address cannot hold every slot.
+  guardConnections(httpServer, {
+    maxConnections: config.limits.maxHttpConnections,
+    perAddress: config.limits.maxHttpConnectionsPerAddress,
+    trustedProxies: config.limits.trustedProxies,
+  });
   const ownStore = idempotencyStore ? null : new MemoryIdempotencyStore();
   let draining = false;
   const contextDeps: ContextDeps = {
