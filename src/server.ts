@@ -8,7 +8,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginInlineTrace } from '@apollo/server/plugin/inlineTrace';
 import { ApolloServerPluginUsageReporting } from '@apollo/server/plugin/usageReporting';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
@@ -63,9 +62,15 @@ export interface RunningGateway {
   /**
    * Graceful: /readyz turns 503 at once, new connections are refused after
    * `shutdown.readinessDelayMs`, subscriptions are closed (1001 Going Away),
-   * in-flight operations get `shutdown.graceMs` to finish.
+   * in-flight operations get `shutdown.graceMs` to finish; those still
+   * running then are cut, and counted.
    */
-  stop(): Promise<void>;
+  stop(): Promise<ShutdownReport>;
+}
+
+export interface ShutdownReport {
+  /** HTTP requests still in progress when the grace period ran out: their connections were closed unanswered. */
+  cutRequests: number;
 }
 
 type Route = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => void | Promise<void>;
@@ -92,7 +97,8 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   });
   httpServer.maxConnections = config.limits.maxHttpConnections;
   // Per client address, and idle connections closed near the cap: one address cannot hold every slot.
-  guardConnections(httpServer, {
+  // It also drains the server at shutdown, counting the requests it had to cut.
+  const connections = guardConnections(httpServer, {
     maxConnections: config.limits.maxHttpConnections,
     perAddress: config.limits.maxHttpConnectionsPerAddress,
     trustedProxies: config.limits.trustedProxies,
@@ -140,7 +146,6 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     stringifyResult: (result) => JSON.stringify(result),
     validationRules: documents.rules,
     plugins: [
-      ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: config.shutdown.graceMs }),
       authGate({ routerSecretSet: config.graphql.routerSharedSecret !== null }),
       operationLimits(documents.check),
       // Installed by hand: the federated tracing Apollo adds to a subgraph by itself, minus its info line at start.
@@ -304,7 +309,8 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       // WebSockets first: the HTTP server cannot close while upgraded sockets remain.
       await subscriptions.close();
       sse.close();
-      // Apollo's drain plugin closes the HTTP server and waits for in-flight requests.
+      // The listener closes; in-flight requests get the grace period, then their connections are closed.
+      const cutRequests = await connections.drain(config.shutdown.graceMs);
       await apollo.stop();
       await reconciler.close();
       await realtime.close();
@@ -315,6 +321,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       // Spans still buffered are exported before the process goes.
       if (!given) await observability.close();
+      return { cutRequests };
     },
   };
 }

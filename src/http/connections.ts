@@ -6,7 +6,9 @@
  * forwarded address by the rate limits). Once the open connections pass
  * `PRESSURE_SHARE` of the cap, connections idle for a second (no request in
  * progress, none started yet) are closed and keep-alive is shortened, so that
- * idle holders give way to clients with work to send.
+ * idle holders give way to clients with work to send. At shutdown, `drain`
+ * stops accepting, lets the requests in progress finish within the grace
+ * period, and tells how many it had to cut.
  */
 import type http from 'node:http';
 import type { Socket } from 'node:net';
@@ -25,7 +27,13 @@ export interface ConnectionLimits {
 }
 
 export interface ConnectionGuard {
-  stats(): { open: number; idle: number; refusedPerAddress: number; closedIdle: number };
+  stats(): { open: number; idle: number; requests: number; refusedPerAddress: number; closedIdle: number };
+  /**
+   * Stops accepting connections and closes idle ones; requests in progress
+   * get `graceMs` to be answered. Resolves with how many were cut (their
+   * connections closed unanswered) when the grace ran out.
+   */
+  drain(graceMs: number): Promise<number>;
 }
 
 export function guardConnections(server: http.Server, limits: ConnectionLimits): ConnectionGuard {
@@ -39,6 +47,11 @@ export function guardConnections(server: http.Server, limits: ConnectionLimits):
   const threshold = Math.floor(limits.maxConnections * PRESSURE_SHARE);
   let refusedPerAddress = 0;
   let closedIdle = 0;
+  /** Requests in progress, on every connection. */
+  let requests = 0;
+  let draining = false;
+  /** Called when the last request in progress is answered while draining. */
+  let drained: (() => void) | null = null;
 
   const onPressure = () => {
     const pressed = busy.size > threshold;
@@ -83,11 +96,17 @@ export function guardConnections(server: http.Server, limits: ConnectionLimits):
     if (!busy.has(socket)) return;
     busy.set(socket, (busy.get(socket) ?? 0) + 1);
     idleSince.delete(socket);
+    requests += 1;
     res.once('close', () => {
-      const left = (busy.get(socket) ?? 1) - 1;
+      requests -= 1;
+      if (requests === 0) drained?.();
       if (!busy.has(socket)) return;
+      const left = (busy.get(socket) ?? 1) - 1;
       busy.set(socket, left);
-      if (left === 0 && !socket.destroyed) idleSince.set(socket, Date.now());
+      if (left > 0 || socket.destroyed) return;
+      // Draining, a connection with nothing left to answer has no reason to stay.
+      if (draining) socket.destroy();
+      else idleSince.set(socket, Date.now());
     });
   });
 
@@ -98,6 +117,25 @@ export function guardConnections(server: http.Server, limits: ConnectionLimits):
   server.once('close', () => clearInterval(sweep));
 
   return {
-    stats: () => ({ open: busy.size, idle: idleSince.size, refusedPerAddress, closedIdle }),
+    stats: () => ({ open: busy.size, idle: idleSince.size, requests, refusedPerAddress, closedIdle }),
+    async drain(graceMs) {
+      draining = true;
+      clearInterval(sweep);
+      server.close();
+      server.closeIdleConnections();
+      if (requests > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, graceMs);
+          drained = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      const cut = requests;
+      // Upgraded sockets are not among them: the WebSocket side closes its own.
+      server.closeAllConnections();
+      return cut;
+    },
   };
 }
