@@ -103,6 +103,7 @@ const envSchema = z
     METRICS_ENABLED: optional(boolean).default(true),
     METRICS_PORT: optional(port),
     METRICS_HOST: optional(z.string()),
+    OPS_TOKEN: optional(z.string().min(16)),
     // The standard OpenTelemetry variables this gateway reads; the SDK reads the
     // rest itself (OTEL_EXPORTER_OTLP_HEADERS, OTEL_TRACES_SAMPLER, OTEL_BSP_*...).
     OTEL_SDK_DISABLED: optional(boolean),
@@ -262,6 +263,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
         connectsPerMinute: e.WS_CONNECTS_PER_MINUTE,
       }),
     }),
+    opsToken: e.OPS_TOKEN ?? null,
     explorer: e.GRAPHQL_EXPLORER ?? (production ? 'off' : 'graphiql'),
     trustedDocumentsPath: e.TRUSTED_DOCUMENTS ?? null,
     observability: Object.freeze({

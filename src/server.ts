@@ -16,7 +16,8 @@ import type { ContextDeps, UpstreamClientFactory } from './context.js';
 import { createErrorFormatter } from './errors.js';
 import { authGate, createGraphQLRoute, MAX_BODY_BYTES, uncacheableAnswers, type HttpContext } from './http/graphql-route.js';
 import { ignoredAfterRefusal, isClientAbort, sendJson } from './http/body.js';
-import { healthz, readyz } from './http/health.js';
+import { guardedMetrics, healthz, readyz } from './http/health.js';
+import { opsAccess } from './http/ops-access.js';
 import { createWebhookReceiver } from './http/webhook-route.js';
 import { attachSubscriptions } from './http/websocket.js';
 import { createSseRoute } from './http/sse.js';
@@ -219,6 +220,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     documents: wsDocuments,
     formatError,
   });
+  const ops = opsAccess(config.production, config.opsToken);
   const health = {
     subscriptions: () => ({ ...subscriptions.stats(), ...sse.stats() }),
     reconcile: () => ({ ...reconciler.stats(), readsPerSecondCap: config.reconcile.readsPerSecond }),
@@ -237,12 +239,13 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       // In the store every instance reads (Redis when shared), before the upstream hears "received".
       evict: (event) => contextDeps.entityCache.evictObject(event.object, event.objectId),
     }),
-    '/healthz': healthz(health),
-    '/readyz': readyz(health),
+    '/healthz': healthz(health, ops),
+    '/readyz': readyz(health, ops),
   };
   const metricsConfig = config.observability.metrics;
-  // On the main port unless METRICS_PORT gives it a listener of its own (kept off the public port).
-  if (metricsConfig.enabled && metricsConfig.port === null) routes['/metrics'] = observability.metricsRoute();
+  // On the main port unless METRICS_PORT gives it a listener of its own (kept off the public port);
+  // there, as the detail of the health routes, only to OPS_TOKEN in production (src/http/ops-access.ts).
+  if (metricsConfig.enabled && metricsConfig.port === null) routes['/metrics'] = guardedMetrics(observability.metricsRoute(), ops);
   const metricsServer = metricsConfig.enabled && metricsConfig.port !== null ? await startMetricsServer(observability, metricsConfig.port, metricsConfig.host) : null;
 
   const serve = (req: http.IncomingMessage, res: http.ServerResponse) => {
