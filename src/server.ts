@@ -224,6 +224,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   const health = {
     subscriptions: () => ({ ...subscriptions.stats(), ...sse.stats() }),
     reconcile: () => ({ ...reconciler.stats(), readsPerSecondCap: config.reconcile.readsPerSecond }),
+    connections: () => connections.stats(),
     breakers: () => upstream.breakerStates?.() ?? {},
     draining: () => draining,
   };

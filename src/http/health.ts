@@ -11,13 +11,15 @@ import type { OpsAccess } from './ops-access.js';
 export interface HealthSources {
   subscriptions(): Record<string, number>;
   reconcile(): Record<string, number>;
+  /** HTTP connections: open, idle, refused by the per-address cap, closed idle near the cap. */
+  connections(): Record<string, number>;
   breakers(): Record<string, BreakerState>;
   draining(): boolean;
 }
 
 export function healthz(sources: HealthSources, access: OpsAccess) {
   return (req: http.IncomingMessage, res: http.ServerResponse) =>
-    sendJson(res, 200, access.allows(req) ? { status: 'ok', subscriptions: sources.subscriptions(), reconcile: sources.reconcile() } : { status: 'ok' });
+    sendJson(res, 200, access.allows(req) ? { status: 'ok', subscriptions: sources.subscriptions(), reconcile: sources.reconcile(), connections: sources.connections() } : { status: 'ok' });
 }
 
 export function readyz(sources: HealthSources, access: OpsAccess) {

@@ -88,6 +88,16 @@ function getFrom(port: number, path: string, localAddress: string): Promise<numb
   });
 }
 
+/** The body of GET `path` from `localAddress`. */
+function bodyFrom(port: number, path: string, localAddress: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    http.get({ port, host: '127.0.0.1', path, localAddress, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve(text));
+    }).on('error', reject);
+  });
+}
+
 describe('HTTP connections per client address', () => {
   const current = stackWith({ MAX_HTTP_CONNECTIONS: '100', MAX_HTTP_CONNECTIONS_PER_ADDRESS: '50' });
 
@@ -97,6 +107,8 @@ describe('HTTP connections per client address', () => {
     try {
       expect(flood.open()).toBe(50);
       expect(await getFrom(port, '/healthz', '127.0.0.2')).toBe(200);
+      const health = JSON.parse(await bodyFrom(port, '/healthz', '127.0.0.2')) as { connections: { refusedPerAddress: number } };
+      expect(health.connections.refusedPerAddress).toBeGreaterThanOrEqual(70);
       const query = encodeURIComponent('{ __typename }');
       expect(await getFrom(port, `/graphql?query=${query}`, '127.0.0.2')).not.toBe('ECONNRESET');
       // The flooding address itself still reaches /healthz once one of its sockets is gone.

@@ -144,7 +144,8 @@ describe('operational endpoints of a production gateway', () => {
     afterAll(() => stack.stop());
 
     it('serves /metrics and the health detail to the token only', async () => {
-      for (const stranger of [{}, { authorization: 'Bearer ops-token-0123456789abcdeX' }, { authorization: opsToken }, { authorization: `Bearer ${newKey('api')}` }]) {
+      const strangers: Record<string, string>[] = [{}, { authorization: 'Bearer ops-token-0123456789abcdeX' }, { authorization: opsToken }, { authorization: `Bearer ${newKey('api')}` }];
+      for (const stranger of strangers) {
         const metrics = await get(stack, '/metrics', stranger);
         expect(metrics.status).toBe(401);
         expect(await metrics.text()).not.toContain('gateway_');
