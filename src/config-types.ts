@@ -71,6 +71,11 @@ export interface Config {
   /** Default graphiql, or off in production. */
   explorer: (typeof EXPLORERS)[number];
   observability: ObservabilityConfig;
+  /**
+   * The bearer token of the operational detail on the public port (`/metrics`,
+   * breaker states, counts); null: open outside production, closed in it.
+   */
+  opsToken: string | null;
   /** Re-reading objects that subscriptions wait on, for when webhooks do not come (README, Real-time). */
   reconcile: ReconcileSettings;
 }
@@ -104,6 +109,8 @@ export interface Limits {
   maxTokens: number;
   maxAnonymousBodyBytes: number;
   maxHttpConnections: number;
+  /** Open HTTP connections per socket peer; trusted proxies are exempt (src/http/connections.ts). */
+  maxHttpConnectionsPerAddress: number;
   maxDirectives: number;
   maxMutationFields: number;
   maxUpstreamCalls: number;

@@ -97,6 +97,7 @@ const envSchema = z
     REJECTED_KEY_TTL_MS: int(0).default(30_000),
     KEY_REVALIDATE_MS: int(100).default(60_000),
     MAX_HTTP_CONNECTIONS: int(1).default(10_000),
+    MAX_HTTP_CONNECTIONS_PER_ADDRESS: int(1).default(256),
     RATE_LIMIT_PER_MINUTE: int(0).default(600),
     UPSTREAM_CALLER_SHARE: num(0.01, 1).default(0.5),
     WS_MAX_CONNECTIONS_PER_KEY: int(1).default(20),
@@ -109,6 +110,7 @@ const envSchema = z
     METRICS_ENABLED: optional(boolean).default(true),
     METRICS_PORT: optional(port),
     METRICS_HOST: optional(z.string()),
+    OPS_TOKEN: optional(z.string().min(16)),
     // The standard OpenTelemetry variables this gateway reads; the SDK reads the
     // rest itself (OTEL_EXPORTER_OTLP_HEADERS, OTEL_TRACES_SAMPLER, OTEL_BSP_*...).
     OTEL_SDK_DISABLED: optional(boolean),
@@ -256,6 +258,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       maxTokens: e.MAX_QUERY_TOKENS,
       maxAnonymousBodyBytes: e.MAX_ANONYMOUS_BODY_BYTES,
       maxHttpConnections: e.MAX_HTTP_CONNECTIONS,
+      maxHttpConnectionsPerAddress: e.MAX_HTTP_CONNECTIONS_PER_ADDRESS,
       maxDirectives: e.MAX_DIRECTIVES,
       maxMutationFields: e.MAX_MUTATION_FIELDS,
       maxUpstreamCalls: e.MAX_UPSTREAM_CALLS_PER_OPERATION,
@@ -274,6 +277,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
         connectsPerMinute: e.WS_CONNECTS_PER_MINUTE,
       }),
     }),
+    opsToken: e.OPS_TOKEN ?? null,
     explorer: e.GRAPHQL_EXPLORER ?? (production ? 'off' : 'graphiql'),
     trustedDocumentsPath: e.TRUSTED_DOCUMENTS ?? null,
     observability: Object.freeze({

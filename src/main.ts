@@ -80,10 +80,15 @@ async function main(): Promise<void> {
       logger.error({ graceMs }, 'shutdown grace period exceeded; exiting with work still in flight');
       process.exit(1);
     }, readinessDelayMs + graceMs + 7_000).unref();
-    await gateway.stop();
+    const { cutRequests } = await gateway.stop();
     upstream.close();
     await idempotencyStore?.close();
     await emulator?.stop();
+    if (cutRequests > 0) {
+      // A cut keyed mutation is safe to retry with the same Idempotency-Key (README, Deployment).
+      logger.error({ signal, cutRequests, graceMs }, `shutdown grace period exceeded: ${cutRequests} in-flight request(s) cut`);
+      process.exit(1);
+    }
     logger.info({ signal }, 'stopped');
     process.exit(0);
   };

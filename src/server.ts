@@ -8,7 +8,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginInlineTrace } from '@apollo/server/plugin/inlineTrace';
 import { ApolloServerPluginUsageReporting } from '@apollo/server/plugin/usageReporting';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
@@ -17,10 +16,12 @@ import type { ContextDeps, UpstreamClientFactory } from './context.js';
 import { createErrorFormatter } from './errors.js';
 import { authGate, createGraphQLRoute, MAX_BODY_BYTES, uncacheableAnswers, type HttpContext } from './http/graphql-route.js';
 import { ignoredAfterRefusal, isClientAbort, sendJson } from './http/body.js';
-import { healthz, readyz } from './http/health.js';
+import { guardedMetrics, healthz, readyz } from './http/health.js';
+import { opsAccess } from './http/ops-access.js';
 import { createWebhookReceiver } from './http/webhook-route.js';
 import { attachSubscriptions } from './http/websocket.js';
 import { createSseRoute } from './http/sse.js';
+import { guardConnections } from './http/connections.js';
 import { createEntityCache, memoryStore, redisStore, type EntityCache } from './cache/index.js';
 import type { Logger } from './logger.js';
 import { buildSchema } from './schema.js';
@@ -63,9 +64,15 @@ export interface RunningGateway {
   /**
    * Graceful: /readyz turns 503 at once, new connections are refused after
    * `shutdown.readinessDelayMs`, subscriptions are closed (1001 Going Away),
-   * in-flight operations get `shutdown.graceMs` to finish.
+   * in-flight operations get `shutdown.graceMs` to finish; those still
+   * running then are cut, and counted.
    */
-  stop(): Promise<void>;
+  stop(): Promise<ShutdownReport>;
+}
+
+export interface ShutdownReport {
+  /** HTTP requests still in progress when the grace period ran out: their connections were closed unanswered. */
+  cutRequests: number;
 }
 
 type Route = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => void | Promise<void>;
@@ -92,6 +99,13 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     keepAliveTimeout: 5_000,
   });
   httpServer.maxConnections = config.limits.maxHttpConnections;
+  // Per client address, and idle connections closed near the cap: one address cannot hold every slot.
+  // It also drains the server at shutdown, counting the requests it had to cut.
+  const connections = guardConnections(httpServer, {
+    maxConnections: config.limits.maxHttpConnections,
+    perAddress: config.limits.maxHttpConnectionsPerAddress,
+    trustedProxies: config.limits.trustedProxies,
+  });
   const ownStore = idempotencyStore ? null : new MemoryIdempotencyStore();
   let draining = false;
   // Rate limits and revocations shared by every instance when they share Redis.
@@ -134,7 +148,6 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     stringifyResult: (result) => JSON.stringify(result),
     validationRules: documents.rules,
     plugins: [
-      ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: config.shutdown.graceMs }),
       authGate({ routerSecretSet: config.graphql.routerSharedSecret !== null }),
       operationLimits(documents.check),
       // Installed by hand: the federated tracing Apollo adds to a subgraph by itself, minus its info line at start.
@@ -222,9 +235,11 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     admission,
     formatError,
   });
+  const ops = opsAccess(config.production, config.opsToken);
   const health = {
     subscriptions: () => ({ ...subscriptions.stats(), ...sse.stats() }),
     reconcile: () => ({ ...reconciler.stats(), readsPerSecondCap: config.reconcile.readsPerSecond }),
+    connections: () => connections.stats(),
     breakers: () => upstream.breakerStates?.() ?? {},
     draining: () => draining,
   };
@@ -241,12 +256,13 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       // In the store every instance reads (Redis when shared), before the upstream hears "received".
       evict: (event) => contextDeps.entityCache.evictObject(event.object, event.objectId),
     }),
-    '/healthz': healthz(health),
-    '/readyz': readyz(health),
+    '/healthz': healthz(health, ops),
+    '/readyz': readyz(health, ops),
   };
   const metricsConfig = config.observability.metrics;
-  // On the main port unless METRICS_PORT gives it a listener of its own (kept off the public port).
-  if (metricsConfig.enabled && metricsConfig.port === null) routes['/metrics'] = observability.metricsRoute();
+  // On the main port unless METRICS_PORT gives it a listener of its own (kept off the public port);
+  // there, as the detail of the health routes, only to OPS_TOKEN in production (src/http/ops-access.ts).
+  if (metricsConfig.enabled && metricsConfig.port === null) routes['/metrics'] = guardedMetrics(observability.metricsRoute(), ops);
   const metricsServer = metricsConfig.enabled && metricsConfig.port !== null ? await startMetricsServer(observability, metricsConfig.port, metricsConfig.host) : null;
 
   const serve = (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -313,7 +329,8 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       // WebSockets first: the HTTP server cannot close while upgraded sockets remain.
       await subscriptions.close();
       sse.close();
-      // Apollo's drain plugin closes the HTTP server and waits for in-flight requests.
+      // The listener closes; in-flight requests get the grace period, then their connections are closed.
+      const cutRequests = await connections.drain(config.shutdown.graceMs);
       await apollo.stop();
       await reconciler.close();
       await realtime.close();
@@ -325,6 +342,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       // Spans still buffered are exported before the process goes.
       if (!given) await observability.close();
+      return { cutRequests };
     },
   };
 }

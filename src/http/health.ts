@@ -1,26 +1,42 @@
 /**
  * `/healthz` (alive, with subscription counts and the cost of reconciliation)
- * and `/readyz` (in the pool or draining, with breaker states).
+ * and `/readyz` (in the pool or draining, with breaker states). The counts and
+ * states go only to those `OpsAccess` allows; anyone gets the status.
  */
 import type http from 'node:http';
 import type { BreakerState } from '../upstream/index.js';
 import { sendJson } from './body.js';
+import type { OpsAccess } from './ops-access.js';
 
 export interface HealthSources {
   subscriptions(): Record<string, number>;
   reconcile(): Record<string, number>;
+  /** HTTP connections: open, idle, refused by the per-address cap, closed idle near the cap. */
+  connections(): Record<string, number>;
   breakers(): Record<string, BreakerState>;
   draining(): boolean;
 }
 
-export function healthz(sources: HealthSources) {
-  return (_req: http.IncomingMessage, res: http.ServerResponse) => sendJson(res, 200, { status: 'ok', subscriptions: sources.subscriptions(), reconcile: sources.reconcile() });
+export function healthz(sources: HealthSources, access: OpsAccess) {
+  return (req: http.IncomingMessage, res: http.ServerResponse) =>
+    sendJson(res, 200, access.allows(req) ? { status: 'ok', subscriptions: sources.subscriptions(), reconcile: sources.reconcile(), connections: sources.connections() } : { status: 'ok' });
 }
 
-export function readyz(sources: HealthSources) {
+export function readyz(sources: HealthSources, access: OpsAccess) {
   // An open breaker is reported, not a reason to leave the pool: every instance shares the upstream.
-  return (_req: http.IncomingMessage, res: http.ServerResponse) => {
+  return (req: http.IncomingMessage, res: http.ServerResponse) => {
     const draining = sources.draining();
-    sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ready', breakers: sources.breakers() });
+    const status = draining ? 'draining' : 'ready';
+    sendJson(res, draining ? 503 : 200, access.allows(req) ? { status, breakers: sources.breakers() } : { status });
+  };
+}
+
+/** `/metrics` on the public port: to those `access` allows; 401 to others when a token could be sent, else 404. */
+export function guardedMetrics(route: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>, access: OpsAccess) {
+  return (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> | void => {
+    if (access.allows(req)) return route(req, res);
+    if (!access.tokenSet) return sendJson(res, 404, { error: 'not found' });
+    res.setHeader('www-authenticate', 'Bearer realm="operations"');
+    sendJson(res, 401, { error: 'the operations token is required' });
   };
 }

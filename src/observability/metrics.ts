@@ -18,6 +18,15 @@ const OPERATION_LABELS = ['operation', 'type', 'outcome'] as const;
 const ROUTE_LABELS = ['route', 'method'] as const;
 /** Distinct operation names kept as labels; the rest are counted as `other`. */
 const MAX_OPERATION_NAMES = 200;
+/** New names one caller may add to the labels: one key cannot take every slot. */
+export const MAX_OPERATION_NAMES_PER_CALLER = 20;
+/** A name unused this long gives its slot (and its series) back when a new name needs one. */
+export const OPERATION_NAME_IDLE_MS = 60 * 60 * 1000;
+/** What the types and outcomes of an operation may be: the series an evicted name is removed from. */
+const OPERATION_TYPES = ['query', 'mutation', 'subscription', 'unknown'] as const;
+const OUTCOMES: readonly OperationOutcome[] = ['ok', 'partial', 'error', 'rejected'];
+/** The callers of transports that do not say who called: one owner, with one caller's share. */
+const UNATTRIBUTED = '(unattributed)';
 
 export type OperationOutcome = 'ok' | 'partial' | 'error' | 'rejected';
 
@@ -29,7 +38,11 @@ export interface LiveSources {
 
 export class GatewayMetrics {
   readonly registry = new Registry();
-  private readonly names = new Set<string>();
+  /** Each operation name kept as a label: who added it (a caller id), and when it was last counted. */
+  private readonly names = new Map<string, { owner: string; lastSeen: number }>();
+  /** How many of the kept names each caller added. */
+  private readonly owned = new Map<string, number>();
+  private readonly now: () => number;
   private sources: LiveSources | null = null;
 
   readonly operations = this.counter(
@@ -76,7 +89,8 @@ export class GatewayMetrics {
   );
   readonly subscriptionsStarted = this.counter('gateway_subscriptions_started_total', 'GraphQL subscriptions started over WebSocket.');
 
-  constructor(options: { defaultMetrics: boolean }) {
+  constructor(options: { defaultMetrics: boolean; now?: () => number }) {
+    this.now = options.now ?? Date.now;
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
     const routes = () => this.routeStats();
     new Gauge({
@@ -150,17 +164,49 @@ export class GatewayMetrics {
   }
 
   /**
-   * A GraphQL operation name as a label: the name itself while fewer than
-   * MAX_OPERATION_NAMES distinct ones were seen, else `other`. A name with a
-   * long run of digits is `other` too: it was likely built from an id.
+   * A GraphQL operation name as a label: the name itself while it holds one
+   * of MAX_OPERATION_NAMES slots, else `other`. A caller adds at most
+   * MAX_OPERATION_NAMES_PER_CALLER names; a name unused for
+   * OPERATION_NAME_IDLE_MS gives its slot back when a new one needs it. A
+   * name with a long run of digits is `other` too: it was likely built from an id.
    */
-  operationLabel(name: string | null | undefined): string {
+  operationLabel(name: string | null | undefined, callerId: string = UNATTRIBUTED): string {
     if (!name) return 'anonymous';
     if (!/^[A-Za-z_][A-Za-z0-9_]{0,99}$/.test(name) || /\d{4,}/.test(name)) return 'other';
-    if (this.names.has(name)) return name;
-    if (this.names.size >= MAX_OPERATION_NAMES) return 'other';
-    this.names.add(name);
+    const now = this.now();
+    const kept = this.names.get(name);
+    if (kept) {
+      kept.lastSeen = now;
+      return name;
+    }
+    if ((this.owned.get(callerId) ?? 0) >= MAX_OPERATION_NAMES_PER_CALLER && !this.evictIdle(now, callerId)) return 'other';
+    if (this.names.size >= MAX_OPERATION_NAMES && !this.evictIdle(now)) return 'other';
+    this.names.set(name, { owner: callerId, lastSeen: now });
+    this.owned.set(callerId, (this.owned.get(callerId) ?? 0) + 1);
     return name;
+  }
+
+  /** Frees the slot of the longest-unused idle name (of `owner` only, when given), with its series; false when none is idle. */
+  private evictIdle(now: number, owner?: string): boolean {
+    let oldest: [string, { owner: string; lastSeen: number }] | null = null;
+    for (const entry of this.names) {
+      if (owner !== undefined && entry[1].owner !== owner) continue;
+      if (now - entry[1].lastSeen >= OPERATION_NAME_IDLE_MS && (!oldest || entry[1].lastSeen < oldest[1].lastSeen)) oldest = entry;
+    }
+    if (!oldest) return false;
+    const [name, { owner: holder }] = oldest;
+    this.names.delete(name);
+    const left = (this.owned.get(holder) ?? 1) - 1;
+    if (left > 0) this.owned.set(holder, left);
+    else this.owned.delete(holder);
+    for (const type of OPERATION_TYPES) {
+      for (const outcome of OUTCOMES) {
+        const labels = { operation: name, type, outcome };
+        this.operations.remove(labels);
+        this.operationDuration.remove(labels);
+      }
+    }
+    return true;
   }
 
   async text(): Promise<string> {

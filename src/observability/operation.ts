@@ -34,6 +34,8 @@ export class OperationTelemetry {
   private readonly span: Span | null;
   private readonly started = performance.now();
   private name: string | null = null;
+  /** Who sent it, when the transport tells (HTTP): the metric labels' per-caller share is counted against it. */
+  private callerId: string | undefined;
   private type = 'unknown';
   private outcome: OperationOutcome = 'rejected';
   private codes: string[] = [];
@@ -75,6 +77,11 @@ export class OperationTelemetry {
     this.span?.setAttributes({ 'graphql.operation.type': type, ...(name ? { 'graphql.operation.name': name } : {}) });
   }
 
+  /** The caller's id (a hash of its key), for the per-caller share of operation-name labels. */
+  by(callerId: string): void {
+    this.callerId = callerId;
+  }
+
   /** How the answer went; the error codes are counted when the operation ends. */
   answered(data: unknown, errors: readonly GraphQLFormattedError[] | undefined): void {
     this.codes = codesOf(errors ?? []);
@@ -98,7 +105,7 @@ export class OperationTelemetry {
     const seconds = (performance.now() - this.started) / 1000;
     if (this.metrics) {
       // Never parsed (refused before, or unparseable): no name to tell, rather than `anonymous`.
-      const operation = this.type === 'unknown' ? 'unknown' : this.metrics.operationLabel(this.name);
+      const operation = this.type === 'unknown' ? 'unknown' : this.metrics.operationLabel(this.name, this.callerId);
       const labels = { operation, type: this.type, outcome: this.outcome };
       this.metrics.operations.inc(labels);
       if (!this.isSubscription) this.metrics.operationDuration.observe(labels, seconds);
@@ -148,12 +155,13 @@ export function withRequestId(errors: readonly GraphQLFormattedError[], requestI
 }
 
 /** Names each HTTP operation and tells how it went; the route ends it once the answer is written. */
-export function operationTelemetryPlugin<T extends { telemetry: OperationTelemetry }>(): ApolloServerPlugin<T> {
+export function operationTelemetryPlugin<T extends { telemetry: OperationTelemetry; callerId?: string }>(): ApolloServerPlugin<T> {
   return {
     async requestDidStart({ contextValue }) {
       const telemetry = contextValue.telemetry;
       return {
         async didResolveOperation({ operation, operationName }) {
+          if (contextValue.callerId) telemetry.by(contextValue.callerId);
           if (operation) telemetry.named(operationName, operation.operation);
         },
         async didEncounterErrors({ errors }) {

@@ -183,3 +183,23 @@ describe('/metrics on a port of its own', () => {
     }
   });
 });
+
+describe('operation-name labels per caller', () => {
+  it('one key sending 300 distinct names takes only its share: another key\'s new name still gets its label', async () => {
+    const stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '0' } });
+    try {
+      const flooder = newKey('labels');
+      const letters = (i: number) => `${String.fromCharCode(97 + (i % 26))}${'x'.repeat(Math.floor(i / 26))}`;
+      for (let i = 0; i < 300; i++) expect((await stack.gql(`query Flood${letters(i)} { __typename }`, {}, flooder)).status).toBe(200);
+      expect((await stack.gql('query HonestDashboard { __typename }', {}, newKey('honest'))).status).toBe(200);
+
+      const samples = parseMetrics(await (await fetch(stack.gateway.metricsUrl!)).text());
+      const flooded = new Set(samples.filter((s) => s.name === 'gateway_operations_total').map((s) => s.labels.operation).filter((o) => o?.startsWith('Flood')));
+      expect(flooded.size).toBe(20);
+      expect(total(samples, 'gateway_operations_total', { operation: 'other' })).toBe(280);
+      expect(total(samples, 'gateway_operations_total', { operation: 'HonestDashboard' })).toBe(1);
+    } finally {
+      await stack.stop();
+    }
+  }, 30_000);
+});

@@ -4,6 +4,7 @@
  * minute, subscribe messages per key per minute, and the body a caller
  * without a key may send.
  */
+import http from 'node:http';
 import net from 'node:net';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,6 +60,108 @@ describe('HTTP connections per instance', () => {
     expect((await fetch(new URL('/healthz', stack.gateway.url))).status).toBe(200);
   });
 
+});
+
+/** Opens `n` raw TCP connections from `localAddress` that send nothing; each tells whether it is still open. */
+async function idleSockets(port: number, n: number, localAddress: string): Promise<{ sockets: net.Socket[]; open: () => number }> {
+  const sockets = await Promise.all(
+    Array.from({ length: n }, () => new Promise<net.Socket>((resolve) => {
+      const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () => resolve(socket));
+      socket.on('error', () => undefined);
+      socket.once('close', () => resolve(socket));
+    })),
+  );
+  // The server closes a refused connection as soon as it sees it.
+  await new Promise((r) => setTimeout(r, 300));
+  return { sockets, open: () => sockets.filter((s) => !s.destroyed && s.readyState === 'open').length };
+}
+
+/** GET `path` from `localAddress` on a fresh connection: the status, or the error's code. */
+function getFrom(port: number, path: string, localAddress: string): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = http.get({ port, host: '127.0.0.1', path, localAddress, agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'failed'));
+    req.setTimeout(3_000, () => req.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })));
+  });
+}
+
+/** The body of GET `path` from `localAddress`. */
+function bodyFrom(port: number, path: string, localAddress: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    http.get({ port, host: '127.0.0.1', path, localAddress, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve(text));
+    }).on('error', reject);
+  });
+}
+
+describe('HTTP connections per client address', () => {
+  const current = stackWith({ MAX_HTTP_CONNECTIONS: '100', MAX_HTTP_CONNECTIONS_PER_ADDRESS: '50' });
+
+  it('one address holding idle sockets gets 50 of them; another address and /healthz are still served', async () => {
+    const port = current().gateway.port;
+    const flood = await idleSockets(port, 120, '127.0.0.1');
+    try {
+      expect(flood.open()).toBe(50);
+      expect(await getFrom(port, '/healthz', '127.0.0.2')).toBe(200);
+      const health = JSON.parse(await bodyFrom(port, '/healthz', '127.0.0.2')) as { connections: { refusedPerAddress: number } };
+      expect(health.connections.refusedPerAddress).toBeGreaterThanOrEqual(70);
+      const query = encodeURIComponent('{ __typename }');
+      expect(await getFrom(port, `/graphql?query=${query}`, '127.0.0.2')).not.toBe('ECONNRESET');
+      // The flooding address itself still reaches /healthz once one of its sockets is gone.
+      flood.sockets[0]!.destroy();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await getFrom(port, '/healthz', '127.0.0.1')).toBe(200);
+    } finally {
+      for (const s of flood.sockets) s.destroy();
+    }
+  });
+
+  it('past 80% of the connections in all, idle ones are closed and new clients are served', async () => {
+    const port = current().gateway.port;
+    const first = await idleSockets(port, 50, '127.0.0.3');
+    const second = await idleSockets(port, 40, '127.0.0.4');
+    try {
+      expect(first.open() + second.open()).toBe(90);
+      // Idle for a second under pressure: closed by the next sweep (the younger ones too, if idle long enough by then).
+      await new Promise((r) => setTimeout(r, 2_500));
+      expect(first.open()).toBe(0);
+      expect(first.open() + second.open()).toBeLessThanOrEqual(80);
+      expect(await getFrom(port, '/healthz', '127.0.0.5')).toBe(200);
+    } finally {
+      for (const s of [...first.sockets, ...second.sockets]) s.destroy();
+    }
+  });
+
+  it('below 80% idle connections are left alone', async () => {
+    const port = current().gateway.port;
+    const few = await idleSockets(port, 40, '127.0.0.6');
+    try {
+      await new Promise((r) => setTimeout(r, 2_500));
+      expect(few.open()).toBe(40);
+    } finally {
+      for (const s of few.sockets) s.destroy();
+    }
+  });
+});
+
+describe('HTTP connections through a trusted proxy', () => {
+  const current = stackWith({ MAX_HTTP_CONNECTIONS: '100', MAX_HTTP_CONNECTIONS_PER_ADDRESS: '5', TRUSTED_PROXIES: '127.0.0.7' });
+
+  it('the proxy is not capped as one client; any other peer is', async () => {
+    const port = current().gateway.port;
+    const proxy = await idleSockets(port, 20, '127.0.0.7');
+    const client = await idleSockets(port, 20, '127.0.0.8');
+    try {
+      expect(proxy.open()).toBe(20);
+      expect(client.open()).toBe(5);
+    } finally {
+      for (const s of [...proxy.sockets, ...client.sockets]) s.destroy();
+    }
+  });
 });
 
 describe('WebSocket connections in all', () => {

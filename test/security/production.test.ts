@@ -124,3 +124,65 @@ describe('a production gateway without a router secret', () => {
     expect(await stack.upstreamCalls()).toBe(1);
   });
 });
+
+describe('operational endpoints of a production gateway', () => {
+  const opsToken = 'ops-token-0123456789abcdef';
+  const get = (stack: Stack, path: string, headers: Record<string, string> = {}) => fetch(new URL(path, stack.gateway.url), { headers });
+
+  describe('without OPS_TOKEN', () => {
+    let stack: Stack;
+    beforeAll(async () => {
+      stack = await startStack({ env: { NODE_ENV: 'production', RATE_LIMIT_PER_MINUTE: '0' } });
+    });
+    afterAll(() => stack.stop());
+
+    it('answers /healthz and /readyz with their status only, and does not serve /metrics on the public port', async () => {
+      const health = await get(stack, '/healthz');
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: 'ok' });
+      const ready = await get(stack, '/readyz');
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: 'ready' });
+      expect((await get(stack, '/metrics')).status).toBe(404);
+      // No token was set, so none opens it.
+      expect((await get(stack, '/metrics', { authorization: `Bearer ${opsToken}` })).status).toBe(404);
+    });
+  });
+
+  describe('with OPS_TOKEN', () => {
+    let stack: Stack;
+    beforeAll(async () => {
+      stack = await startStack({ env: { NODE_ENV: 'production', RATE_LIMIT_PER_MINUTE: '0', OPS_TOKEN: opsToken } });
+      // Traffic, so that there is something to hide.
+      await stack.gql('query Seen { __typename }', {}, newKey('ops'));
+    });
+    afterAll(() => stack.stop());
+
+    it('serves /metrics and the health detail to the token only', async () => {
+      const strangers: Record<string, string>[] = [{}, { authorization: 'Bearer ops-token-0123456789abcdeX' }, { authorization: opsToken }, { authorization: `Bearer ${newKey('api')}` }];
+      for (const stranger of strangers) {
+        const metrics = await get(stack, '/metrics', stranger);
+        expect(metrics.status).toBe(401);
+        expect(await metrics.text()).not.toContain('gateway_');
+        expect(await (await get(stack, '/readyz', stranger)).json()).toEqual({ status: 'ready' });
+        expect(await (await get(stack, '/healthz', stranger)).json()).toEqual({ status: 'ok' });
+      }
+      const ops = { authorization: `Bearer ${opsToken}` };
+      const metrics = await get(stack, '/metrics', ops);
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toContain('gateway_operations_total{operation="Seen"');
+      expect(await (await get(stack, '/readyz', ops)).json()).toMatchObject({ status: 'ready', breakers: expect.any(Object) });
+      expect(await (await get(stack, '/healthz', ops)).json()).toMatchObject({ status: 'ok', subscriptions: expect.any(Object), reconcile: expect.any(Object) });
+    });
+  });
+
+  it('serves /metrics without a token on METRICS_PORT, a listener kept off the public port', async () => {
+    const stack = await startStack({ env: { NODE_ENV: 'production', METRICS_PORT: '0', OPS_TOKEN: opsToken } });
+    try {
+      expect((await fetch(stack.gateway.metricsUrl!)).status).toBe(200);
+      expect((await get(stack, '/metrics', { authorization: `Bearer ${opsToken}` })).status).toBe(404);
+    } finally {
+      await stack.stop();
+    }
+  });
+});

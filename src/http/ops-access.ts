@@ -1,0 +1,31 @@
+/**
+ * Who may read the gateway's operational detail on its public port: the
+ * metrics, the breaker state of each upstream route, the subscription and
+ * reconciliation counts. With OPS_TOKEN set, only a request carrying
+ * `Authorization: Bearer $OPS_TOKEN`; without one, anyone outside production
+ * and no one in it (`/healthz` and `/readyz` still answer their status).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type http from 'node:http';
+
+export interface OpsAccess {
+  /** Whether this request may read the detail. */
+  allows(req: http.IncomingMessage): boolean;
+  /** Whether a token can be presented at all (else refusals are 404: nothing to see here). */
+  readonly tokenSet: boolean;
+}
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+export function opsAccess(production: boolean, token: string | null): OpsAccess {
+  if (token === null) return { allows: () => !production, tokenSet: false };
+  // Compared as digests: equal lengths for timingSafeEqual, and no early exit on the first differing byte.
+  const expected = digest(token);
+  return {
+    tokenSet: true,
+    allows(req) {
+      const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+      return match !== null && timingSafeEqual(digest(match[1]!), expected);
+    },
+  };
+}
