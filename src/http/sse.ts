@@ -154,6 +154,7 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       if (released || res.destroyed || res.writableEnded) return refused(answer(400, 'The stream was closed before it opened.', ErrorCode.BAD_USER_INPUT));
       const header = (name: string) => req.headers.get(name) ?? undefined;
       const telemetry = deps.context.observability.startOperation({ transport: 'sse', headers: { 'x-request-id': header('x-request-id'), traceparent: header('traceparent'), tracestate: header('tracestate') } });
+      telemetry.by(callerId);
       telemetry.named(params.operationName ?? operation.name?.value, 'subscription');
       deps.context.observability.subscriptionStarted();
       telemetryOf.set(req, telemetry);

@@ -232,6 +232,8 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         const { caller, accountId } = session;
         // One connection carries many operations: each gets an id of its own, in the connection's trace.
         const telemetry = observability.startOperation({ transport: 'websocket', headers: ctx.extra.request.headers, freshId: true });
+        // The key's share of operation-name labels, as over HTTP.
+        telemetry.by(caller.callerId);
         const operation = getOperationAST(args.document, args.operationName);
         const type = operation?.operation ?? 'unknown';
         telemetry.named(args.operationName ?? operation?.name?.value, type);
