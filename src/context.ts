@@ -108,6 +108,8 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
       headerKey: input.idempotencyKeyHeader,
       deadlineAt,
       observe: (outcome) => observability.idempotency(outcome),
+      // One call proves a key not proven lately before its stored results are replayed: a revoked key gets none.
+      ...(refresh ? { verifyCaller: () => api.currencies.list().then(() => undefined) } : {}),
     },
   });
 }

@@ -55,7 +55,9 @@ export function redisStore({ redis, prefix, generationTtlMs, maxEntryBytes }: Re
       const pipeline = redis.pipeline();
       for (const { id, value, ttlMs, generation } of entries) {
         const text = encode({ g: generation, v: value } satisfies Stored);
+        // Too large to keep: an older copy, had one been kept, is not left to be served in its place.
         if (Buffer.byteLength(text) <= maxEntryBytes) pipeline.set(entryKey(callerId, kind, id), text, 'PX', ttlMs);
+        else pipeline.del(entryKey(callerId, kind, id));
       }
       if (pipeline.length > 0) await pipeline.exec();
     },

@@ -37,7 +37,7 @@ const PUBLIC_ROOT_FIELDS = new Set(['__schema', '__type', '__typename']);
  * `sdlAllowed`: `_service { sdl }` may be answered. Outside production, to anyone; in production, to the
  * router by its secret when ROUTER_SHARED_SECRET is set, else to a caller with a key.
  */
-export type HttpContext = Context & { authenticated: boolean; sdlAllowed: boolean; proveForSdl: (() => Promise<boolean>) | null };
+export type HttpContext = Context & { authenticated: boolean; sdlAllowed: boolean; proveForSdl: (() => Promise<boolean>) | null; metricsOwner: string | undefined };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -98,10 +98,12 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     }
     // In production without the router's secret, the SDL goes to keys the upstream accepted: a made-up key
     // that merely looks right is proven (one upstream call) before the schema is shown to it.
-    const sdlAllowed = !production || (routerSharedSecret === null ? caller !== null && deps.keys.isProven(caller.callerId) : fromRouter(req));
+    const sdlAllowed = !production || (routerSharedSecret === null ? caller !== null && admission.proven(caller) : fromRouter(req));
     const proveForSdl = production && routerSharedSecret === null && caller !== null ? () => admission.prove(caller) : null;
     // Added in place: a copy would read the context's lazy logger and build it.
-    return Object.assign(context, { authenticated: caller !== null, sdlAllowed, proveForSdl });
+    // Only a key the upstream accepted lately may add operation names to the metrics: made-up keys share one allowance.
+    const metricsOwner = caller !== null && admission.proven(caller) ? caller.callerId : undefined;
+    return Object.assign(context, { authenticated: caller !== null, sdlAllowed, proveForSdl, metricsOwner });
   };
 
   return async function handleGraphQL(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {

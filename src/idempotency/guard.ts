@@ -45,6 +45,11 @@ export interface IdempotencyScope {
   deadlineAt: number;
   /** Told how each keyed mutation went (metrics). */
   observe?: (outcome: IdempotencyOutcome) => void;
+  /**
+   * Resolves when the caller's key is good, before a stored result is replayed to it (a replay calls no
+   * upstream that would refuse a revoked key); rejects with the refusal. Absent: the key was proven lately.
+   */
+  verifyCaller?: () => Promise<void>;
 }
 
 /**
@@ -186,7 +191,10 @@ function keyedRun(context: GuardContext, scope: IdempotencyScope, key: string, f
     for (;;) {
       const found = await store.peek(recordKey, fp, context.callerId).catch(unavailable);
       if (found.kind === 'none') return;
-      if (found.kind === 'completed') throw new Replay(JSON.parse(found.json));
+      if (found.kind === 'completed') {
+        await scope.verifyCaller?.();
+        throw new Replay(JSON.parse(found.json));
+      }
       if (found.kind === 'mismatch') throw idempotencyKeyReused();
       const left = waitUntil - Date.now();
       if (left <= 0) throw idempotencyInProgress();
@@ -199,7 +207,10 @@ function keyedRun(context: GuardContext, scope: IdempotencyScope, key: string, f
     for (;;) {
       const found = await store.claim(recordKey, fp, settings.lockMs, context.callerId).catch(unavailable);
       if (found.kind === 'acquired') return found.owner;
-      if (found.kind === 'completed') throw new Replay(JSON.parse(found.json));
+      if (found.kind === 'completed') {
+        await scope.verifyCaller?.();
+        throw new Replay(JSON.parse(found.json));
+      }
       if (found.kind === 'mismatch') throw idempotencyKeyReused();
       if (found.kind === 'full') throw idempotencyUnavailable();
       const left = waitUntil - Date.now();

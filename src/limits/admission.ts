@@ -23,9 +23,9 @@ import type { Config } from '../config.js';
 import { ErrorCode, unauthenticated } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { PaymentsApi } from '../upstream/api.js';
-import { UpstreamAuthenticationError, UpstreamError, UpstreamPermissionError } from '../upstream/errors.js';
+import { UpstreamAuthenticationError } from '../upstream/errors.js';
 import { admitDocument, type OperationCheck } from './graphql-limits.js';
-import type { KeyStatus } from './key-status.js';
+import { refusalProvesKey, type KeyStatus } from './key-status.js';
 import { createRateLimiter } from './rate-limit.js';
 import type { TrustedDocuments } from './trusted-documents.js';
 
@@ -90,6 +90,8 @@ export interface Admission {
   document(payload: Record<string, unknown>, operationName: string | undefined, variables: Record<string, unknown>, caller: Caller): DocumentAdmission;
   /** The account behind the key (asked upstream, remembered while the key is proven): it scopes a stream's events. */
   account(caller: Caller): Promise<number>;
+  /** Accepted by the upstream within KEY_REVALIDATE_MS. */
+  proven(caller: Caller): boolean;
   /** A call that proves the key now, when it is not proven yet: true when the upstream accepted it. */
   prove(caller: Caller): Promise<boolean>;
   /** A live stream of the key's: `end` is called once if the key is revoked. Returns the release. */
@@ -131,8 +133,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       },
       (error: unknown) => {
         if (error instanceof UpstreamAuthenticationError) keys.revoke(caller.callerId);
-        // Any other answer of the upstream (but a 403, which may concern one route) means it took the key.
-        else if (error instanceof UpstreamError && error.statusCode !== undefined && !(error instanceof UpstreamPermissionError)) keys.accept(caller.callerId);
+        else if (refusalProvesKey(error)) keys.accept(caller.callerId);
         throw error;
       },
     );
@@ -188,7 +189,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       if (!byKey.allowed) return refusal(byKey, caller ? 'key' : 'address', 'operations');
       // A key the upstream has not accepted lately is anyone's to invent: it spends its address's budget
       // too, so minting fresh keys buys no fresh rate.
-      if (caller && !keys.isProven(caller.callerId)) return refusal(await operations.take(addressKey), 'address', 'operations');
+      if (caller && !keys.isKnown(caller.callerId)) return refusal(await operations.take(addressKey), 'address', 'operations');
       return null;
     },
 
@@ -199,7 +200,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     async stream(transport, caller, address) {
       const limit = transport === 'ws' ? 'ws_subscribe' : 'sse_subscribe';
       const byKey = refusal(await subscribes[transport].take(caller.callerId), 'key', limit);
-      if (byKey || keys.isProven(caller.callerId)) return byKey;
+      if (byKey || keys.isKnown(caller.callerId)) return byKey;
       return refusal(await unprovenStreams.take(address), 'address', limit);
     },
 
@@ -217,7 +218,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
         check: deps.documents.check,
         refusedRootFields: deps.streams.refusedRootFields,
         // A key not proven is anyone's to invent: its documents are checked, never remembered.
-        ...(keys.isProven(caller.callerId) ? { validated: deps.streams.validated } : {}),
+        ...(keys.isKnown(caller.callerId) ? { validated: deps.streams.validated } : {}),
       });
       return 'errors' in admitted ? admitted : { document: admitted.document, source };
     },
@@ -233,6 +234,8 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       }
       return pending;
     },
+
+    proven: (caller) => keys.isProven(caller.callerId),
 
     prove,
 

@@ -14,6 +14,21 @@
 import { LRUCache } from 'lru-cache';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
+import { UpstreamError } from '../upstream/errors.js';
+
+/** How long a key the upstream accepted counts as known for pacing: its calls go out in parallel, its rate is its own. */
+const KNOWN_TTL_MS = 10 * 60_000;
+
+/**
+ * Whether an upstream refusal still shows that the key was accepted: one about the request itself (400, 404,
+ * 409, 422...). Not a 401 or 403, nor a 408, 429 or 5xx, which a proxy or a limiter in front may answer before
+ * the key is looked at.
+ */
+export function refusalProvesKey(error: unknown): boolean {
+  if (!(error instanceof UpstreamError) || error.statusCode === undefined) return false;
+  const status = error.statusCode;
+  return status >= 400 && status < 500 && ![401, 403, 407, 408, 429].includes(status);
+}
 
 export type KeyNews = 'revoked' | 'proven';
 
@@ -59,6 +74,9 @@ export interface KeyStatusOptions {
 export class KeyStatus {
   private readonly refused: LRUCache<string, true> | null;
   private readonly proven: LRUCache<string, true>;
+  private readonly known: LRUCache<string, true>;
+  /** Revoked within the interval: no answer proves the key again (a slow call accepted before the 401 may end after it). */
+  private readonly revokedLately: LRUCache<string, true>;
   private readonly listeners = new Set<(callerId: string) => void>();
   private readonly channel: RevocationChannel;
 
@@ -66,11 +84,16 @@ export class KeyStatus {
     const max = options.max ?? 10_000;
     this.refused = options.rejectedTtlMs > 0 ? new LRUCache<string, true>({ max, ttl: options.rejectedTtlMs }) : null;
     this.proven = new LRUCache<string, true>({ max, ttl: options.revalidateMs });
+    this.known = new LRUCache<string, true>({ max, ttl: Math.max(KNOWN_TTL_MS, options.revalidateMs) });
+    this.revokedLately = new LRUCache<string, true>({ max, ttl: options.revalidateMs });
     this.channel = options.channel ?? localRevocations;
     this.channel.listen((news, callerId) => {
       if (news === 'revoked') this.revokedHere(callerId);
       // A proof made before a revocation this instance already knows of changes nothing.
-      else if (!this.isRevoked(callerId)) this.proven.set(callerId, true);
+      else if (!this.revokedLately.has(callerId)) {
+        this.proven.set(callerId, true);
+        this.known.set(callerId, true);
+      }
     });
   }
 
@@ -88,10 +111,20 @@ export class KeyStatus {
 
   /** The upstream answered a call made with the key. */
   accept(callerId: string): void {
+    if (this.revokedLately.has(callerId)) return;
     // Shared once per interval: the calls of a key in use publish nothing.
     const news = !this.proven.has(callerId);
     this.proven.set(callerId, true);
+    this.known.set(callerId, true);
     if (news) void this.channel.publish('proven', callerId);
+  }
+
+  /**
+   * Accepted by the upstream within the last ten minutes (or the revalidation interval, if longer): such a key's
+   * calls go out in parallel and its rate is its own. Serving the cache asks more: `isProven`.
+   */
+  isKnown(callerId: string): boolean {
+    return this.known.has(callerId);
   }
 
   /** Accepted by the upstream within the revalidation interval. */
@@ -111,6 +144,8 @@ export class KeyStatus {
 
   private revokedHere(callerId: string): void {
     this.proven.delete(callerId);
+    this.known.delete(callerId);
+    this.revokedLately.set(callerId, true);
     this.refused?.set(callerId, true);
     for (const listener of [...this.listeners]) listener(callerId);
   }

@@ -14,8 +14,8 @@
 import { GraphQLError } from 'graphql';
 import { ErrorCode } from '../errors.js';
 import type { PaymentsApi } from '../upstream/api.js';
-import type { KeyStatus } from './key-status.js';
-import { UpstreamAuthenticationError, UpstreamError, UpstreamPermissionError } from '../upstream/errors.js';
+import { refusalProvesKey, type KeyStatus } from './key-status.js';
+import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
 
 function upstreamBudgetExceeded(limit: number): GraphQLError {
   return new GraphQLError(`This operation reached its budget of ${limit} upstream calls; this field was not read.`, {
@@ -45,8 +45,8 @@ export function guardUpstream(api: PaymentsApi, { maxCalls, callerId, keys }: Gu
       if (error instanceof UpstreamAuthenticationError || error instanceof UpstreamPermissionError) {
         rejection ??= error;
         if (error instanceof UpstreamAuthenticationError) keys.revoke(callerId);
-      } else if (error instanceof UpstreamError && error.statusCode !== undefined) {
-        // Any other answer of the upstream (404, 422...) means it took the key.
+      } else if (refusalProvesKey(error)) {
+        // A refusal of the request itself (404, 422...) means the upstream took the key.
         keys.accept(callerId);
       }
       throw error;
@@ -58,7 +58,7 @@ export function guardUpstream(api: PaymentsApi, { maxCalls, callerId, keys }: Gu
       if (rejection) throw rejection;
       if (calls >= maxCalls) throw upstreamBudgetExceeded(maxCalls);
       calls += 1;
-      if (!keys.isProven(callerId)) {
+      if (!keys.isKnown(callerId)) {
         if (!probe) {
           probe = send(call, args);
           return probe;

@@ -155,13 +155,13 @@ export function withRequestId(errors: readonly GraphQLFormattedError[], requestI
 }
 
 /** Names each HTTP operation and tells how it went; the route ends it once the answer is written. */
-export function operationTelemetryPlugin<T extends { telemetry: OperationTelemetry; callerId?: string }>(): ApolloServerPlugin<T> {
+export function operationTelemetryPlugin<T extends { telemetry: OperationTelemetry; metricsOwner?: string | undefined }>(): ApolloServerPlugin<T> {
   return {
     async requestDidStart({ contextValue }) {
       const telemetry = contextValue.telemetry;
       return {
         async didResolveOperation({ operation, operationName }) {
-          if (contextValue.callerId) telemetry.by(contextValue.callerId);
+          if (contextValue.metricsOwner) telemetry.by(contextValue.metricsOwner);
           if (operation) telemetry.named(operationName, operation.operation);
         },
         async didEncounterErrors({ errors }) {

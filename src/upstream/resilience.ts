@@ -132,12 +132,17 @@ interface RouteGuard {
   bulkhead: Bulkhead;
   /** Opens the breaker (opossum only keeps its state: open, half-open after the reset time, closed). */
   health: RouteHealth;
+  /** Every key's retries together: a retry takes a token from its key's budget and from this one. */
+  budget: RetryBudget;
 }
 
 export interface ResilienceDeps {
   random?: () => number;
   now?: () => number;
 }
+
+/** The route's retry burst, in keys' worth: ten keys may retry at once, and no single key spends more than its own. */
+const ROUTE_BUDGET_KEYS = 10;
 
 export class Resilience {
   private readonly routes = new Map<string, RouteGuard>();
@@ -164,6 +169,7 @@ export class Resilience {
     const mine = this.keys.of(scope.route, key);
     const { retry } = this.options;
     mine.budget.deposit();
+    guard.budget.deposit();
     for (let n = 1; ; n++) {
       const timeoutMs = this.attemptTimeout(scope);
       let error: unknown;
@@ -177,7 +183,9 @@ export class Resilience {
       const delay = this.delayBefore(n, error);
       if (delay === null) throw error;
       if (scope.deadlineAt !== undefined && this.now() + delay >= scope.deadlineAt) throw error;
-      if (!mine.budget.tryWithdraw()) {
+      // Both, or neither: a key's own budget keeps it from spending others' retries; the route's keeps
+      // many keys from multiplying the retries a rate-limited or failing upstream receives.
+      if (mine.budget.available < 1 - 1e-9 || !guard.budget.tryWithdraw() || !mine.budget.tryWithdraw()) {
         this.observer?.retryBudgetExhausted(scope.route);
         throw error;
       }
@@ -303,6 +311,7 @@ export class Resilience {
           keyShare: b.failingKeyShare ?? DEFAULT_FAILING_KEY_SHARE,
           cap: b.trackedKeys ?? DEFAULT_TRACKED_KEYS,
         }),
+        budget: new RetryBudget(this.options.retry.budgetRatio, this.options.retry.budgetCapacity * ROUTE_BUDGET_KEYS),
       };
       this.routes.set(route, guard);
     }

@@ -2,7 +2,8 @@
  * Token bucket (Finagle's RetryBudget idea): first attempts deposit
  * `ratio` tokens, a retry withdraws one, so in the long run retries add at
  * most `ratio` of the traffic to a failing route, plus `capacity` at once.
- * resilience.ts keeps one per key and route, so one key's retries spend only its own.
+ * resilience.ts keeps one per key and route, so one key's retries spend only its own, and one per route,
+ * so many keys together retry no more than one did.
  */
 export class RetryBudget {
   private tokens: number;

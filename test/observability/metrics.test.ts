@@ -189,14 +189,36 @@ describe('operation-name labels per caller', () => {
     const stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '0' } });
     try {
       const flooder = newKey('labels');
+      const honest = newKey('honest');
+      // Both keys proven by the upstream first: only such keys own operation names.
+      for (const key of [flooder, honest]) expect((await stack.gql('{ currencies { iso } }', {}, key)).errors).toBeUndefined();
       const letters = (i: number) => `${String.fromCharCode(97 + (i % 26))}${'x'.repeat(Math.floor(i / 26))}`;
       for (let i = 0; i < 300; i++) expect((await stack.gql(`query Flood${letters(i)} { __typename }`, {}, flooder)).status).toBe(200);
-      expect((await stack.gql('query HonestDashboard { __typename }', {}, newKey('honest'))).status).toBe(200);
+      expect((await stack.gql('query HonestDashboard { __typename }', {}, honest)).status).toBe(200);
 
       const samples = parseMetrics(await (await fetch(stack.gateway.metricsUrl!)).text());
       const flooded = new Set(samples.filter((s) => s.name === 'gateway_operations_total').map((s) => s.labels.operation).filter((o) => o?.startsWith('Flood')));
       expect(flooded.size).toBe(20);
       expect(total(samples, 'gateway_operations_total', { operation: 'other' })).toBe(280);
+      expect(total(samples, 'gateway_operations_total', { operation: 'HonestDashboard' })).toBe(1);
+    } finally {
+      await stack.stop();
+    }
+  }, 30_000);
+
+  it('made-up keys share one allowance, whatever their number: a proven key\'s new name still gets its label', async () => {
+    const stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '0' } });
+    try {
+      const honest = newKey('honest');
+      expect((await stack.gql('{ currencies { iso } }', {}, honest)).errors).toBeUndefined();
+      const letters = (i: number) => `${String.fromCharCode(97 + (i % 26))}${'x'.repeat(Math.floor(i / 26))}`;
+      // Each name from a fresh key the upstream never saw: `__typename` makes no upstream call.
+      for (let i = 0; i < 300; i++) expect((await stack.gql(`query Minted${letters(i)} { __typename }`, {}, newKey(`minted${i}`))).status).toBe(200);
+      expect((await stack.gql('query HonestDashboard { __typename }', {}, honest)).status).toBe(200);
+
+      const samples = parseMetrics(await (await fetch(stack.gateway.metricsUrl!)).text());
+      const minted = new Set(samples.filter((s) => s.name === 'gateway_operations_total').map((s) => s.labels.operation).filter((o) => o?.startsWith('Minted')));
+      expect(minted.size).toBe(20);
       expect(total(samples, 'gateway_operations_total', { operation: 'HonestDashboard' })).toBe(1);
     } finally {
       await stack.stop();

@@ -131,6 +131,42 @@ describe('a revocation the gateway never saw', () => {
     expect(await upstreamHits(stack)).toBeGreaterThan(before);
   });
 
+  it.each([503, 429])('takes no %i for proof: a proxy or a limiter may answer it before the key is looked at', async (status) => {
+    const key = newKey(`proxy-${status}`);
+    const id = await cachedFinalTransaction(stack, key);
+    await revoke(stack.emulator.url, key);
+    await new Promise((r) => setTimeout(r, 600));
+    // Every attempt of the list meets the fault (retries included): the key is never looked at.
+    const res = await fetch(`${stack.emulator.url}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ route: '*', status }) });
+    expect(res.status).toBe(201);
+    try {
+      const listed = await stack.gql(LIST, undefined, key);
+      expect(listed.errors?.[0]?.extensions?.code).not.toBe('UNAUTHENTICATED');
+    } finally {
+      await fetch(`${stack.emulator.url}/_emulator/faults`, { method: 'DELETE' });
+    }
+    const read = await stack.gql<{ transaction: unknown }>(READ, { id }, key);
+    expect(read.data?.transaction ?? null).toBeNull();
+    expect(read.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('replays no stored mutation result to the key once revoked', async () => {
+    const key = newKey('replay');
+    const create = () =>
+      fetch(`http://127.0.0.1:${stack.gateway.port}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'idempotency-key': 'create-once' },
+        body: JSON.stringify({ query: 'mutation { createCustomer(input: { firstname: "Ama", lastname: "Mensah", email: "ama@example.com" }) { customer { id email } userErrors { code } } }' }),
+      }).then((r) => r.json() as Promise<{ data?: { createCustomer: { customer: { email: string } | null } } | null; errors?: { extensions?: { code?: string } }[] }>);
+    const first = await create();
+    expect(first.data?.createCustomer.customer?.email).toBe('ama@example.com');
+    await revoke(stack.emulator.url, key);
+    await new Promise((r) => setTimeout(r, 600));
+    const replay = await create();
+    expect(JSON.stringify(replay)).not.toContain('ama@example.com');
+    expect(replay.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+  });
+
   it('keeps serving a key in use from the cache between proofs: one upstream call per interval, not per read', async () => {
     const key = newKey('busy');
     const id = await cachedFinalTransaction(stack, key);

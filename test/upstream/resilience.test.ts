@@ -152,6 +152,17 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       expect(badSent).toBe(10 + 2); // its two tokens, then first attempts only
       expect(upstream.requests.length - badSent).toBe(DEFAULT_RESILIENCE.retry.maxAttempts);
     });
+
+    it('is bounded for the route too: many keys together retry no more than ten keys would', async () => {
+      upstream.replyWith({ status: 503, json: {} });
+      const c = client({ ...FAST, retry: { ...FAST.retry, budgetRatio: 0, budgetCapacity: 2 } });
+      const keys = Array.from({ length: 30 }, (_, i) => `k-${i}`);
+
+      for (const key of keys) await c.forKey(key).transactions.retrieve(101).catch(() => undefined);
+
+      // Each key alone could retry twice (90 requests); the route allows 2 x 10 retries in all.
+      expect(upstream.requests.length).toBe(30 + 20);
+    });
   });
 
   describe('circuit breaker', () => {
