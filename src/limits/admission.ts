@@ -102,6 +102,9 @@ export interface Admission {
 /** The refusal of a key the upstream revoked lately (a transport may word its own close reason from it). */
 export const REVOKED_KEY_MESSAGE = 'The payments API rejected this API key moments ago; check the key before retrying.';
 
+/** Proofs of live keys the gateway makes at once. */
+const MAX_PROOFS_IN_FLIGHT = 16;
+
 /** How often live keys are looked at, as a share of KEY_REVALIDATE_MS. */
 const PROVE_TICKS_PER_INTERVAL = 4;
 
@@ -167,6 +170,8 @@ export function createAdmission(deps: AdmissionDeps): Admission {
   // A key with live streams and no other traffic is proven here: a revocation nobody saw ends its streams.
   const prover = setInterval(() => {
     for (const { caller } of live.values()) {
+      // A bounded number at a time: after a restart every live key expires at once; the rest wait a tick.
+      if (proving.size >= MAX_PROOFS_IN_FLIGHT) break;
       if (!keys.isProven(caller.callerId)) void prove(caller);
     }
   }, Math.max(50, Math.floor(limits.keyRevalidateMs / PROVE_TICKS_PER_INTERVAL)));

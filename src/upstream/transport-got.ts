@@ -47,7 +47,7 @@ export function createGotTransport(options: TransportOptions): Transport {
       // got reads the whole body before its own 'response': the headers are checked on node's, before any body byte.
       call.on('request', (outgoing: ClientRequest) => {
         outgoing.once('response', (res: IncomingMessage) => {
-          const refused = answerRefusal(res.headers, maxBytes, req.route);
+          const refused = answerRefusal(res.statusCode, res.headers, maxBytes, req.route);
           if (refused) refuse(refused);
         });
       });

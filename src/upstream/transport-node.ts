@@ -74,7 +74,7 @@ function send(
           settle(() => reject(error));
           outgoing?.destroy();
         };
-        const refusal = answerRefusal(res.headers, maxBytes, req.route);
+        const refusal = answerRefusal(res.statusCode, res.headers, maxBytes, req.route);
         if (refusal) return refuse(refusal);
         // Bytes, decoded once at the end, so that a character split across chunks stays whole.
         const chunks: Buffer[] = [];

@@ -76,9 +76,10 @@ export const MAX_RESPONSE_BYTES = 128 * 1024 * 1024;
  * transport asks for compression (inflating is where a small answer becomes a
  * huge one), so an encoded answer is one the gateway did not ask for.
  */
-export function answerRefusal(headers: IncomingHttpHeaders, maxBytes: number, route: string): UpstreamError | undefined {
+export function answerRefusal(status: number | undefined, headers: IncomingHttpHeaders, maxBytes: number, route: string): UpstreamError | undefined {
   const encoding = headers['content-encoding']?.trim().toLowerCase();
-  if (encoding && encoding !== 'identity') return new UpstreamInvalidResponseError({ route, detail: 'an encoded answer (content-encoding), which the gateway does not ask for' });
+  // An error status tells what happened whatever its body says (a 401 must still revoke the key): read it, bounded.
+  if (encoding && encoding !== 'identity' && !(status !== undefined && status >= 400)) return new UpstreamInvalidResponseError({ route, detail: 'an encoded answer (content-encoding), which the gateway does not ask for' });
   const length = Number(headers['content-length']);
   if (Number.isFinite(length) && length > maxBytes) return tooLarge(route, maxBytes);
   return undefined;

@@ -86,6 +86,21 @@ describe.each(HTTP_CLIENTS)('upstream answers over the byte cap (%s transport)',
     expect(growth).toBeLessThan(48 * 1024 * 1024);
   });
 
+  it('reads an error status whatever its body\'s encoding: a compressed 401 still refuses the key', async () => {
+    upstream.replyWith({
+      write: (res) => {
+        const body = gzipSync(Buffer.from(JSON.stringify({ message: 'Invalid API key' })));
+        res.writeHead(401, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': String(body.length) });
+        res.end(body);
+      },
+    });
+
+    const result = await gateway.gql(QUERY, {}, `sk_sandbox_compressed_401_${httpClient}`);
+
+    expect(result.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect(transactionCalls()).toHaveLength(1);
+  });
+
   it('stops reading a plain answer at the cap, answers UPSTREAM_ERROR, and does not retry', async () => {
     const sent = { bytes: 0 };
     upstream.replyWith({ write: streamBody(32 * 1024 * 1024, sent) });
