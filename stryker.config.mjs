@@ -3,6 +3,8 @@
 // one group (stryker.groups.json lists the groups). Not in CI: too slow.
 // Each group keeps its own incremental file, so a re-run tests only what changed.
 import { readFileSync } from 'node:fs';
+import process from 'node:process';
+import { URL } from 'node:url';
 
 /** Per group, the modules mutated and the suites that guard them (vitest.mutate.config.ts reads the same file). */
 const MUTATION_GROUPS = JSON.parse(readFileSync(new URL('./stryker.groups.json', import.meta.url), 'utf8'));
