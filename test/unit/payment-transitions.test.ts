@@ -5,7 +5,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { Decimal } from '../../src/upstream/decimal.js';
-import { amountProblem, cancelTransition, customerRefProblem, PayoutStatus, startTransition, statusFilter, statusFromUpstream, TransactionStatus } from '../../src/payments/rules.js';
+import { amountProblem, cancelTransition, currencyDecimals, customerRefProblem, PayoutStatus, startTransition, statusFilter, statusFromUpstream, TransactionStatus } from '../../src/payments/rules.js';
 
 const cancel: Record<string, 'apply' | 'already' | 'conflict'> = { PENDING: 'apply', CANCELED: 'already' };
 const start: Record<string, 'apply' | 'already' | 'conflict'> = { PENDING: 'apply', SCHEDULED: 'already', STARTED: 'already', PROCESSING: 'already', SENT: 'already' };
@@ -46,6 +46,11 @@ describe('refusals and warnings as written', () => {
     );
     expect(customerRefProblem({ firstname: 'Ama', lastname: 'Mensah', email: null })).toBeNull();
     expect(customerRefProblem({ id: '4', firstname: null })).toBeNull();
+    expect(customerRefProblem({ id: null, firstname: 'Ama' })).toBeNull();
+  });
+
+  it('gives a code Intl cannot read the default 2 decimals, and leaves it to the upstream to judge', () => {
+    expect(currencyDecimals('1X')).toBe(2);
   });
 
   it('leaves the decimals of an amount with no currency to the upstream', () => {
