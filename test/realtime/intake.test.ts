@@ -104,6 +104,10 @@ describe('webhook intake outcomes', () => {
     const accountEvent = JSON.stringify({ id: 77, name: 'account.updated', type: 'account.updated', object: 'account', entity: null, object_id: null, account_id: ACCOUNT, created_at: '2024-05-01T10:00:00.000Z' });
     expect(await t.deliver(accountEvent)).toEqual(accepted);
     expect(t.published.map((e) => e.current)).toEqual([true]);
+    // Nor anything to undo when its publish fails: only the claim is released.
+    const failing = intakeWith({ ledger, publishFails: true });
+    expect(await failing.deliver(accountEvent.replace('"id":77', '"id":78'))).toEqual(accepted);
+    expect(failing.logged('webhook event could not be published')).toHaveLength(1);
     expect(calls).toEqual([]);
   });
 
