@@ -68,6 +68,16 @@ function recordTests(make: () => IdempotencyStore): void {
     expect(await store.complete(key, crashed.owner, 'fp', '"late"', TTL, CALLER)).toBe(false);
   });
 
+  it('writes nothing when a record is released after its lock expired: the key is free for any input', async () => {
+    const store = make();
+    const key = fresh();
+    const slow = await store.claim(key, 'fp', 50, CALLER);
+    if (slow.kind !== 'acquired') throw new Error(slow.kind);
+    await new Promise((r) => setTimeout(r, 120));
+    await store.release(key, slow.owner, 'fp', TTL, CALLER);
+    expect(await store.claim(key, 'other', LOCK, CALLER)).toEqual({ kind: 'acquired', owner: expect.any(String) });
+  });
+
   it('scopes records by key: another record key of the same caller is untouched', async () => {
     const store = make();
     const [a, b] = [fresh(), fresh()];
