@@ -16,6 +16,13 @@ export interface DeliveryLedger {
   /** True (and recorded) when `version` is newer than the last one seen for the object. */
   advance(objectKey: string, version: Version): Promise<boolean>;
   /**
+   * Undoes `advance(objectKey, version)` for an event that could not be
+   * published: when `version` is still the object's latest, the one it
+   * replaced is put back, so the redelivery is taken as current again.
+   * A newer version recorded since stays.
+   */
+  retreat(objectKey: string, version: Version): Promise<void>;
+  /**
    * For a snapshot read from the upstream (no event id): true (and recorded)
    * only when its `updated_at` is strictly later than every version seen, so
    * a re-read of a state a webhook already brought is not news. Recorded
@@ -32,9 +39,15 @@ const SNAPSHOT_EVENT_ID = Number.MAX_SAFE_INTEGER;
 const DEDUPE_TTL_SECONDS = 24 * 60 * 60;
 const LAST_SEEN_TTL_SECONDS = 24 * 60 * 60;
 
+/** The latest version seen of an object, and the one it replaced (for `retreat`). */
+interface Seen {
+  version: Version;
+  previous: Version | null;
+}
+
 export function memoryLedger(maxEntries = 100_000): DeliveryLedger {
   const claimed = new LRUCache<string, true>({ max: maxEntries, ttl: DEDUPE_TTL_SECONDS * 1000 });
-  const lastSeen = new LRUCache<string, Version>({ max: maxEntries, ttl: LAST_SEEN_TTL_SECONDS * 1000 });
+  const lastSeen = new LRUCache<string, Seen>({ max: maxEntries, ttl: LAST_SEEN_TTL_SECONDS * 1000 });
   return {
     async claim(accountId, eventId) {
       const key = `${accountId}:${eventId}`;
@@ -47,20 +60,31 @@ export function memoryLedger(maxEntries = 100_000): DeliveryLedger {
     },
     async advance(objectKey, version) {
       const last = lastSeen.get(objectKey);
-      if (last && !isNewer(version, last)) return false;
-      lastSeen.set(objectKey, version);
+      if (last && !isNewer(version, last.version)) return false;
+      lastSeen.set(objectKey, { version, previous: last?.version ?? null });
       return true;
+    },
+    async retreat(objectKey, version) {
+      const last = lastSeen.get(objectKey);
+      if (!last || last.version[0] !== version[0] || last.version[1] !== version[1]) return;
+      if (last.previous) lastSeen.set(objectKey, { version: last.previous, previous: null });
+      else lastSeen.delete(objectKey);
     },
     async advanceTo(objectKey, updatedAtMs) {
       const last = lastSeen.get(objectKey);
-      if (last && updatedAtMs <= last[0]) return false;
-      lastSeen.set(objectKey, [updatedAtMs, SNAPSHOT_EVENT_ID]);
+      if (last && updatedAtMs <= last.version[0]) return false;
+      lastSeen.set(objectKey, { version: [updatedAtMs, SNAPSHOT_EVENT_ID], previous: last?.version ?? null });
       return true;
     },
   };
 }
 
-/** Compare-and-set of `"<ms>:<eventId>"`, atomic in Redis so two instances cannot both advance. */
+/**
+ * Compare-and-set of `"<ms>:<eventId>"`, atomic in Redis so two instances
+ * cannot both advance. The value replaced goes to KEYS[2] (none: deleted),
+ * for RETREAT_SCRIPT; the first key keeps its format, so an instance of the
+ * version before still reads it.
+ */
 const ADVANCE_SCRIPT = `
 local cur = redis.call('GET', KEYS[1])
 local ms = tonumber(ARGV[1])
@@ -70,8 +94,24 @@ if cur then
   local cms = tonumber(string.sub(cur, 1, sep - 1))
   local cid = tonumber(string.sub(cur, sep + 1))
   if ms < cms or (ms == cms and id <= cid) then return 0 end
+  redis.call('SET', KEYS[2], cur, 'EX', ARGV[3])
+else
+  redis.call('DEL', KEYS[2])
 end
 redis.call('SET', KEYS[1], ARGV[1] .. ':' .. ARGV[2], 'EX', ARGV[3])
+return 1
+`;
+
+/** Puts back the value an advance replaced, only while that advance is still the latest. */
+const RETREAT_SCRIPT = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local prev = redis.call('GET', KEYS[2])
+if prev then
+  redis.call('SET', KEYS[1], prev, 'EX', ARGV[2])
+else
+  redis.call('DEL', KEYS[1])
+end
+redis.call('DEL', KEYS[2])
 return 1
 `;
 
@@ -97,8 +137,11 @@ export function redisLedger(redis: Redis, prefix: string): DeliveryLedger {
       await redis.del(claimKey(accountId, eventId));
     },
     async advance(objectKey, version) {
-      const result = await redis.eval(ADVANCE_SCRIPT, 1, `${prefix}last:${objectKey}`, version[0], version[1], LAST_SEEN_TTL_SECONDS);
+      const result = await redis.eval(ADVANCE_SCRIPT, 2, `${prefix}last:${objectKey}`, `${prefix}prev:${objectKey}`, version[0], version[1], LAST_SEEN_TTL_SECONDS);
       return result === 1;
+    },
+    async retreat(objectKey, version) {
+      await redis.eval(RETREAT_SCRIPT, 2, `${prefix}last:${objectKey}`, `${prefix}prev:${objectKey}`, `${version[0]}:${version[1]}`, LAST_SEEN_TTL_SECONDS);
     },
     async advanceTo(objectKey, updatedAtMs) {
       const result = await redis.eval(ADVANCE_TO_SCRIPT, 1, `${prefix}last:${objectKey}`, updatedAtMs, SNAPSHOT_EVENT_ID, LAST_SEEN_TTL_SECONDS);

@@ -127,6 +127,8 @@ export function createWebhookIntake(deps: ReceiverDeps): WebhookIntake {
     }
 
     let current: boolean;
+    const key = event.objectId === null ? null : objectKey(event.accountId, event.object, event.objectId);
+    const version = versionOf(event);
     try {
       // Every delivery evicts, duplicates and out-of-order ones too: it is idempotent and never wrong.
       await deps.evict?.(event);
@@ -134,7 +136,7 @@ export function createWebhookIntake(deps: ReceiverDeps): WebhookIntake {
         logger.debug({ eventId: event.id }, 'duplicate webhook delivery acknowledged');
         return reply('duplicate', 200, { received: true, duplicate: true });
       }
-      current = event.objectId === null ? true : await ledger.advance(objectKey(event.accountId, event.object, event.objectId), versionOf(event));
+      current = key === null ? true : await ledger.advance(key, version);
     } catch (error) {
       // The store is unreachable: let the upstream retry later rather than lose the event.
       logger.error({ err: error, eventId: event.id }, 'webhook not recorded: delivery or cache store failed');
@@ -146,6 +148,9 @@ export function createWebhookIntake(deps: ReceiverDeps): WebhookIntake {
       setImmediate(() => {
         bus.publish({ ...event, current }).catch(async (error: unknown) => {
           logger.error({ err: error, eventId: event.id }, 'webhook event could not be published');
+          // Nothing of it stays recorded: its redelivery is taken again, and as current if it was.
+          // The version first, so a redelivery that passes the claim finds it undone.
+          if (current && key !== null) await ledger.retreat(key, version).catch(() => undefined);
           await ledger.release(event.accountId, event.id).catch(() => undefined);
         });
       });

@@ -83,8 +83,16 @@ describe('Apollo Router subscription passthrough, subgraph side', () => {
     { case: 'the propagated upgrade header alone (custom connection params set empty)', headers: (key: string) => ({ authorization: `Bearer ${key}` }), payload: () => ({}) },
   ])('authenticates with $case', async ({ headers, payload }) => {
     const key = newKey('router_alt');
+    const transaction = await factories(stack.emulator, key).transaction();
     const conn = await routerConnection(stack.wsUrl, { headers: typeof headers === 'function' ? headers(key) : headers, payload: payload(key) });
     await conn.until((m) => m.some((x) => x.type === 'connection_ack'));
+    // Acknowledged and then kept: the connection streams, as this key, an object only this key sees.
+    conn.ws.send(
+      JSON.stringify({ id: 'alt1', type: 'subscribe', payload: { query: SUBGRAPH_OPERATION, operationName: 'Checkout__payments__0', variables: { id: String(transaction.id) }, extensions: {} } }),
+    );
+    await conn.until((m) => m.some((x) => x.type === 'next'));
+    expect(conn.messages.filter((x) => x.type === 'next').map((x) => x.payload?.data?.transactionUpdated)).toEqual([{ id: String(transaction.id), status: 'PENDING' }]);
+    expect(conn.ws.readyState).toBe(WebSocket.OPEN);
     conn.ws.close(1000);
   });
 

@@ -3,11 +3,14 @@
  * redis-server: what one instance cached the other reads, a signed webhook
  * received by one instance evicts for both, and entries stay per key.
  */
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startGateway, type RunningGateway } from '../../src/server.js';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
+import { encode } from '../../src/upstream/codec.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { factories, type RestObject } from '../support/factories.js';
 import { emulatorAdmin, newKey } from '../support/harness.js';
@@ -98,6 +101,22 @@ describeWith('redis-server', 'entity cache shared by two instances through redis
     await emulatorAdmin(emulator.url)('DELETE', '/_emulator/stats');
     const other = await read(b, final.id, newKey('stranger'));
     expect(other.data!.transaction).toBeNull();
+    expect(await calls('GET /v1/transactions/:id')).toBe(1);
+  });
+
+  it('reads the upstream for a transaction another instance or version cached before it was final', async () => {
+    const snapshot = await make.transaction({ amount: 3300 });
+    await make.rest('PUT', `/v1/transactions/${snapshot.id}`, { status: 'canceled' });
+    // The entry as the store writes it, holding a pending snapshot this version would never have kept.
+    const callerId = createHash('sha256').update(key).digest('hex').slice(0, 32);
+    const writer = new Redis(redis.url);
+    try {
+      await writer.set(`payments-gateway:cache:v2:e:transaction:${snapshot.id}:${callerId}`, encode({ g: null, v: snapshot }), 'PX', 60_000);
+    } finally {
+      writer.disconnect();
+    }
+    const answer = await read(a, snapshot.id);
+    expect(answer.data!.transaction).toMatchObject({ status: 'CANCELED', amountMoney: { amount: '3300' } });
     expect(await calls('GET /v1/transactions/:id')).toBe(1);
   });
 

@@ -111,19 +111,21 @@ describe('request ids', () => {
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-request-id': requestId },
           body: JSON.stringify({ query: '{ currencies { iso } }' }),
-        }).then(async (res) => (await res.json()) as { errors: { extensions: Record<string, unknown> }[] });
+        }).then(async (res) => (await res.json()) as { errors: { message: string; extensions: Record<string, unknown> }[] });
       // Two at once: each masked error is logged under its own operation's id.
       const answers = await Promise.all([send('masked-1'), send('masked-2')]);
       expect(answers.map((a) => a.errors[0]!.extensions)).toEqual([
         expect.objectContaining({ code: 'INTERNAL_SERVER_ERROR', requestId: 'masked-1' }),
         expect.objectContaining({ code: 'INTERNAL_SERVER_ERROR', requestId: 'masked-2' }),
       ]);
+      // The caller reads that something failed, never what: the bug's own message stays in the log.
+      expect(answers.map((a) => a.errors[0]!.message)).toEqual(['Internal server error.', 'Internal server error.']);
       const masked = () => own.lines().filter((l) => l.msg === 'internal error masked in a GraphQL response');
       expect(masked().map((l) => l.requestId).sort()).toEqual(['masked-1', 'masked-2']);
       for (const line of masked()) expect(line).toMatchObject({ err: { message: `a bug in ${String(line.requestId)}` } });
       // A failure while building the operation's context, before any resolver: Apollo reports it on its own path.
       const failed = await send('context-fails');
-      expect(failed.errors[0]!.extensions).toMatchObject({ code: 'INTERNAL_SERVER_ERROR' });
+      expect(failed.errors[0]!).toMatchObject({ message: 'Internal server error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
       expect(masked().find((l) => l.requestId === 'context-fails')).toMatchObject({ err: { message: 'a bug while building context-fails' } });
     } finally {
       await buggy.stop();

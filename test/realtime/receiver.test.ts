@@ -252,6 +252,7 @@ describe('webhook receiver with a failing delivery store', () => {
       claim: () => Promise.reject(new Error('store down')),
       release: () => Promise.resolve(),
       advance: () => Promise.reject(new Error('store down')),
+      retreat: () => Promise.resolve(),
       advanceTo: () => Promise.reject(new Error('store down')),
     };
     const receiver = await startReceiver(broken);

@@ -79,6 +79,29 @@ describe('operations per key per minute', () => {
   });
 });
 
+describe('operations per key per minute, with a router secret configured', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '3', ROUTER_SHARED_SECRET: 'the-routers-own-secret-0123' } });
+  });
+  afterAll(() => stack.stop());
+
+  it('limits a caller that sends an x-router-secret of its own making like any other', async () => {
+    const key = newKey('router-pretender');
+    const statuses = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await fetch(stack.gateway.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-router-secret': 'made-up-by-the-caller-000' },
+        body: JSON.stringify({ query: '{ currencies { iso } }' }),
+      });
+      statuses.push(res.status);
+      await res.body?.cancel();
+    }
+    expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+});
+
 describe('operations of keys nobody has proven yet', () => {
   let stack: Stack;
   beforeAll(async () => {
