@@ -26,7 +26,7 @@ function intakeWith(options: { ledger?: DeliveryLedger; evict?: () => Promise<vo
   if (options.publishFails) bus.publish = () => Promise.reject(new Error('bus down'));
   const intake = createWebhookIntake({ secrets: options.secrets ?? [SECRET], ledger: options.ledger ?? memoryLedger(), bus, logger, now: () => NOW_MS, ...(options.evict ? { evict: options.evict } : {}) });
   const deliver = async (body: string, header: string | undefined = signWebhookBody(SECRET, body, NOW)) => {
-    const answer = await intake({ raw: Buffer.from(body), signatureHeader: header, remoteAddress: '127.0.0.1' });
+    const answer = await intake.receive({ raw: Buffer.from(body), signatureHeader: header, remoteAddress: '127.0.0.1' });
     answer.afterReply?.();
     await new Promise((r) => setTimeout(r, 10));
     return { result: answer.result, status: answer.status, body: answer.body };
