@@ -43,6 +43,8 @@ export function guardConnections(server: http.Server, limits: ConnectionLimits):
   const busy = new Map<Socket, number>();
   /** Open connections with no request in progress, and since when. */
   const idleSince = new Map<Socket, number>();
+  /** Connections of trusted proxies: a load balancer's keep-alive pool, never swept (closing one races its next request into a 502). */
+  const proxied = new WeakSet<Socket>();
   const normalKeepAlive = server.keepAliveTimeout;
   const threshold = Math.floor(limits.maxConnections * PRESSURE_SHARE);
   let refusedPerAddress = 0;
@@ -59,7 +61,7 @@ export function guardConnections(server: http.Server, limits: ConnectionLimits):
     if (!pressed) return;
     const before = Date.now() - PRESSURE_IDLE_MS;
     for (const [socket, since] of idleSince) {
-      if (since > before) continue;
+      if (since > before || proxied.has(socket)) continue;
       idleSince.delete(socket);
       closedIdle += 1;
       socket.destroy();
@@ -69,6 +71,7 @@ export function guardConnections(server: http.Server, limits: ConnectionLimits):
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? 'unknown';
     const counted = !(trusted && socket.remoteAddress && trusted(socket.remoteAddress, 0));
+    if (!counted) proxied.add(socket);
     if (counted) {
       const held = perAddress.get(address) ?? 0;
       if (held >= limits.perAddress) {

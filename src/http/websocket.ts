@@ -190,6 +190,10 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
           new GraphQLError(message, { extensions: { code: ErrorCode.RATE_LIMITED, ...extra } }),
         ];
         if (!session) return undefined;
+        // Revoked while this connection closes (4401): a client that ignores the close starts nothing more.
+        if (admission.keys.isRevoked(session.caller.callerId)) {
+          return [new GraphQLError(REVOKED_KEY_MESSAGE, { extensions: { code: ErrorCode.UNAUTHENTICATED } })];
+        }
         if (Object.keys(ctx.subscriptions).length > limits.maxSubscriptionsPerConnection) {
           return refuse(`At most ${limits.maxSubscriptionsPerConnection} operations per connection.`);
         }

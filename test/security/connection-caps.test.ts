@@ -162,6 +162,20 @@ describe('HTTP connections through a trusted proxy', () => {
       for (const s of [...proxy.sockets, ...client.sockets]) s.destroy();
     }
   });
+
+  it('past 80% in all, the proxy\'s idle connections are kept (its keep-alive pool), another peer\'s are closed', async () => {
+    const port = current().gateway.port;
+    const proxy = await idleSockets(port, 80, '127.0.0.7');
+    const client = await idleSockets(port, 5, '127.0.0.8');
+    try {
+      expect(proxy.open() + client.open()).toBe(85);
+      await new Promise((r) => setTimeout(r, 2_500));
+      expect(client.open()).toBe(0);
+      expect(proxy.open()).toBe(80);
+    } finally {
+      for (const s of [...proxy.sockets, ...client.sockets]) s.destroy();
+    }
+  });
 });
 
 describe('WebSocket connections in all', () => {
