@@ -7,7 +7,6 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookReceiver } from '../../src/http/webhook-route.js';
@@ -15,7 +14,7 @@ import { memoryBus, type EventBus } from '../../src/realtime/bus.js';
 import type { PaymentEvent } from '../../src/realtime/events.js';
 import { memoryLedger, redisLedger, type DeliveryLedger } from '../../src/realtime/ledger.js';
 import { describeWith } from '../support/tools.js';
-import { startRedisServer, type RedisServer } from './redis-server.js';
+import { redisForSuite } from './redis-server.js';
 import { postWebhook, transactionEvent } from './support.js';
 
 const SECRET = 'whsec_failed_delivery_0123456789';
@@ -169,15 +168,6 @@ describe('a webhook whose delivery failed, memory ledger', () => {
 });
 
 describeWith('redis-server', 'a webhook whose delivery failed, Redis ledger', () => {
-  let redis: RedisServer;
-  let client: Redis;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-    client = new Redis(redis.url);
-  });
-  afterAll(async () => {
-    client?.disconnect();
-    await redis?.stop();
-  });
-  failedDeliveryTests(() => redisLedger(client, 'failed-delivery:'));
+  const client = redisForSuite();
+  failedDeliveryTests(() => redisLedger(client(), 'failed-delivery:'));
 });

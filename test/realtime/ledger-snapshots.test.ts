@@ -4,28 +4,18 @@
  * later than every version seen, and a webhook of a state a snapshot
  * already brought is not news either.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { memoryLedger, redisLedger, type DeliveryLedger } from '../../src/realtime/ledger.js';
 import { describeWith } from '../support/tools.js';
-import { startRedisServer, type RedisServer } from './redis-server.js';
+import { redisForSuite } from './redis-server.js';
 
 describe('the memory ledger', () => {
   orderingTests(() => memoryLedger());
 });
 
 describeWith('redis-server', 'the redis ledger', () => {
-  let redis: RedisServer;
-  let client: Redis;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-    client = new Redis(redis.url);
-  });
-  afterAll(async () => {
-    client?.disconnect();
-    await redis?.stop();
-  });
-  orderingTests(() => redisLedger(client, `test-${Date.now()}:`));
+  const client = redisForSuite();
+  orderingTests(() => redisLedger(client(), `test-${Date.now()}:`));
 });
 
 function orderingTests(ledger: () => DeliveryLedger): void {

@@ -3,11 +3,10 @@
  * claimed once until released, and an advance that is undone puts back what
  * it replaced, only while it is still the latest.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { memoryLedger, redisLedger, type DeliveryLedger } from '../../src/realtime/ledger.js';
 import { describeWith } from '../support/tools.js';
-import { startRedisServer, type RedisServer } from './redis-server.js';
+import { redisForSuite } from './redis-server.js';
 
 function ledgerTests(make: () => DeliveryLedger): void {
   it('claims an event once per account until released', async () => {
@@ -47,16 +46,7 @@ describe('memory ledger', () => {
 });
 
 describeWith('redis-server', 'Redis ledger', () => {
-  let redis: RedisServer;
-  let client: Redis;
+  const client = redisForSuite();
   let n = 0;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-    client = new Redis(redis.url);
-  });
-  afterAll(async () => {
-    client?.disconnect();
-    await redis?.stop();
-  });
-  ledgerTests(() => redisLedger(client, `ledger-${(n += 1)}:`));
+  ledgerTests(() => redisLedger(client(), `ledger-${(n += 1)}:`));
 });

@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 import { freePort } from '../support/ports.js';
 
 export interface RedisServer {
@@ -46,4 +47,22 @@ export async function startRedisServer(): Promise<RedisServer> {
       await exited;
     },
   };
+}
+
+/**
+ * A redis-server for the suite this is called in (started before its tests, stopped after them) and a client
+ * of it: the getter returns the client once the suite's tests run.
+ */
+export function redisForSuite(): () => Redis {
+  let redis: RedisServer | undefined;
+  let client: Redis | undefined;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    client = new Redis(redis.url);
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    await redis?.stop();
+  });
+  return () => client!;
 }
