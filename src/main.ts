@@ -85,7 +85,7 @@ async function main(): Promise<void> {
     await idempotencyStore?.close();
     await emulator?.stop();
     if (cutRequests > 0) {
-      // A cut keyed mutation is safe to retry with the same Idempotency-Key (README, Deployment).
+      // A cut keyed mutation is safe to retry with the same Idempotency-Key (docs/deployment.md).
       logger.error({ signal, cutRequests, graceMs }, `shutdown grace period exceeded: ${cutRequests} in-flight request(s) cut`);
       process.exit(1);
     }

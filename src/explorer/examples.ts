@@ -1,5 +1,5 @@
 /**
- * The README's example operations ("Exploring the API", "Real-time"), opened
+ * The README's example operations ("One query, then a first payment"), opened
  * as the explorer's first tabs when the gateway runs on its embedded emulator.
  * test/explorer/explorer.test.ts checks they still match the README.
  */
