@@ -9,7 +9,7 @@ import { RedisIdempotencyStore } from './idempotency/index.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway, upstreamFor } from './server.js';
-import { EXAMPLE_OPERATIONS } from './explorer/index.js';
+import { exampleTabs } from './explorer/index.js';
 import { loadEmulatorOptionsFromEnv, startEmulator, type RunningEmulator } from './emulator/index.js';
 
 async function main(): Promise<void> {
@@ -39,6 +39,8 @@ async function main(): Promise<void> {
     emulatorForwards = Boolean(options.forwardTo);
   }
   const demoKey = emulator?.seedDemo() ?? null;
+  // The explorer's payment tabs come with a transaction to send, so their variables hold a real id.
+  const startingTransaction = emulator && demoKey ? await createStartingTransaction(emulator.url, demoKey) : undefined;
   const upstreamUrl = config.paymentsApiUrl ?? emulator!.url;
 
   // ... and its webhooks come to this gateway, signed with a secret made here,
@@ -56,7 +58,7 @@ async function main(): Promise<void> {
     logger,
     ...(idempotencyStore ? { idempotencyStore } : {}),
     // The explorer opens ready to run the README's examples with the demo key.
-    ...(demoKey ? { explorer: { defaultHeaders: { Authorization: `Bearer ${demoKey}` }, tabs: EXAMPLE_OPERATIONS } } : {}),
+    ...(demoKey ? { explorer: { defaultHeaders: { Authorization: `Bearer ${demoKey}` }, tabs: exampleTabs(startingTransaction) } } : {}),
   });
   // The gateway's port is known only now (PORT may be 0).
   if (emulator && forwardSecret) emulator.forwardEventsTo(new URL('/webhooks/payments', gateway.url).href, forwardSecret);
@@ -94,6 +96,24 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/** A pending "Order 42" made through the emulator's REST API, as the Pay tab would make it; its id, or undefined. */
+async function createStartingTransaction(emulatorUrl: string, key: string): Promise<string | undefined> {
+  const body = { amount: 2500, description: 'Order 42', currency: { iso: 'XOF' }, customer: { firstname: 'Ama', lastname: 'Mensah', email: 'ama@example.com' } };
+  try {
+    const res = await fetch(`${emulatorUrl}/v1/transactions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify(body),
+    });
+    const answer = (await res.json()) as { 'v1/transaction'?: { id?: unknown }; id?: unknown };
+    const id = (answer['v1/transaction'] ?? answer).id;
+    return res.ok && (typeof id === 'number' || typeof id === 'string') ? String(id) : undefined;
+  } catch {
+    // The tabs then show a placeholder to replace with the id Pay returns.
+    return undefined;
+  }
 }
 
 const EXPLORER_HINT = {
