@@ -10,7 +10,8 @@ import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway, upstreamFor } from './server.js';
 import { exampleTabs } from './explorer/index.js';
-import { loadEmulatorOptionsFromEnv, startEmulator, type RunningEmulator } from './emulator/index.js';
+import { loadEmulatorOptionsFromEnv, type RunningEmulator } from './emulator/index.js';
+import { embeddedAdminToken, startEmbeddedEmulator } from './emulator/embedded.js';
 
 async function main(): Promise<void> {
   let config;
@@ -29,13 +30,12 @@ async function main(): Promise<void> {
   // Embedded: no PAYMENTS_API_URL, so the emulator is the upstream, seeded with demo data.
   let emulator: RunningEmulator | null = null;
   let emulatorForwards = false;
-  // Loopback only, and its admin API (reset, faults, seed) behind a token made here: never reachable from outside.
-  const adminToken = randomBytes(24).toString('base64url');
+  // Loopback only, and its admin API (reset, faults, seed) behind this user's token: never reachable from outside.
+  const adminToken = config.embeddedEmulator ? embeddedAdminToken() : '';
   if (config.embeddedEmulator) {
     const options = loadEmulatorOptionsFromEnv(process.env);
-    // A free port unless one is asked for, so a standalone emulator on 4010 can coexist.
-    const port = process.env.EMULATOR_PORT ? options.port : 0;
-    emulator = await startEmulator({ ...options, host: '127.0.0.1', port, seed: false, adminToken, console: true });
+    // 4010 when free, so the console keeps its address; any free port beside a standalone emulator on 4010.
+    emulator = await startEmbeddedEmulator({ ...options, adminToken }, Boolean(process.env.EMULATOR_PORT));
     emulatorForwards = Boolean(options.forwardTo);
   }
   const demoKey = emulator?.seedDemo() ?? null;
