@@ -107,8 +107,9 @@ query Check($id: ID!) {
 #    the output of npm start), Approve on
 #    the row of this id; or, in a second
 #    browser window on this page, run Send.
-# 3. APPROVED arrives here, and the
-#    subscription ends.
+# 3. APPROVED arrives here. The subscription
+#    stays open (a refund could follow):
+#    stop it with ■.
 subscription Updates($id: ID!) {
   transactionUpdated(id: $id) {
     status approvedAt customer { email }
