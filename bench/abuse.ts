@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- abuse`: the attacks of README "Security" against a
+ * `npm run bench -- abuse`: the attacks of docs/security.md against a
  * gateway with its limits lifted ("limits off") and with the defaults, side
  * by side in one run. Each row: upstream calls, answer bytes, the gateway
  * process's peak RSS growth, wall time, and for the flood another caller's
@@ -137,7 +137,7 @@ async function attacks(env: Record<string, string>): Promise<Row[]> {
 
 export const abuseBench: Bench = {
   name: 'abuse',
-  summary: 'the README Security attacks with limits off and with the defaults: upstream calls, bytes, peak RSS, victim latency',
+  summary: 'the docs/security.md attacks with limits off and with the defaults: upstream calls, bytes, peak RSS, victim latency',
   usage: [],
   async run() {
     const off = await attacks(LIMITS_OFF);

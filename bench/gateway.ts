@@ -203,7 +203,7 @@ async function runGatewayBench(s: Settings): Promise<void> {
 }
 
 async function gatewayOn(emulator: BenchEmulator, upstream: UpstreamClient, env: Record<string, string>): Promise<RunningGateway> {
-  // One key sends every operation of a load test: the per-key rate limit would measure itself (README, Security).
+  // One key sends every operation of a load test: the per-key rate limit would measure itself (docs/security.md).
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', ...env });
   return startGateway({ config, upstream, logger: createLogger('silent') });
 }

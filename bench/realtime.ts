@@ -89,7 +89,7 @@ async function gatewayChild(): Promise<void> {
     WEBHOOK_SECRETS: SECRET,
     REDIS_URL: process.env.BENCH_REDIS_URL ?? '',
     LOG_LEVEL: 'silent',
-    // Thousands of connections from one address and a few keys: a load test, not an attack (README, Security).
+    // Thousands of connections from one address and a few keys: a load test, not an attack (docs/security.md).
     WS_MAX_CONNECTIONS_PER_KEY: '100000',
     WS_MAX_CONNECTIONS_PER_ADDRESS: '100000',
     WS_MAX_SUBSCRIPTIONS_PER_KEY: '100000',

@@ -86,7 +86,7 @@ async function startStack(s: Settings): Promise<Stack> {
     RECONCILE_MAX_MS: String(s.maxMs),
     RECONCILE_JITTER: String(s.jitter),
     RECONCILE_READS_PER_SECOND: String(s.readsPerSecond),
-    // Thousands of subscriptions from one address and one key: a load test, not an attack (README, Security).
+    // Thousands of subscriptions from one address and one key: a load test, not an attack (docs/security.md).
     WS_MAX_CONNECTIONS_PER_KEY: '100000',
     WS_MAX_SUBSCRIPTIONS_PER_KEY: '100000',
     WS_SUBSCRIBE_PER_MINUTE: '1000000',

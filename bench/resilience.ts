@@ -38,7 +38,7 @@ interface Gql {
 }
 
 async function stackWith(emulator: RunningEmulator, env: Record<string, string>): Promise<{ gateway: RunningGateway; upstream: UpstreamClient }> {
-  // One key sends every operation of a load test: the per-key rate limit would measure itself (README, Security).
+  // One key sends every operation of a load test: the per-key rate limit would measure itself (docs/security.md).
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', ...env });
   const upstream = createUpstreamClient({ baseUrl: emulator.url, timeoutMs: config.upstreamTimeoutMs, resilience: config.upstreamResilience });
   const gateway = await startGateway({ config, upstream, logger: createLogger('silent') });

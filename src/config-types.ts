@@ -54,7 +54,7 @@ export interface Config {
   idempotency: { ttlMs: number; waitMs: number; lockMs: number };
   /** SIGTERM: /readyz answers 503 for readinessDelayMs, then in-flight work gets graceMs to finish. */
   shutdown: { graceMs: number; readinessDelayMs: number };
-  /** NODE_ENV=production or PAYMENTS_ENV=live: safe defaults for the public internet (README, Security). */
+  /** NODE_ENV=production or PAYMENTS_ENV=live: safe defaults for the public internet (docs/security.md). */
   production: boolean;
   /** Start the emulator when PAYMENTS_API_URL is unset (always outside production; an explicit opt-in in it). */
   embeddedEmulator: boolean;
@@ -66,7 +66,7 @@ export interface Config {
     routerSharedSecret: string | null;
   };
   limits: Limits;
-  /** A persisted-documents manifest: when set, only its operations run (README, Security). */
+  /** A persisted-documents manifest: when set, only its operations run (docs/security.md). */
   trustedDocumentsPath: string | null;
   /** Default graphiql, or off in production. */
   explorer: (typeof EXPLORERS)[number];
@@ -76,7 +76,7 @@ export interface Config {
    * breaker states, counts); null: open outside production, closed in it.
    */
   opsToken: string | null;
-  /** Re-reading objects that subscriptions wait on, for when webhooks do not come (README, Real-time). */
+  /** Re-reading objects that subscriptions wait on, for when webhooks do not come (docs/realtime.md). */
   reconcile: ReconcileSettings;
 }
 
@@ -91,7 +91,7 @@ export interface ReconcileSettings {
   readsPerSecond: number;
 }
 
-/** Metrics, traces and Apollo reporting (README, Operations). */
+/** Metrics, traces and Apollo reporting (docs/operations.md). */
 export interface ObservabilityConfig {
   /** Prometheus text at `/metrics`: on the main port, or on `port` alone when it is set. */
   metrics: { enabled: boolean; port: number | null; host: string };
@@ -101,7 +101,7 @@ export interface ObservabilityConfig {
   apollo: { key: string; graphRef: string | null; usageReporting: boolean } | null;
 }
 
-/** Abuse limits, each documented in README "Security" with its variable. */
+/** Abuse limits, each documented in docs/security.md with its variable. */
 export interface Limits {
   maxCost: number;
   maxDepth: number;

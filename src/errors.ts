@@ -6,7 +6,7 @@
  * - `toUserErrors`: what a mutation's caller can fix (bad input, unknown id,
  *   refused state change) -> `userErrors` entries with a `UserErrorCode`, for
  *   the payload instead of an error.
- * The README's "Errors" tables are checked against both code lists.
+ * The error tables of docs/graphql-contract.md are checked against both code lists.
  */
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import {
@@ -31,7 +31,7 @@ import { snakeToCamel } from './naming.js';
 
 export { UserErrorCode };
 
-/** The `extensions.code` values of GraphQL errors (README, "Errors"). */
+/** The `extensions.code` values of GraphQL errors (docs/graphql-contract.md, "The contract in brief"). */
 export const ErrorCode = {
   UNAUTHENTICATED: 'UNAUTHENTICATED',
   FORBIDDEN: 'FORBIDDEN',
@@ -280,7 +280,7 @@ export function toUserErrors(error: unknown, shape: UserErrorShape): UserError[]
   if (error instanceof UserInputError) return error.userErrors;
   if (error instanceof UpstreamValidationError) {
     const entries = Object.entries(error.fieldErrors);
-    // Refused without saying which input: the caller cannot know what to fix (README, userErrors codes).
+    // Refused without saying which input: the caller cannot know what to fix (docs/graphql-contract.md, userErrors codes).
     if (entries.length === 0) {
       return [{ field: null, message: plainText(error.upstreamMessage ?? 'The payments API refused the input.'), code: UserErrorCode.Unknown }];
     }

@@ -9,8 +9,9 @@ import { RedisIdempotencyStore } from './idempotency/index.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway, upstreamFor } from './server.js';
-import { EXAMPLE_OPERATIONS } from './explorer/index.js';
-import { loadEmulatorOptionsFromEnv, startEmulator, type RunningEmulator } from './emulator/index.js';
+import { exampleTabs } from './explorer/index.js';
+import { loadEmulatorOptionsFromEnv, type RunningEmulator } from './emulator/index.js';
+import { embeddedAdminToken, startEmbeddedEmulator } from './emulator/embedded.js';
 
 async function main(): Promise<void> {
   let config;
@@ -29,16 +30,17 @@ async function main(): Promise<void> {
   // Embedded: no PAYMENTS_API_URL, so the emulator is the upstream, seeded with demo data.
   let emulator: RunningEmulator | null = null;
   let emulatorForwards = false;
-  // Loopback only, and its admin API (reset, faults, seed) behind a token made here: never reachable from outside.
-  const adminToken = randomBytes(24).toString('base64url');
+  // Loopback only, and its admin API (reset, faults, seed) behind this user's token: never reachable from outside.
+  const adminToken = config.embeddedEmulator ? embeddedAdminToken() : '';
   if (config.embeddedEmulator) {
     const options = loadEmulatorOptionsFromEnv(process.env);
-    // A free port unless one is asked for, so a standalone emulator on 4010 can coexist.
-    const port = process.env.EMULATOR_PORT ? options.port : 0;
-    emulator = await startEmulator({ ...options, host: '127.0.0.1', port, seed: false, adminToken, console: true });
+    // 4010 when free, so the console keeps its address; any free port beside a standalone emulator on 4010.
+    emulator = await startEmbeddedEmulator({ ...options, adminToken }, Boolean(process.env.EMULATOR_PORT));
     emulatorForwards = Boolean(options.forwardTo);
   }
   const demoKey = emulator?.seedDemo() ?? null;
+  // The explorer's payment tabs come with a transaction to send, so their variables hold a real id.
+  const startingTransaction = emulator && demoKey ? await createStartingTransaction(emulator.url, demoKey) : undefined;
   const upstreamUrl = config.paymentsApiUrl ?? emulator!.url;
 
   // ... and its webhooks come to this gateway, signed with a secret made here,
@@ -56,7 +58,7 @@ async function main(): Promise<void> {
     logger,
     ...(idempotencyStore ? { idempotencyStore } : {}),
     // The explorer opens ready to run the README's examples with the demo key.
-    ...(demoKey ? { explorer: { defaultHeaders: { Authorization: `Bearer ${demoKey}` }, tabs: EXAMPLE_OPERATIONS } } : {}),
+    ...(demoKey ? { explorer: { defaultHeaders: { Authorization: `Bearer ${demoKey}` }, tabs: exampleTabs(startingTransaction) } } : {}),
   });
   // The gateway's port is known only now (PORT may be 0).
   if (emulator && forwardSecret) emulator.forwardEventsTo(new URL('/webhooks/payments', gateway.url).href, forwardSecret);
@@ -85,7 +87,7 @@ async function main(): Promise<void> {
     await idempotencyStore?.close();
     await emulator?.stop();
     if (cutRequests > 0) {
-      // A cut keyed mutation is safe to retry with the same Idempotency-Key (README, Deployment).
+      // A cut keyed mutation is safe to retry with the same Idempotency-Key (docs/deployment.md).
       logger.error({ signal, cutRequests, graceMs }, `shutdown grace period exceeded: ${cutRequests} in-flight request(s) cut`);
       process.exit(1);
     }
@@ -94,6 +96,24 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/** A pending "Order 42" made through the emulator's REST API, as the Pay tab would make it; its id, or undefined. */
+async function createStartingTransaction(emulatorUrl: string, key: string): Promise<string | undefined> {
+  const body = { amount: 2500, description: 'Order 42', currency: { iso: 'XOF' }, customer: { firstname: 'Ama', lastname: 'Mensah', email: 'ama@example.com' } };
+  try {
+    const res = await fetch(`${emulatorUrl}/v1/transactions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify(body),
+    });
+    const answer = (await res.json()) as { 'v1/transaction'?: { id?: unknown }; id?: unknown };
+    const id = (answer['v1/transaction'] ?? answer).id;
+    return res.ok && (typeof id === 'number' || typeof id === 'string') ? String(id) : undefined;
+  } catch {
+    // The tabs then show a placeholder to replace with the id Pay returns.
+    return undefined;
+  }
 }
 
 const EXPLORER_HINT = {

@@ -12,7 +12,7 @@
  * made it stale.
  *
  * An entry whose text passes `maxEntryBytes` is not written. What bounds
- * Redis as a whole is its own `maxmemory` (README, Security): every entry
+ * Redis as a whole is its own `maxmemory` (docs/security.md): every entry
  * carries a TTL, so `volatile-ttl` drops cache entries (an hour at most)
  * before the longer-lived idempotency records.
  */

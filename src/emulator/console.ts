@@ -4,7 +4,8 @@
  * the transactions and payouts waiting for an outcome with buttons that
  * settle them through the admin API (same timestamps, events and webhooks as
  * the sandbox phone numbers), the webhook deliveries with their signature
- * header, and switches for common faults. The admin token comes from the
+ * header, and switches for common faults. A settled row stays in place with
+ * its outcome, so no button slides under the pointer. The admin token comes from the
  * URL's fragment (`#token=...`), which browsers never send to a server.
  */
 export const CONSOLE_PATH = '/_emulator/console';
@@ -18,6 +19,8 @@ th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #e4e7e
 th { font-weight: 600; color: #5b6475; } td.empty { color: #98a2b3; font-style: italic; }
 code { font-size: 12px; word-break: break-all; } .ok { color: #067647; } .bad { color: #b42318; }
 button { margin-right: .3rem; cursor: pointer; } .switch[aria-pressed="true"] { background: #fde68a; }
+tr.settled td { color: #98a2b3; } td.outcome { color: #1d2433; font-weight: 600; }
+#transactions tr, #payouts tr { height: 2.4rem; } /* the same with buttons or an outcome */
 `;
 
 /** Fault switches: each is one fault spec posted to /_emulator/faults. */
@@ -41,17 +44,38 @@ async function admin(method, path, body) {
   return res.json();
 }
 function cell(row, text, cls) { const td = row.insertCell(); td.textContent = text == null ? '' : String(text); if (cls) td.className = cls; return td; }
+// A settled row stays where it was, its buttons replaced by the outcome, so
+// nothing slides under the pointer; rows run oldest first, so new ones arrive below.
+const settled = new Map();
+const shown = new Map();
 function fill(id, items, columns, actions) {
   const body = $(id); body.replaceChildren();
-  if (items.length === 0) { cell(body.insertRow(), 'nothing here', 'empty').colSpan = columns.length + 1; return; }
-  for (const item of items) {
+  const waiting = new Set(items.map((item) => item.id));
+  for (const item of shown.get(id) || []) {
+    if (!waiting.has(item.id) && !settled.has(id + ':' + item.id)) settled.set(id + ':' + item.id, { item, outcome: 'settled elsewhere' });
+  }
+  shown.set(id, items);
+  const rows = [...items.map((item) => ({ item, outcome: null }))];
+  for (const [k, entry] of settled) if (k.startsWith(id + ':') && !waiting.has(entry.item.id)) rows.push(entry);
+  rows.sort((a, b) => a.item.id - b.item.id);
+  if (rows.length === 0) { cell(body.insertRow(), 'nothing here', 'empty').colSpan = columns.length + 1; return; }
+  for (const { item, outcome } of rows) {
     const row = body.insertRow();
+    row.dataset.id = item.id;
     for (const column of columns) cell(row, column(item));
     const td = row.insertCell();
+    if (outcome) { row.className = 'settled'; td.className = 'outcome'; td.textContent = outcome; continue; }
     for (const [label, kind, status] of actions) {
       const b = document.createElement('button');
       b.textContent = label; b.dataset.action = status; b.dataset.id = item.id;
-      b.onclick = () => act(() => admin('POST', kind + '/' + item.id + '/status', { status }));
+      b.onclick = () => {
+        for (const other of td.querySelectorAll('button')) other.disabled = true;
+        act(async () => {
+          const moved = await admin('POST', kind + '/' + item.id + '/status', { status });
+          settled.set(id + ':' + item.id, { item, outcome: moved.status || status });
+          if (settled.size > 200) settled.delete(settled.keys().next().value);
+        });
+      };
       td.append(b);
     }
   }
@@ -102,9 +126,9 @@ export function consolePage(): string {
 <h1>Payments emulator console</h1>
 <p class="hint">Settle what is waiting, watch the webhooks go out, break the upstream on purpose. Every change here reaches the gateway's subscriptions like a real payment would.</p>
 <p id="problem" role="alert"></p>
-<h2>Transactions waiting for the payer</h2>
+<h2>Transactions waiting for the payer (oldest first; settled ones stay, with their outcome)</h2>
 <table><thead><tr><th>id</th><th>amount</th><th>description</th><th>customer</th><th>created</th><th></th></tr></thead><tbody id="transactions"></tbody></table>
-<h2>Payouts waiting for the operator</h2>
+<h2>Payouts waiting for the operator (oldest first; settled ones stay, with their outcome)</h2>
 <table><thead><tr><th>id</th><th>status</th><th>amount</th><th>customer</th><th>created</th><th></th></tr></thead><tbody id="payouts"></tbody></table>
 <h2>Webhook deliveries (newest first)</h2>
 <table><thead><tr><th>at</th><th>event</th><th>to</th><th>attempt</th><th>result</th><th>X-FEDAPAY-SIGNATURE</th></tr></thead><tbody id="deliveries"></tbody></table>

@@ -9,7 +9,7 @@ import type http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export { EXAMPLE_OPERATIONS } from './examples.js';
+export { EXAMPLE_OPERATIONS, exampleTabs } from './examples.js';
 
 export interface ExplorerOptions {
   /** Path of the GraphQL endpoint the page is served at and queries go to. */

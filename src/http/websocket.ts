@@ -83,7 +83,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
   const caps = config.limits.ws;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const sessions = new WeakMap<WebSocket, Session>();
-  // What one key, one client address and the whole instance may hold (README, Security).
+  // What one key, one client address and the whole instance may hold (docs/security.md).
   const byAddress = new Tally();
   const connectionsByKey = new Tally();
   const operationsByKey = new Tally();

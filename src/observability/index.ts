@@ -1,5 +1,5 @@
 /**
- * Metrics, traces and request ids for one gateway (README, Operations). The
+ * Metrics, traces and request ids for one gateway (docs/operations.md). The
  * rooms that do the work stay unaware of it: they expose small hooks (the
  * upstream client's observer, the loaders' stats, the idempotency scope's
  * `observe`, the webhook intake's result) and this module fills them in.

@@ -73,4 +73,39 @@ describeWith('chromium', 'the emulator console in a browser', () => {
     if (process.env.CONSOLE_SCREENSHOT) await page.screenshot({ path: process.env.CONSOLE_SCREENSHOT, fullPage: true });
     await disposeLive(url, client);
   });
+
+  it('a double click on Approve settles that one payment: its row stays with the outcome, and the next row does not move', async () => {
+    const { url, key, consoleUrl } = started.found as { url: string; key: string; consoleUrl: string };
+    const gql = async (query: string, variables: Record<string, unknown> = {}) => {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ query, variables }) });
+      return ((await res.json()) as { data: Record<string, { id: string; status: string; transaction: { id: string; status: string } }> }).data;
+    };
+    const create = async (description: string) =>
+      (await gql('mutation ($d: String!) { createTransaction(input: { amountDecimal: "900", description: $d, currency: { iso: "XOF" } }) { transaction { id status } } }', { d: description }))
+        .createTransaction!.transaction.id;
+    const first = await create('double click, first');
+    const second = await create('double click, second');
+
+    const page = await browser.newPage();
+    await page.goto(consoleUrl);
+    const approveFirst = page.locator(`#transactions button[data-action="approved"][data-id="${first}"]`);
+    const approveSecond = page.locator(`#transactions button[data-action="approved"][data-id="${second}"]`);
+    await approveSecond.waitFor({ timeout: 10_000 });
+    const before = await approveSecond.boundingBox();
+    const target = (await approveFirst.boundingBox())!;
+    // Two clicks at one spot, as a double click lands them.
+    await page.mouse.dblclick(target.x + target.width / 2, target.y + target.height / 2);
+
+    const firstRow = page.locator(`#transactions tr[data-id="${first}"]`);
+    await expect.poll(() => firstRow.innerText(), { timeout: 5_000 }).toContain('approved');
+    // Refreshes come every second: the row must outlive them.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(await firstRow.innerText()).toContain('approved');
+    expect(await approveSecond.boundingBox()).toEqual(before);
+    const status = async (id: string) => (await gql('query ($id: ID!) { transaction(id: $id) { id status } }', { id })).transaction!.status;
+    expect(await status(first)).toBe('APPROVED');
+    expect(await status(second)).toBe('PENDING');
+    expect(await page.locator('#problem').innerText()).toBe('');
+    await page.close();
+  });
 });

@@ -70,11 +70,39 @@ describeWith('chromium', 'the example checkout in a browser', () => {
     expect(problems).toEqual([]);
   }, 30_000);
 
-  it('shows DECLINED for the declining number', async () => {
+  it('shows DECLINED for the declining number, with the reason', async () => {
     const page = await browser.newPage();
     await page.goto(pageUrl);
     await page.locator('#phone').fill('64000002');
     await page.locator('button[type="submit"]').click();
     await expect.poll(() => page.locator('#status').innerText(), { timeout: 15_000 }).toBe('DECLINED');
+    expect(await page.locator('#reason').innerText()).toBe("Reason: the payer's balance is too low (INSUFFICIENT_FUNDS)");
   }, 30_000);
+
+  it('says the payment service cannot be reached when the gateway is down', async () => {
+    // The same build, served with /graphql proxied to a port where nothing listens.
+    const port = await freePort();
+    const nowhere = `http://127.0.0.1:${await freePort()}`;
+    const downServer = spawn(process.execPath, [VITE, 'preview', '--config', CONFIG, '--outDir', outDir, '--host', '127.0.0.1', '--port', String(port), '--strictPort'], {
+      cwd: ROOT,
+      env: { ...process.env, GATEWAY_URL: nowhere },
+      stdio: 'ignore',
+    });
+    try {
+      const downUrl = `http://127.0.0.1:${port}/`;
+      await eventually(() => fetch(downUrl).then((r) => r.status, () => 0), (status) => status === 200, 15_000);
+      const page = await browser.newPage();
+      await page.goto(downUrl);
+      await page.locator('#phone').fill('64000001');
+      await page.locator('button[type="submit"]').click();
+      await expect.poll(() => page.locator('#status').innerText(), { timeout: 15_000 }).toMatch(/^The payment service cannot be reached\. Check that the gateway is running \(npm start\), then try again\./);
+      expect(await page.locator('#status').innerText()).not.toMatch(/JSON|Response/);
+      expect(await page.locator('#status').getAttribute('data-tone')).toBe('bad');
+      expect(await page.locator('button[type="submit"]').isEnabled()).toBe(true);
+    } finally {
+      const exited = new Promise((r) => downServer.once('exit', r));
+      downServer.kill('SIGTERM');
+      await exited;
+    }
+  }, 40_000);
 });

@@ -16,6 +16,6 @@ export default function setup(): () => void {
     const missing = (Object.keys(SUITES) as Tool[]).filter((tool) => !toolAvailable(tool));
     if (missing.length === 0) return;
     const lines = missing.map((tool) => `  - no ${tool}: skipped ${SUITES[tool]}`);
-    console.warn(['', '*** Some suites were SKIPPED on this machine (CI runs them all):', ...lines, '*** README, "Tests", says how to install what they need.', ''].join('\n'));
+    console.warn(['', '*** Some suites were SKIPPED on this machine (CI runs them all):', ...lines, '*** docs/development.md, "Tests", says how to install what they need.', ''].join('\n'));
   };
 }

@@ -3,11 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCode, REQUEST_CODES, toGraphQLError, UserErrorCode } from '../../src/errors.js';
 import * as upstream from '../../src/upstream/errors.js';
 
-/** The codes in the first column of the README table whose header cell is `header`. */
-function readmeTableCodes(header: string): string[] {
-  const lines = readFileSync(new URL('../../README.md', import.meta.url), 'utf8').split('\n').map((l) => l.trim());
+/** The codes in the first column of the contract's table (docs/graphql-contract.md) whose header cell is `header`. */
+function documentedCodes(header: string): string[] {
+  const lines = readFileSync(new URL('../../docs/graphql-contract.md', import.meta.url), 'utf8').split('\n').map((l) => l.trim());
   const start = lines.findIndex((l) => l.startsWith(`| ${header} |`));
-  expect(start, `README has a table headed "| ${header} |"`).toBeGreaterThanOrEqual(0);
+  expect(start, `docs/graphql-contract.md has a table headed "| ${header} |"`).toBeGreaterThanOrEqual(0);
   const codes: string[] = [];
   for (const line of lines.slice(start + 2)) {
     const match = /^\| `([A-Z_]+)` \|/.exec(line);
@@ -17,17 +17,17 @@ function readmeTableCodes(header: string): string[] {
   return codes;
 }
 
-describe('the README documents exactly the codes the gateway uses', () => {
+describe('docs/graphql-contract.md documents exactly the codes the gateway uses', () => {
   it('GraphQL error codes (extensions.code)', () => {
-    expect(readmeTableCodes('code').sort()).toEqual(Object.values(ErrorCode).sort());
+    expect(documentedCodes('code').sort()).toEqual(Object.values(ErrorCode).sort());
   });
 
   it('request codes (Apollo Server and graphql-js, passed on as they are)', () => {
-    expect(readmeTableCodes('request code').sort()).toEqual([...REQUEST_CODES].sort());
+    expect(documentedCodes('request code').sort()).toEqual([...REQUEST_CODES].sort());
   });
 
   it('userErrors codes', () => {
-    expect(readmeTableCodes('user error code').sort()).toEqual(Object.values(UserErrorCode).sort());
+    expect(documentedCodes('user error code').sort()).toEqual(Object.values(UserErrorCode).sort());
   });
 });
 

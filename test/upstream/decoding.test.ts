@@ -96,7 +96,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       await expect(h.api.accounts.current()).resolves.toMatchObject({ id: 1, name: 'Demo shop' });
     });
 
-    // Zoneless `YYYY-MM-DD HH:MM:SS` dates become RFC 3339 on every account-owned object (README, "Upstream values as sent").
+    // Zoneless `YYYY-MM-DD HH:MM:SS` dates become RFC 3339 on every account-owned object (docs/graphql-contract.md, "Upstream values as sent").
     const zoneless = { account_id: 1, created_at: '2024-05-01 10:00:00', updated_at: '2024-05-02 11:00:00' };
     const normalised = { account_id: 1, created_at: '2024-05-01T10:00:00Z', updated_at: '2024-05-02T11:00:00Z' };
     it.each([

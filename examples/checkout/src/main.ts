@@ -10,11 +10,21 @@ const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as 
 const form = $<HTMLFormElement>('checkout');
 const status = $<HTMLParagraphElement>('status');
 const history = $<HTMLOListElement>('history');
+const reason = $<HTMLParagraphElement>('reason');
 let stop: (() => void) | null = null;
 
 function show(text: string, tone: 'waiting' | 'ok' | 'bad' = 'waiting'): void {
   status.textContent = text;
   status.dataset.tone = tone;
+}
+
+/** What the payer or their operator gave as the reason of a decline, in words where it is a known code. */
+const REASONS: Record<string, string> = {
+  INSUFFICIENT_FUNDS: "the payer's balance is too low",
+};
+
+function explain(code: string | null | undefined): void {
+  reason.textContent = code ? `Reason: ${REASONS[code] ? `${REASONS[code]} (${code})` : code}` : '';
 }
 
 function record(state: string): void {
@@ -33,6 +43,7 @@ form.addEventListener('submit', (event) => {
 async function pay(fields: FormData): Promise<void> {
   stop?.();
   history.replaceChildren();
+  explain(null);
   const button = form.querySelector('button')!;
   button.disabled = true;
   try {
@@ -58,6 +69,7 @@ async function pay(fields: FormData): Promise<void> {
         record(`update: ${transactionUpdated.status}`);
         const tone = FINAL[transactionUpdated.status];
         show(transactionUpdated.status, tone ?? 'waiting');
+        if (tone === 'bad') explain(transactionUpdated.lastErrorCode);
         if (tone) resolve(transactionUpdated.status);
       }, reject);
     });

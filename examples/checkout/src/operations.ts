@@ -21,6 +21,6 @@ export const PayWithPhone = graphql(`
 
 export const CheckoutStatus = graphql(`
   subscription CheckoutStatus($id: ID!) {
-    transactionUpdated(id: $id) { id status }
+    transactionUpdated(id: $id) { id status lastErrorCode }
   }
 `);

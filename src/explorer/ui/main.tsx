@@ -7,6 +7,7 @@ import { createRoot } from 'react-dom/client';
 import { GraphiQL } from 'graphiql';
 import { createGraphiQLFetcher, type Fetcher } from '@graphiql/toolkit';
 import { createClient } from 'graphql-ws';
+import { Kind, parse, type DocumentNode } from 'graphql';
 import 'graphiql/style.css';
 import './page.css';
 
@@ -39,10 +40,31 @@ function fetcherFor(authorization: string): Fetcher {
   return fetcher;
 }
 
+/**
+ * Right after a tab switch GraphiQL can pass the previous tab's operation name
+ * and parsed document ("Unknown operation named Payouts"), and the toolkit's
+ * fetcher picks graphql-ws for a subscription by that document. Both are taken
+ * from the query actually sent: a name it does not define becomes the name of
+ * its only operation.
+ */
+function ownOperation(query: string, name: string | null | undefined): { operationName?: string; documentAST?: DocumentNode } {
+  let documentAST: DocumentNode;
+  try {
+    documentAST = parse(query);
+  } catch {
+    return name ? { operationName: name } : {}; // the server answers the parse error
+  }
+  const names = documentAST.definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION && d.name ? [d.name.value] : []));
+  const operationName = name && names.includes(name) ? name : names.length === 1 ? names[0] : undefined;
+  return { documentAST, ...(operationName ? { operationName } : {}) };
+}
+
 const fetcher: Fetcher = (params, options) => {
   const headers = (options?.headers ?? {}) as Record<string, unknown>;
   const entry = Object.entries(headers).find(([name]) => name.toLowerCase() === 'authorization');
-  return fetcherFor(typeof entry?.[1] === 'string' ? entry[1] : '')(params, options);
+  const { operationName, documentAST } = ownOperation(params.query, params.operationName);
+  const own = { ...params, operationName: operationName ?? null };
+  return fetcherFor(typeof entry?.[1] === 'string' ? entry[1] : '')(own, { ...options, ...(documentAST ? { documentAST } : {}) });
 };
 
 const defaultHeaders = config.defaultHeaders ? JSON.stringify(config.defaultHeaders, null, 2) : undefined;

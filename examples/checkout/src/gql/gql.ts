@@ -16,12 +16,12 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
 type Documents = {
     "\n  mutation CreateCheckout($input: CreateTransactionInput!, $idempotencyKey: String) {\n    createTransaction(input: $input, idempotencyKey: $idempotencyKey) {\n      transaction { id status amountMoney { amount currencyIso } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.CreateCheckoutDocument,
     "\n  mutation PayWithPhone($id: ID!, $mode: String!, $phone: PhoneNumberInput!, $idempotencyKey: String) {\n    sendTransaction(id: $id, mode: $mode, phoneNumber: $phone, idempotencyKey: $idempotencyKey) {\n      transaction { id status }\n      userErrors { field message code }\n    }\n  }\n": typeof types.PayWithPhoneDocument,
-    "\n  subscription CheckoutStatus($id: ID!) {\n    transactionUpdated(id: $id) { id status }\n  }\n": typeof types.CheckoutStatusDocument,
+    "\n  subscription CheckoutStatus($id: ID!) {\n    transactionUpdated(id: $id) { id status lastErrorCode }\n  }\n": typeof types.CheckoutStatusDocument,
 };
 const documents: Documents = {
     "\n  mutation CreateCheckout($input: CreateTransactionInput!, $idempotencyKey: String) {\n    createTransaction(input: $input, idempotencyKey: $idempotencyKey) {\n      transaction { id status amountMoney { amount currencyIso } }\n      userErrors { field message code }\n    }\n  }\n": types.CreateCheckoutDocument,
     "\n  mutation PayWithPhone($id: ID!, $mode: String!, $phone: PhoneNumberInput!, $idempotencyKey: String) {\n    sendTransaction(id: $id, mode: $mode, phoneNumber: $phone, idempotencyKey: $idempotencyKey) {\n      transaction { id status }\n      userErrors { field message code }\n    }\n  }\n": types.PayWithPhoneDocument,
-    "\n  subscription CheckoutStatus($id: ID!) {\n    transactionUpdated(id: $id) { id status }\n  }\n": types.CheckoutStatusDocument,
+    "\n  subscription CheckoutStatus($id: ID!) {\n    transactionUpdated(id: $id) { id status lastErrorCode }\n  }\n": types.CheckoutStatusDocument,
 };
 
 /**
@@ -49,7 +49,7 @@ export function graphql(source: "\n  mutation PayWithPhone($id: ID!, $mode: Stri
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  subscription CheckoutStatus($id: ID!) {\n    transactionUpdated(id: $id) { id status }\n  }\n"): (typeof documents)["\n  subscription CheckoutStatus($id: ID!) {\n    transactionUpdated(id: $id) { id status }\n  }\n"];
+export function graphql(source: "\n  subscription CheckoutStatus($id: ID!) {\n    transactionUpdated(id: $id) { id status lastErrorCode }\n  }\n"): (typeof documents)["\n  subscription CheckoutStatus($id: ID!) {\n    transactionUpdated(id: $id) { id status lastErrorCode }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};
