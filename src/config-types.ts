@@ -64,6 +64,8 @@ export interface Config {
     suggestions: boolean;
     /** Inline traces (ftv1) only for requests carrying this secret in `x-router-secret`; null: any caller outside production. */
     routerSharedSecret: string | null;
+    /** `extensions.cost` on answers: requested and actual cost, and the maximum. */
+    costExtensions: boolean;
   };
   limits: Limits;
   /** A persisted-documents manifest: when set, only its operations run (README, Security). */

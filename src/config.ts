@@ -85,6 +85,8 @@ const envSchema = z
     // Proxies whose X-Forwarded-For names the client (proxy-addr syntax: IPs, CIDRs, loopback, uniquelocal...).
     TRUSTED_PROXIES: optional(z.string().refine(validProxyList, 'must be comma-separated IP addresses, CIDR ranges or loopback/linklocal/uniquelocal')),
     MAX_OPERATION_COST: int(1).default(1_000),
+    // extensions.cost on every priced answer (requested, actual, maximum), as Shopify's.
+    COST_EXTENSIONS: boolean.default(true),
     MAX_QUERY_DEPTH: int(1).default(12),
     MAX_ALIASES: int(0).default(30),
     MAX_QUERY_TOKENS: int(10).default(2_000),
@@ -250,6 +252,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       introspection: e.GRAPHQL_INTROSPECTION ?? !production,
       suggestions: e.GRAPHQL_SUGGESTIONS ?? !production,
       routerSharedSecret: e.ROUTER_SHARED_SECRET ?? null,
+      costExtensions: e.COST_EXTENSIONS,
     }),
     limits: Object.freeze({
       maxCost: e.MAX_OPERATION_COST,

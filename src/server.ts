@@ -149,7 +149,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     validationRules: documents.rules,
     plugins: [
       authGate({ routerSecretSet: config.graphql.routerSharedSecret !== null }),
-      operationLimits(documents.check),
+      operationLimits(documents.check, config.graphql.costExtensions ? { maximumAvailable: config.limits.maxCost } : null),
       // Installed by hand: the federated tracing Apollo adds to a subgraph by itself, minus its info line at start.
       ApolloServerPluginInlineTrace(),
       // The schema gives no cache hints, and its cache-control plugin costs a hook on every field
