@@ -14,7 +14,9 @@ import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginUsageReportin
 import type { Config } from './config.js';
 import type { ContextDeps, UpstreamClientFactory } from './context.js';
 import { createErrorFormatter } from './errors.js';
-import { authGate, createGraphQLRoute, MAX_BODY_BYTES, uncacheableAnswers, type HttpContext } from './http/graphql-route.js';
+import { createCacheHints, type CacheHintRules } from './graphql/cache-hints.js';
+import { isFinalPayout, isFinalTransaction } from './payments/rules.js';
+import { authGate, cacheHeaders, createGraphQLRoute, MAX_BODY_BYTES, type HttpContext } from './http/graphql-route.js';
 import { ignoredAfterRefusal, isClientAbort, sendJson } from './http/body.js';
 import { guardedMetrics, healthz, readyz } from './http/health.js';
 import { opsAccess } from './http/ops-access.js';
@@ -152,10 +154,10 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       operationLimits(documents.check, config.graphql.costExtensions ? { maximumAvailable: config.limits.maxCost } : null),
       // Installed by hand: the federated tracing Apollo adds to a subgraph by itself, minus its info line at start.
       ApolloServerPluginInlineTrace(),
-      // The schema gives no cache hints, and its cache-control plugin costs a hook on every field
-      // of every answer; uncacheableAnswers() sends the `no-store` it would have sent.
+      // Apollo's cache-control plugin costs a hook on every field of every answer; cacheHeaders()
+      // decides the header once per document instead.
       ApolloServerPluginCacheControlDisabled(),
-      uncacheableAnswers(),
+      cacheHeaders(createCacheHints(schema, cacheHintRules(config))),
       operationTelemetryPlugin<HttpContext>(),
       ...usageReporting(config.observability.apollo, apolloReportingUrl),
       ...explorer.apolloPlugins,
@@ -412,4 +414,22 @@ async function startEntityCache(config: Readonly<Config>, logger: Logger): Promi
   await redis.connect();
   const longest = Math.max(settings.customerTtlMs, settings.currencyTtlMs, settings.finalTtlMs);
   return createEntityCache(redisStore({ redis, prefix: CACHE_PREFIX, generationTtlMs: longest + 60_000, maxEntryBytes }), settings, logger);
+}
+
+/**
+ * What a router may keep, and how long: the entity cache's own TTLs (customers,
+ * currencies, and transactions and payouts once final), in seconds. Everything else
+ * (lists, webhooks, events, logs) is not kept.
+ */
+function cacheHintRules(config: Config): CacheHintRules {
+  const seconds = (ms: number) => Math.floor(ms / 1000);
+  return {
+    maxAge: {
+      Customer: seconds(config.entityCache.customerTtlMs),
+      Currency: seconds(config.currencyCacheTtlMs),
+      Transaction: seconds(config.entityCache.finalTtlMs),
+      Payout: seconds(config.entityCache.finalTtlMs),
+    },
+    finalWhen: { Transaction: isFinalTransaction, Payout: isFinalPayout },
+  };
 }

@@ -7,11 +7,12 @@
 import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import { HeaderMap, type ApolloServer, type ApolloServerPlugin, type GraphQLRequestContext } from '@apollo/server';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type DocumentNode } from 'graphql';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode, unauthenticated } from '../errors.js';
 import { capAnswer, type Admission, type Caller } from '../limits/admission.js';
 import { clientAddress } from './client-address.js';
+import { finalAnswer, type DocumentCacheHint } from '../graphql/cache-hints.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
 import { attributeErrors, withRequestId, type OperationTelemetry } from '../observability/index.js';
 import { BodyTooLarge, readBody, refuseTooLarge, sendJson } from './body.js';
@@ -179,21 +180,30 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
 }
 
 /**
- * `Cache-Control: no-store` on every GraphQL answer over HTTP: answers are one
- * caller's, at one moment. Apollo's cache-control plugin sent the same header
- * for a schema without cache hints; it is switched off (server.ts) because it
- * hooks every field of every answer to compute that.
+ * `Cache-Control` on every GraphQL answer over HTTP, as routers' response caches read it:
+ * `private` always (an answer is one key's), `max-age` from the document's cache hint
+ * (graphql/cache-hints.ts, decided once per document), and `no-store` for a mutation, an
+ * answer with errors, a type with no TTL, or a transaction or payout the answer shows
+ * not final. Apollo's cache-control plugin is switched off (server.ts): it hooks every
+ * field of every answer.
  */
-export function uncacheableAnswers(): ApolloServerPlugin<HttpContext> {
+export function cacheHeaders(hintOf: (document: DocumentNode, operationName: string | undefined) => DocumentCacheHint): ApolloServerPlugin<HttpContext> {
   return {
     async requestDidStart() {
       return {
-        async willSendResponse({ response }) {
-          response.http.headers.set('cache-control', 'no-store');
+        async willSendResponse({ response, document, operationName, errors }) {
+          response.http.headers.set('cache-control', cacheControlOf(response.body, document, operationName ?? undefined, errors?.length ?? 0));
         },
       };
     },
   };
+
+  function cacheControlOf(body: { kind: string; singleResult?: { data?: unknown; errors?: unknown } }, document: DocumentNode | undefined, operationName: string | undefined, errors: number): string {
+    if (!document || errors > 0 || body.kind !== 'single' || body.singleResult?.errors) return 'no-store';
+    const hint = hintOf(document, operationName);
+    if (hint.maxAge <= 0 || !finalAnswer(body.singleResult?.data, hint.statusChecks)) return 'no-store';
+    return `private, max-age=${hint.maxAge}`;
+  }
 }
 
 /**
