@@ -15,6 +15,7 @@ import type { Config } from './config.js';
 import type { ContextDeps, UpstreamClientFactory } from './context.js';
 import { createErrorFormatter } from './errors.js';
 import { createCacheHints, type CacheHintRules } from './graphql/cache-hints.js';
+import { createRouterInvalidation, withRouterInvalidation } from './cache/router-invalidation.js';
 import { isFinalPayout, isFinalTransaction } from './payments/rules.js';
 import { authGate, cacheHeaders, createGraphQLRoute, MAX_BODY_BYTES, type HttpContext } from './http/graphql-route.js';
 import { ignoredAfterRefusal, isClientAbort, sendJson } from './http/body.js';
@@ -113,12 +114,16 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   // Rate limits and revocations shared by every instance when they share Redis.
   const shared = await sharedLimitState(config, logger);
   const keys = new KeyStatus({ rejectedTtlMs: config.limits.rejectedKeyTtlMs, revalidateMs: config.limits.keyRevalidateMs, channel: shared.revocations });
+  // Every eviction (a verified webhook, a mutation) also told to the router's response cache, when one is set.
+  const routerSettings = config.graphql.routerInvalidation;
+  const withRouter = (cache: EntityCache) =>
+    routerSettings ? withRouterInvalidation(cache, createRouterInvalidation(routerSettings, { logger, observe: (o) => observability.routerInvalidation(o) })) : cache;
   const contextDeps: ContextDeps = {
     config,
     keys,
     upstream,
     logger,
-    entityCache: await startEntityCache(config, logger),
+    entityCache: withRouter(await startEntityCache(config, logger)),
     idempotencyStore: idempotencyStore ?? ownStore!,
     observability,
   };
