@@ -15,7 +15,8 @@
  *   what one item of its sized fields (`edges`, `nodes`) costs;
  * - an argument with `@cost` adds its weight once per item given (`startPayouts(payouts:)`
  *   reads each payout it is given first);
- * - `_entities` costs its number of representations times one entity.
+ * - `_entities` costs its number of representations times one entity;
+ * - introspection (`__schema`, `__type` and all under them) costs nothing.
  * Aliases multiply naturally: each alias is its own field in the document.
  */
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
@@ -103,6 +104,8 @@ export function createCostEstimator(schema: GraphQLSchema, settings: CostSetting
   };
 
   return ({ type, field, args, childComplexity }) => {
+    // Introspection reads the schema, never the upstream: free, as the routers count it.
+    if (type.name.startsWith('__') || field.name.startsWith('__')) return 0;
     if (field.name === '_entities') {
       const representations = Array.isArray(args.representations) ? args.representations.length : 0;
       return representations * (typeWeight(getNamedType(field.type)) + childComplexity);

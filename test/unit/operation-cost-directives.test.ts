@@ -35,6 +35,11 @@ describe('the price follows the directives of schema/', () => {
     expect(cost('mutation ($p: [StartPayoutInput!]!) { startPayouts(payouts: $p) { userErrors { code } } }', { p: payouts })).toBe(8);
   });
 
+  it('prices introspection at nothing: it reads the schema, not the upstream', () => {
+    expect(cost('{ __schema { types { name fields { name args { name type { name ofType { name } } } } } } }')).toBe(0);
+    expect(cost('{ __typename transaction(id: "1") { __typename id } }')).toBe(1);
+  });
+
   it('a list is priced by its @listSize', () => {
     expect(edited('currencies: [Currency]! @listSize(assumedSize: 10)', 'currencies: [Currency]! @listSize(assumedSize: 3)')('{ currencies { iso } }')).toBe(3);
   });
