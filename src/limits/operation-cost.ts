@@ -13,8 +13,9 @@
  *   field with slicing arguments, else its `assumedSize`, else LIST_ASSUMED_ITEMS;
  * - a field with `sizedFields` (a connection) costs its weight plus its size times
  *   what one item of its sized fields (`edges`, `nodes`) costs;
- * - an argument with `@cost` adds its weight once per item given (`startPayouts(payouts:)`
- *   reads each payout it is given first);
+ * - an argument with `@cost` adds its weight, and an input field with `@cost` adds its
+ *   weight each time it is given (`StartPayoutInput.id`: startPayouts reads each payout
+ *   it is given first);
  * - `_entities` costs its number of representations times one entity;
  * - introspection (`__schema`, `__type` and all under them) costs nothing.
  * Aliases multiply naturally: each alias is its own field in the document.
@@ -24,12 +25,15 @@ import {
   getNamedType,
   getNullableType,
   isCompositeType,
+  isInputObjectType,
   isListType,
   isObjectType,
   valueFromASTUntyped,
   type ConstDirectiveNode,
   type DocumentNode,
+  type GraphQLArgument,
   type GraphQLField,
+  type GraphQLInputType,
   type GraphQLNamedType,
   type GraphQLSchema,
 } from 'graphql';
@@ -55,8 +59,8 @@ interface FieldPrice {
   weight: number;
   isList: boolean;
   listSize: ListSize | undefined;
-  /** Arguments with a `@cost`, by name. */
-  argumentWeights: [string, number][];
+  /** The field's arguments, each with its own `@cost` (0 without). */
+  argumentWeights: [GraphQLArgument, number][];
   /** True for `edges` and `nodes` of a connection: the connection multiplies them, not they themselves. */
   sizedByParent: boolean;
 }
@@ -85,9 +89,9 @@ export function createCostEstimator(schema: GraphQLSchema, settings: CostSetting
       weight: cost && typeof cost.weight === 'number' ? cost.weight : typeWeight(getNamedType(field.type)),
       isList: isListType(getNullableType(field.type)),
       listSize: directive(field.astNode?.directives, 'listSize') as ListSize | undefined,
-      argumentWeights: field.args.flatMap((a) => {
+      argumentWeights: field.args.map((a) => {
         const weight = directive(a.astNode?.directives, 'cost')?.weight;
-        return typeof weight === 'number' ? [[a.name, weight] as [string, number]] : [];
+        return [a, typeof weight === 'number' ? weight : 0] as [GraphQLArgument, number];
       }),
       sizedByParent: sizedFieldsOf.get(typeName)?.has(field.name) ?? false,
     };
@@ -112,9 +116,9 @@ export function createCostEstimator(schema: GraphQLSchema, settings: CostSetting
     }
     const price = priceOf(type.name, field as GraphQLField<unknown, unknown>);
     let argumentsCost = 0;
-    for (const [name, weight] of price.argumentWeights) {
-      const value = args[name];
-      argumentsCost += weight * (Array.isArray(value) ? value.length : value == null ? 0 : 1);
+    for (const [argument, weight] of price.argumentWeights) {
+      const value = args[argument.name];
+      if (value != null) argumentsCost += weight + inputCost(argument.type, value);
     }
     const perItem = price.weight + childComplexity;
     // One item of a sized field: its connection multiplies it by the page size.
@@ -122,6 +126,22 @@ export function createCostEstimator(schema: GraphQLSchema, settings: CostSetting
     if (price.listSize?.sizedFields?.length) return price.weight + sizeOf(price.listSize, args) * childComplexity + argumentsCost;
     return (price.isList ? sizeOf(price.listSize, args) * perItem : perItem) + argumentsCost;
   };
+}
+
+/** What an input value given costs: the `@cost` of each input field given, lists summed. */
+function inputCost(type: GraphQLInputType, value: unknown): number {
+  const nullable = getNullableType(type);
+  if (value == null) return 0;
+  if (isListType(nullable)) return Array.isArray(value) ? value.reduce((sum: number, item) => sum + inputCost(nullable.ofType, item), 0) : inputCost(nullable.ofType, value);
+  if (!isInputObjectType(nullable) || typeof value !== 'object') return 0;
+  let cost = 0;
+  for (const field of Object.values(nullable.getFields())) {
+    const given = (value as Record<string, unknown>)[field.name];
+    if (given == null) continue;
+    const weight = directive(field.astNode?.directives, 'cost')?.weight;
+    cost += (typeof weight === 'number' ? weight : 0) + inputCost(field.type, given);
+  }
+  return cost;
 }
 
 /**

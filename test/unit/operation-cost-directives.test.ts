@@ -70,10 +70,12 @@ describe('the IBM cost spec rules', () => {
       unsized: [Book]
       page(first: Int): BookConnection @listSize(slicingArguments: ["first"], sizedFields: ["edges", "nodes"], requireOneSlicingArgument: false)
       search(tags: [String!] @cost(weight: 2)): Book
+      order(lines: [Line!]): Book
       cheap: Book @cost(weight: 0)
     }
     type Book { id: ID! kind: Kind heavy: Heavy author: Author }
     type Author { name: String }
+    input Line { sku: ID! @cost(weight: 3) note: String }
     type BookConnection { edges: [BookEdge] nodes: [Book] pageInfo: PageInfo }
     type BookEdge @cost(weight: 0) { cursor: String node: Book }
     type PageInfo @cost(weight: 0) { hasNextPage: Boolean }
@@ -103,9 +105,10 @@ describe('the IBM cost spec rules', () => {
     expect(cost('{ page(first: 6) { nodes { author { name } } } }')).toBe(1 + 6 * 2);
   });
 
-  it('an argument with @cost adds its weight per item given', () => {
-    expect(cost('{ search(tags: ["a", "b", "c"]) { id } }')).toBe(1 + 3 * 2);
+  it('an argument with @cost adds its weight when given, an input field with @cost each time it is given', () => {
+    expect(cost('{ search(tags: ["a", "b", "c"]) { id } }')).toBe(1 + 2);
     expect(cost('{ search { id } }')).toBe(1);
+    expect(cost('{ order(lines: [{ sku: "1" }, { sku: "2", note: "x" }]) { id } }')).toBe(1 + 2 * 3);
   });
 
   it('refuses a connection whose other fields would be multiplied with it', () => {
