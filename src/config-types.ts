@@ -64,6 +64,10 @@ export interface Config {
     suggestions: boolean;
     /** Inline traces (ftv1) only for requests carrying this secret in `x-router-secret`; null: any caller outside production. */
     routerSharedSecret: string | null;
+    /** `extensions.cost` on answers: requested and actual cost, and the maximum. */
+    costExtensions: boolean;
+    /** Where to push the objects that changed, and the router's shared key (sent as the whole Authorization header); null: nowhere. */
+    routerInvalidation: { url: string; key: string } | null;
   };
   limits: Limits;
   /** A persisted-documents manifest: when set, only its operations run (docs/security.md). */

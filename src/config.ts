@@ -81,10 +81,15 @@ const envSchema = z
     GRAPHQL_INTROSPECTION: optional(boolean),
     GRAPHQL_SUGGESTIONS: optional(boolean),
     ROUTER_SHARED_SECRET: optional(z.string().min(16)),
+    // A router's response-cache invalidation endpoint, told of every object a verified webhook or a mutation changed.
+    ROUTER_INVALIDATION_URL: optional(z.url({ protocol: /^https?$/ })),
+    ROUTER_INVALIDATION_KEY: optional(z.string().min(16)),
     TRUSTED_DOCUMENTS: optional(z.string()),
     // Proxies whose X-Forwarded-For names the client (proxy-addr syntax: IPs, CIDRs, loopback, uniquelocal...).
     TRUSTED_PROXIES: optional(z.string().refine(validProxyList, 'must be comma-separated IP addresses, CIDR ranges or loopback/linklocal/uniquelocal')),
     MAX_OPERATION_COST: int(1).default(1_000),
+    // extensions.cost on every priced answer (requested, actual, maximum), as Shopify's.
+    COST_EXTENSIONS: boolean.default(true),
     MAX_QUERY_DEPTH: int(1).default(12),
     MAX_ALIASES: int(0).default(30),
     MAX_QUERY_TOKENS: int(10).default(2_000),
@@ -154,7 +159,12 @@ const envSchema = z
     (env) =>
       !(typeof env.DEFAULT_PAGE_SIZE === 'number' && typeof env.MAX_PAGE_SIZE === 'number' && env.DEFAULT_PAGE_SIZE > env.MAX_PAGE_SIZE),
     { path: ['DEFAULT_PAGE_SIZE'], message: 'must not exceed MAX_PAGE_SIZE', when: () => true },
-  );
+  )
+  .refine((env) => !env.ROUTER_INVALIDATION_URL === !env.ROUTER_INVALIDATION_KEY, {
+    path: ['ROUTER_INVALIDATION_URL'],
+    message: 'and ROUTER_INVALIDATION_KEY are set together',
+    when: () => true,
+  });
 
 /**
  * Traces are opt-in: an OTLP endpoint (or OTEL_TRACES_EXPORTER=otlp, which
@@ -250,6 +260,8 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       introspection: e.GRAPHQL_INTROSPECTION ?? !production,
       suggestions: e.GRAPHQL_SUGGESTIONS ?? !production,
       routerSharedSecret: e.ROUTER_SHARED_SECRET ?? null,
+      costExtensions: e.COST_EXTENSIONS,
+      routerInvalidation: e.ROUTER_INVALIDATION_URL && e.ROUTER_INVALIDATION_KEY ? Object.freeze({ url: e.ROUTER_INVALIDATION_URL, key: e.ROUTER_INVALIDATION_KEY }) : null,
     }),
     limits: Object.freeze({
       maxCost: e.MAX_OPERATION_COST,

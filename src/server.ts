@@ -14,7 +14,10 @@ import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginUsageReportin
 import type { Config } from './config.js';
 import type { ContextDeps, UpstreamClientFactory } from './context.js';
 import { createErrorFormatter } from './errors.js';
-import { authGate, createGraphQLRoute, MAX_BODY_BYTES, uncacheableAnswers, type HttpContext } from './http/graphql-route.js';
+import { createCacheHints, type CacheHintRules } from './graphql/cache-hints.js';
+import { createRouterInvalidation, withRouterInvalidation } from './cache/router-invalidation.js';
+import { isFinalPayout, isFinalTransaction } from './payments/rules.js';
+import { authGate, cacheHeaders, createGraphQLRoute, MAX_BODY_BYTES, type HttpContext } from './http/graphql-route.js';
 import { ignoredAfterRefusal, isClientAbort, sendJson } from './http/body.js';
 import { guardedMetrics, healthz, readyz } from './http/health.js';
 import { opsAccess } from './http/ops-access.js';
@@ -111,12 +114,16 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   // Rate limits and revocations shared by every instance when they share Redis.
   const shared = await sharedLimitState(config, logger);
   const keys = new KeyStatus({ rejectedTtlMs: config.limits.rejectedKeyTtlMs, revalidateMs: config.limits.keyRevalidateMs, channel: shared.revocations });
+  // Every eviction (a verified webhook, a mutation) also told to the router's response cache, when one is set.
+  const routerSettings = config.graphql.routerInvalidation;
+  const withRouter = (cache: EntityCache) =>
+    routerSettings ? withRouterInvalidation(cache, createRouterInvalidation(routerSettings, { logger, observe: (o) => observability.routerInvalidation(o) })) : cache;
   const contextDeps: ContextDeps = {
     config,
     keys,
     upstream,
     logger,
-    entityCache: await startEntityCache(config, logger),
+    entityCache: withRouter(await startEntityCache(config, logger)),
     idempotencyStore: idempotencyStore ?? ownStore!,
     observability,
   };
@@ -149,13 +156,13 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     validationRules: documents.rules,
     plugins: [
       authGate({ routerSecretSet: config.graphql.routerSharedSecret !== null }),
-      operationLimits(documents.check),
+      operationLimits(documents.check, config.graphql.costExtensions ? { maximumAvailable: config.limits.maxCost } : null),
       // Installed by hand: the federated tracing Apollo adds to a subgraph by itself, minus its info line at start.
       ApolloServerPluginInlineTrace(),
-      // The schema gives no cache hints, and its cache-control plugin costs a hook on every field
-      // of every answer; uncacheableAnswers() sends the `no-store` it would have sent.
+      // Apollo's cache-control plugin costs a hook on every field of every answer; cacheHeaders()
+      // decides the header once per document instead.
       ApolloServerPluginCacheControlDisabled(),
-      uncacheableAnswers(),
+      cacheHeaders(createCacheHints(schema, cacheHintRules(config))),
       operationTelemetryPlugin<HttpContext>(),
       ...usageReporting(config.observability.apollo, apolloReportingUrl),
       ...explorer.apolloPlugins,
@@ -412,4 +419,22 @@ async function startEntityCache(config: Readonly<Config>, logger: Logger): Promi
   await redis.connect();
   const longest = Math.max(settings.customerTtlMs, settings.currencyTtlMs, settings.finalTtlMs);
   return createEntityCache(redisStore({ redis, prefix: CACHE_PREFIX, generationTtlMs: longest + 60_000, maxEntryBytes }), settings, logger);
+}
+
+/**
+ * What a router may keep, and how long: the entity cache's own TTLs (customers,
+ * currencies, and transactions and payouts once final), in seconds. Everything else
+ * (lists, webhooks, events, logs) is not kept.
+ */
+function cacheHintRules(config: Config): CacheHintRules {
+  const seconds = (ms: number) => Math.floor(ms / 1000);
+  return {
+    maxAge: {
+      Customer: seconds(config.entityCache.customerTtlMs),
+      Currency: seconds(config.currencyCacheTtlMs),
+      Transaction: seconds(config.entityCache.finalTtlMs),
+      Payout: seconds(config.entityCache.finalTtlMs),
+    },
+    finalWhen: { Transaction: isFinalTransaction, Payout: isFinalPayout },
+  };
 }

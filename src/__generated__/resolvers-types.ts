@@ -1324,20 +1324,20 @@ export type Subscription = {
   __typename?: 'Subscription';
   /**
    * Each event of the account as the upstream delivers it by webhook, deduplicated by event id.
-   * Without `after`, only events delivered while subscribed (README, Real-time: what can be missed).
+   * Without `after`, only events delivered while subscribed (docs/realtime.md: what can be missed).
    */
   paymentEvent: Event;
   /**
    * The payout each time it changes (started, scheduled, sent, failed, updated).
    * With an `id`: its current state first, then each newer state once and in order, from webhooks or from
-   * the gateway re-reading it when no webhook came (README, Real-time), then completion after a final
+   * the gateway re-reading it when no webhook came (docs/realtime.md), then completion after a final
    * status (`SENT`, `FAILED`).
    */
   payoutUpdated: Payout;
   /**
    * The transaction each time it changes (created, approved, declined, canceled, transferred, updated).
    * With an `id`: its current state first, then each newer state once and in order, from webhooks or from
-   * the gateway re-reading it when no webhook came (README, Real-time), then completion after a final
+   * the gateway re-reading it when no webhook came (docs/realtime.md), then completion after a final
    * status (`DECLINED`, `CANCELED`, `REFUNDED`, `EXPIRED`).
    */
   transactionUpdated: Transaction;

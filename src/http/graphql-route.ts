@@ -7,11 +7,13 @@
 import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import { HeaderMap, type ApolloServer, type ApolloServerPlugin, type GraphQLRequestContext } from '@apollo/server';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, Kind, valueFromASTUntyped, type DocumentNode, type OperationDefinitionNode, type ValueNode } from 'graphql';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode, unauthenticated } from '../errors.js';
 import { capAnswer, type Admission, type Caller } from '../limits/admission.js';
 import { clientAddress } from './client-address.js';
+import { cacheTagOf, isTagged } from '../cache/router-invalidation.js';
+import { finalAnswer, type DocumentCacheHint } from '../graphql/cache-hints.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
 import { attributeErrors, withRequestId, type OperationTelemetry } from '../observability/index.js';
 import { BodyTooLarge, readBody, refuseTooLarge, sendJson } from './body.js';
@@ -179,21 +181,63 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
 }
 
 /**
- * `Cache-Control: no-store` on every GraphQL answer over HTTP: answers are one
- * caller's, at one moment. Apollo's cache-control plugin sent the same header
- * for a schema without cache hints; it is switched off (server.ts) because it
- * hooks every field of every answer to compute that.
+ * `Cache-Control` on every GraphQL answer over HTTP, as routers' response caches read it:
+ * `private` always (an answer is one key's), `max-age` from the document's cache hint
+ * (graphql/cache-hints.ts, decided once per document), and `no-store` for a mutation, an
+ * answer with errors, a type with no TTL, or a transaction or payout the answer shows
+ * not final. Apollo's cache-control plugin is switched off (server.ts): it hooks every
+ * field of every answer.
  */
-export function uncacheableAnswers(): ApolloServerPlugin<HttpContext> {
+export function cacheHeaders(hintOf: (document: DocumentNode, operationName: string | undefined) => DocumentCacheHint): ApolloServerPlugin<HttpContext> {
   return {
     async requestDidStart() {
       return {
-        async willSendResponse({ response }) {
-          response.http.headers.set('cache-control', 'no-store');
+        async willSendResponse({ response, document, operation, operationName, errors, request }) {
+          const cacheControl = cacheControlOf(response.body, document, operationName ?? undefined, errors?.length ?? 0);
+          response.http.headers.set('cache-control', cacheControl);
+          // What a router may keep is tagged, so the gateway's invalidations (cache/router-invalidation.ts) reach it.
+          if (cacheControl !== 'no-store' && operation && response.body.kind === 'single') {
+            const result = response.body.singleResult;
+            result.extensions = { ...result.extensions, ...cacheTagsOf(operation, request.variables ?? {}) };
+          }
         },
       };
     },
   };
+
+  function cacheControlOf(body: { kind: string; singleResult?: { data?: unknown; errors?: unknown } }, document: DocumentNode | undefined, operationName: string | undefined, errors: number): string {
+    if (!document || errors > 0 || body.kind !== 'single' || body.singleResult?.errors) return 'no-store';
+    const hint = hintOf(document, operationName);
+    if (hint.maxAge <= 0 || !finalAnswer(body.singleResult?.data, hint.statusChecks)) return 'no-store';
+    return `private, max-age=${hint.maxAge}`;
+  }
+}
+
+/** Root fields that read one taggable object by its id. */
+const TAGGED_ROOTS: Readonly<Record<string, string>> = { transaction: 'transaction', payout: 'payout', customer: 'customer' };
+
+/**
+ * Apollo Router's cache tags for an answer it may keep: `apolloEntityCacheTags`, one list per
+ * representation of `_entities`, and `apolloCacheTags` for root fields reading one object by id.
+ */
+function cacheTagsOf(operation: OperationDefinitionNode, variables: Record<string, unknown>): Record<string, unknown> {
+  const rootTags: string[] = [];
+  let entityTags: string[][] | undefined;
+  const valueOf = (node: ValueNode) => valueFromASTUntyped(node, variables);
+  for (const selection of operation.selectionSet.selections) {
+    if (selection.kind !== Kind.FIELD) continue;
+    const args = Object.fromEntries((selection.arguments ?? []).map((a) => [a.name.value, valueOf(a.value)]));
+    if (selection.name.value === '_entities' && Array.isArray(args.representations)) {
+      entityTags = args.representations.map((r: unknown) => {
+        const { __typename: typename, id } = (typeof r === 'object' && r !== null ? r : {}) as Record<string, unknown>;
+        const kind = typeof typename === 'string' ? typename.toLowerCase() : '';
+        return isTagged(kind) && (typeof id === 'string' || typeof id === 'number') ? [cacheTagOf(kind, id)] : [];
+      });
+    }
+    const kind = TAGGED_ROOTS[selection.name.value];
+    if (kind && (typeof args.id === 'string' || typeof args.id === 'number')) rootTags.push(cacheTagOf(kind, args.id));
+  }
+  return { ...(entityTags ? { apolloEntityCacheTags: entityTags } : {}), ...(rootTags.length > 0 ? { apolloCacheTags: rootTags } : {}) };
 }
 
 /**

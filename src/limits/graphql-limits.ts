@@ -26,6 +26,7 @@ import type { Limits } from '../config.js';
 import { ErrorCode } from '../errors.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
 import { createCostEstimator, operationCost, type CostSettings } from './operation-cost.js';
+import { upstreamCallsOf } from './upstream-budget.js';
 
 /** A rule over the limit reports a validation error (graphql-armor's default would throw, which Apollo masks as internal). */
 const report = { propagateOnRejection: false, onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(error)] };
@@ -43,8 +44,15 @@ function operationTooCostly(message: string, extensions: Record<string, unknown>
   return new GraphQLError(message, { extensions: { code: ErrorCode.OPERATION_TOO_COSTLY, ...extensions, http: { status: 400 } } });
 }
 
+/** The verdict with the price found: `cost` is null when the variables do not coerce (execution refuses them). */
+export type OperationPrice = { refused: GraphQLError; cost: number | null } | { refused: null; cost: number | null };
+
 /** Prices an operation and counts its mutation fields once its variables are known: the error to refuse it with, or null. */
-export type OperationCheck = (document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>) => GraphQLError | null;
+export interface OperationCheck {
+  (document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>): GraphQLError | null;
+  /** The same check, with the price (for `extensions.cost`). */
+  price(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>): OperationPrice;
+}
 
 /** Admissions remembered, all operations together, least recently used out first: at most about 10 MB of keys. */
 const ADMISSIONS_REMEMBERED = 10_000;
@@ -58,62 +66,65 @@ export function operationCheck(schema: GraphQLSchema, limits: Limits, pagination
   // Only admissions whose cost was computed are kept: a refusal is a fresh error each time, and
   // variables that did not coerce were never priced. The key holds the declared variables only,
   // so undeclared ones can neither grow the memory nor tell two requests apart.
-  const admitted = new LRUCache<string, true>({ max: ADMISSIONS_REMEMBERED });
+  const admitted = new LRUCache<string, number>({ max: ADMISSIONS_REMEMBERED });
   // Each parsed operation gets a number for the keys; a reparsed one is another operation.
   const operationIds = new WeakMap<OperationDefinitionNode, number>();
   let lastId = 0;
-  return (document, operationName, variables) => {
+  const price = (document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>): OperationPrice => {
     const operation = getOperationAST(document, operationName);
-    if (!operation) return null;
+    if (!operation) return { refused: null, cost: null };
     const variablesPart = variablesKey(operation, variables);
     let id = operationIds.get(operation);
     if (id === undefined) operationIds.set(operation, (id = ++lastId));
     const key = variablesPart === null ? null : `${id}:${variablesPart}`;
     // get, not has: a hit counts as a use, so the operations in use stay remembered.
-    if (key !== null && admitted.get(key)) return null;
+    const remembered = key === null ? undefined : admitted.get(key);
+    if (remembered !== undefined) return { refused: null, cost: remembered };
     const verdict = checkOperation(document, operation, operationName, variables);
-    if (verdict !== ADMITTED) return verdict;
-    if (key !== null) admitted.set(key, true);
-    return null;
+    if (verdict.refused === null && verdict.cost !== null && key !== null) admitted.set(key, verdict.cost);
+    return verdict;
   };
+  const check = (document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>) => price(document, operationName, variables).refused;
+  return Object.assign(check, { price });
 
-  /** The error to refuse with; null when admitted without a price (variables that execution will refuse). */
+  /** The error to refuse with, if any, and the price (null for variables that execution will refuse). */
   function checkOperation(
     document: DocumentNode,
     operation: OperationDefinitionNode,
     operationName: string | undefined,
     variables: Record<string, unknown>,
-  ): GraphQLError | typeof ADMITTED | null {
+  ): OperationPrice {
     if (operation.operation === 'mutation') {
       const fields = selectedFieldNames(operation.selectionSet, fragmentsOf(document.definitions), variables).filter((n) => n !== '__typename');
       if (fields.length > limits.maxMutationFields) {
-        return operationTooCostly(`At most ${limits.maxMutationFields} mutation fields per operation; this one has ${fields.length}.`, {
+        const refused = operationTooCostly(`At most ${limits.maxMutationFields} mutation fields per operation; this one has ${fields.length}.`, {
           limit: limits.maxMutationFields,
           mutationFields: fields.length,
         });
+        return { refused, cost: null };
       }
     }
     const cost = priced(() => operationCost({ schema, document, operationName, variables, estimator }));
-    if (cost === null) return null;
+    if (cost === null) return { refused: null, cost: null };
     if (cost > limits.maxCost) {
-      return operationTooCostly(
+      const refused = operationTooCostly(
         `This operation costs ${cost}, over the limit of ${limits.maxCost}: ask for fewer items (first), aliases or relations, or split it.`,
         { cost, limit: limits.maxCost },
       );
+      return { refused, cost };
     }
     // Mutation fields run one after another: one that would outrun the operation's upstream budget
     // would stop part way, its first writes done. Refused whole instead, before any of them.
     if (operation.operation === 'mutation' && cost > limits.maxUpstreamCalls) {
-      return operationTooCostly(
+      const refused = operationTooCostly(
         `This mutation costs ${cost}, over the ${limits.maxUpstreamCalls} upstream calls one operation may make: it would stop part way, some of its writes done. Split it.`,
         { cost, limit: limits.maxUpstreamCalls },
       );
+      return { refused, cost };
     }
-    return ADMITTED;
+    return { refused: null, cost };
   }
 }
-
-const ADMITTED = Symbol('admitted');
 
 /**
  * The operation's declared variables as JSON (an absent one stays absent: its default may differ
@@ -136,15 +147,33 @@ function variablesKey(operation: OperationDefinitionNode, variables: Record<stri
   return key.length <= MAX_REMEMBERED_VARIABLES_CHARS ? key : null;
 }
 
-/** The HTTP side of `operationCheck`: over a limit, nothing runs. */
-export function operationLimits(check: OperationCheck): ApolloServerPlugin {
+/** What `extensions.cost` says of an answer, as Shopify's do; null turns it off (COST_EXTENSIONS=false). */
+export interface CostExtensionSettings {
+  /** MAX_OPERATION_COST: `maximumAvailable`. */
+  maximumAvailable: number;
+}
+
+/**
+ * The HTTP side of `operationCheck`: over a limit, nothing runs. Each answer of a priced
+ * operation carries `extensions.cost`: `requestedQueryCost` (the estimate, refused or not),
+ * `actualQueryCost` (the upstream calls the operation made) and `maximumAvailable`.
+ */
+export function operationLimits(check: OperationCheck, costExtension: CostExtensionSettings | null): ApolloServerPlugin<{ api?: unknown }> {
   return {
     async requestDidStart() {
+      let requested: number | null = null;
       return {
         async didResolveOperation({ document, operation, operationName, request }) {
           if (!operation) return;
-          const refused = check(document, operationName ?? undefined, request.variables ?? {});
+          const { refused, cost } = check.price(document, operationName ?? undefined, request.variables ?? {});
+          requested = cost;
           if (refused) throw refused;
+        },
+        async willSendResponse({ response, contextValue }) {
+          if (!costExtension || requested === null || response.body.kind !== 'single') return;
+          const result = response.body.singleResult;
+          const cost = { requestedQueryCost: requested, actualQueryCost: upstreamCallsOf(contextValue?.api), maximumAvailable: costExtension.maximumAvailable };
+          result.extensions = { ...result.extensions, cost };
         },
       };
     },

@@ -1,74 +1,178 @@
 /**
- * What an operation will cost the upstream, priced from the schema before
- * any resolver runs (graphql-query-complexity walks the document, @skip and
- * @include and fragments included; this file only says what each field costs):
- * - a field that reads an entity (a root `transaction(id)`, a relation such as
- *   `payout.customer`) costs one upstream call plus what is selected under it;
- * - a connection costs one call plus `first` (or the default page size) times
- *   what one node costs, at least 1 per node (each node is data to build and send);
- * - `_entities` costs its number of representations times one node;
- * - any other list of entities (`currencies`, `webhooks`) is priced as
- *   LIST_ASSUMED_ITEMS items, since the upstream gives it whole;
- * - a mutation or subscription root field costs one plus its selection, and
- *   one more per item of a list argument naming objects it reads first
- *   (READ_FIRST_ARGUMENTS: `startPayouts` reads each payout it is given);
- * - a field listed in UPSTREAM_READ_FIELDS (not an entity, but read with an
- *   upstream call of its own per parent) costs one plus its selection;
- * - scalars and embedded objects cost nothing of their own.
+ * What an operation will cost, priced before any resolver runs from the
+ * schema's `@cost` and `@listSize` directives (the IBM GraphQL Cost Directive
+ * spec, as Apollo Router and Hive Gateway read them), so that the routers and
+ * this gateway price an operation from one set of numbers. graphql-query-complexity
+ * walks the document (@skip, @include, fragments); this file says what each field costs:
+ * - a field weighs its `@cost` when it has one, else its type's: a type's `@cost`,
+ *   else 1 for an object, interface or union and 0 for a scalar or enum. In schema/,
+ *   entities and payloads weigh 1 (one upstream read, one write); embedded objects
+ *   (money, phone numbers, edges, history entries, user errors, PageInfo) weigh 0;
+ * - a list field costs its size times (its weight plus its selection): the largest
+ *   slicing argument given (`first`, at most MAX_PAGE_SIZE), else DEFAULT_PAGE_SIZE for a
+ *   field with slicing arguments, else its `assumedSize`, else LIST_ASSUMED_ITEMS;
+ * - a field with `sizedFields` (a connection) costs its weight plus its size times
+ *   what one item of its sized fields (`edges`, `nodes`) costs;
+ * - an argument with `@cost` adds its weight, and an input field with `@cost` adds its
+ *   weight each time it is given (`StartPayoutInput.id`: startPayouts reads each payout
+ *   it is given first);
+ * - `_entities` costs its number of representations times one entity;
+ * - introspection (`__schema`, `__type` and all under them) costs nothing.
  * Aliases multiply naturally: each alias is its own field in the document.
  */
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
 import {
   getNamedType,
   getNullableType,
+  isCompositeType,
+  isInputObjectType,
   isListType,
-  isUnionType,
+  isObjectType,
+  valueFromASTUntyped,
+  type ConstDirectiveNode,
   type DocumentNode,
+  type GraphQLArgument,
+  type GraphQLField,
+  type GraphQLInputType,
+  type GraphQLNamedType,
   type GraphQLSchema,
 } from 'graphql';
 
-/** Fields that are not entities yet cost one upstream call per parent (their descriptions say which). */
-const UPSTREAM_READ_FIELDS = new Set(['Transaction.statusHistory', 'Payout.statusHistory']);
-
-/** Mutation arguments listing objects the mutation reads one by one before it writes. */
-const READ_FIRST_ARGUMENTS: Record<string, string> = { 'Mutation.startPayouts': 'payouts' };
-
-/** How many items a list without `first` is priced at. */
-const LIST_ASSUMED_ITEMS = 10;
+/** How many items a list with neither slicing argument nor `assumedSize` is priced at (routers: `list_size` / `listSize`). */
+export const LIST_ASSUMED_ITEMS = 10;
 
 export interface CostSettings {
+  /** Items a connection returns when no slicing argument is given. */
   defaultFirst: number;
+  /** The most a slicing argument may ask for (more is refused when the field runs). */
   maxFirst: number;
 }
 
+interface ListSize {
+  assumedSize?: number;
+  slicingArguments?: string[];
+  sizedFields?: string[];
+}
+
+/** What the directives say of one field, read once per field. */
+interface FieldPrice {
+  weight: number;
+  isList: boolean;
+  listSize: ListSize | undefined;
+  /** The field's arguments, each with its own `@cost` (0 without). */
+  argumentWeights: [GraphQLArgument, number][];
+  /** True for `edges` and `nodes` of a connection: the connection multiplies them, not they themselves. */
+  sizedByParent: boolean;
+}
+
+function directive(directives: readonly ConstDirectiveNode[] | undefined, name: string): Record<string, unknown> | undefined {
+  const found = directives?.find((d) => d.name.value === name);
+  if (!found) return undefined;
+  return Object.fromEntries((found.arguments ?? []).map((a) => [a.name.value, valueFromASTUntyped(a.value)]));
+}
+
+function typeWeight(type: GraphQLNamedType): number {
+  const cost = [type.astNode, ...(type.extensionASTNodes ?? [])].map((n) => directive(n?.directives, 'cost')).find(Boolean);
+  if (cost && typeof cost.weight === 'number') return cost.weight;
+  return isCompositeType(type) ? 1 : 0;
+}
+
 export function createCostEstimator(schema: GraphQLSchema, settings: CostSettings): ComplexityEstimator {
-  const entityUnion = schema.getType('_Entity');
-  const entities = new Set(isUnionType(entityUnion) ? entityUnion.getTypes().map((t) => t.name) : []);
-  const rootNames = new Set([schema.getMutationType()?.name, schema.getSubscriptionType()?.name].filter(Boolean));
+  const prices = new WeakMap<GraphQLField<unknown, unknown>, FieldPrice>();
+  const sizedFieldsOf = sizedFieldsByType(schema);
+
+  const priceOf = (typeName: string, field: GraphQLField<unknown, unknown>): FieldPrice => {
+    let price = prices.get(field);
+    if (price) return price;
+    const cost = directive(field.astNode?.directives, 'cost');
+    price = {
+      weight: cost && typeof cost.weight === 'number' ? cost.weight : typeWeight(getNamedType(field.type)),
+      isList: isListType(getNullableType(field.type)),
+      listSize: directive(field.astNode?.directives, 'listSize') as ListSize | undefined,
+      argumentWeights: field.args.map((a) => {
+        const weight = directive(a.astNode?.directives, 'cost')?.weight;
+        return [a, typeof weight === 'number' ? weight : 0] as [GraphQLArgument, number];
+      }),
+      sizedByParent: sizedFieldsOf.get(typeName)?.has(field.name) ?? false,
+    };
+    prices.set(field, price);
+    return price;
+  };
+
+  const sizeOf = (listSize: ListSize | undefined, args: Record<string, unknown>): number => {
+    const slicing = listSize?.slicingArguments ?? [];
+    const given = slicing.map((name) => args[name]).filter((v): v is number => typeof v === 'number');
+    if (given.length > 0) return Math.min(Math.max(Math.max(...given), 0), settings.maxFirst);
+    if (slicing.length > 0) return settings.defaultFirst;
+    return listSize?.assumedSize ?? LIST_ASSUMED_ITEMS;
+  };
 
   return ({ type, field, args, childComplexity }) => {
-    const named = getNamedType(field.type);
-    const perItem = Math.max(1, childComplexity);
+    // Introspection reads the schema, never the upstream: free, as the routers count it.
+    if (type.name.startsWith('__') || field.name.startsWith('__')) return 0;
     if (field.name === '_entities') {
       const representations = Array.isArray(args.representations) ? args.representations.length : 0;
-      return representations * perItem;
+      return representations * (typeWeight(getNamedType(field.type)) + childComplexity);
     }
-    // Inside a connection the list is priced once, at the connection, by `first`.
-    if (type.name.endsWith('Connection') || type.name.endsWith('Edge')) return childComplexity;
-    if (named.name.endsWith('Connection')) {
-      const requested = typeof args.first === 'number' ? args.first : settings.defaultFirst;
-      return 1 + Math.min(Math.max(requested, 0), settings.maxFirst) * perItem;
+    const price = priceOf(type.name, field as GraphQLField<unknown, unknown>);
+    let argumentsCost = 0;
+    for (const [argument, weight] of price.argumentWeights) {
+      const value = args[argument.name];
+      if (value != null) argumentsCost += weight + inputCost(argument.type, value);
     }
-    if (rootNames.has(type.name)) {
-      const argument = READ_FIRST_ARGUMENTS[`${type.name}.${field.name}`];
-      const listed = argument === undefined ? undefined : args[argument];
-      return 1 + (Array.isArray(listed) ? listed.length : 0) + childComplexity;
-    }
-    const isList = isListType(getNullableType(field.type));
-    if (UPSTREAM_READ_FIELDS.has(`${type.name}.${field.name}`)) return 1 + (isList ? LIST_ASSUMED_ITEMS * childComplexity : childComplexity);
-    if (entities.has(named.name)) return 1 + (isList ? LIST_ASSUMED_ITEMS * perItem : childComplexity);
-    return isList ? LIST_ASSUMED_ITEMS * childComplexity : childComplexity;
+    const perItem = price.weight + childComplexity;
+    // One item of a sized field: its connection multiplies it by the page size.
+    if (price.sizedByParent) return perItem + argumentsCost;
+    if (price.listSize?.sizedFields?.length) return price.weight + sizeOf(price.listSize, args) * childComplexity + argumentsCost;
+    return (price.isList ? sizeOf(price.listSize, args) * perItem : perItem) + argumentsCost;
   };
+}
+
+/** What an input value given costs: the `@cost` of each input field given, lists summed. */
+function inputCost(type: GraphQLInputType, value: unknown): number {
+  const nullable = getNullableType(type);
+  if (value == null) return 0;
+  if (isListType(nullable)) return Array.isArray(value) ? value.reduce((sum: number, item) => sum + inputCost(nullable.ofType, item), 0) : inputCost(nullable.ofType, value);
+  if (!isInputObjectType(nullable) || typeof value !== 'object') return 0;
+  let cost = 0;
+  for (const field of Object.values(nullable.getFields())) {
+    const given = (value as Record<string, unknown>)[field.name];
+    if (given == null) continue;
+    const weight = directive(field.astNode?.directives, 'cost')?.weight;
+    cost += (typeof weight === 'number' ? weight : 0) + inputCost(field.type, given);
+  }
+  return cost;
+}
+
+/**
+ * The fields each type's connections size (`edges`, `nodes`), from every `@listSize(sizedFields:)`.
+ * A connection multiplies its whole selection by its size, so any other field of the type
+ * (`pageInfo`, `totalCount`) must cost nothing: a schema where one could is refused here.
+ */
+function sizedFieldsByType(schema: GraphQLSchema): Map<string, Set<string>> {
+  const sized = new Map<string, Set<string>>();
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    for (const field of Object.values(type.getFields())) {
+      const names = (directive(field.astNode?.directives, 'listSize') as ListSize | undefined)?.sizedFields;
+      if (!names?.length) continue;
+      const target = getNamedType(field.type);
+      const set = sized.get(target.name) ?? new Set<string>();
+      names.forEach((n) => set.add(n));
+      sized.set(target.name, set);
+    }
+  }
+  for (const [typeName, names] of sized) {
+    const type = schema.getType(typeName);
+    if (!isObjectType(type)) continue;
+    for (const field of Object.values(type.getFields())) {
+      if (names.has(field.name)) continue;
+      const named = getNamedType(field.type);
+      const free = typeWeight(named) === 0 && (!isObjectType(named) || Object.values(named.getFields()).every((f) => !isCompositeType(getNamedType(f.type))));
+      if (!free) throw new Error(`${typeName}.${field.name} is not a sized field, so it must cost nothing: its connection multiplies its whole selection.`);
+    }
+  }
+  return sized;
 }
 
 export function operationCost(options: {

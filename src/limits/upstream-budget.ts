@@ -29,6 +29,14 @@ export interface GuardOptions {
   keys: KeyStatus;
 }
 
+/** Upstream calls each guarded client has made so far, for `extensions.cost`. */
+const callsMade = new WeakMap<object, () => number>();
+
+/** The calls an operation's guarded client made (0 for any other value: an anonymous operation makes none). */
+export function upstreamCallsOf(api: unknown): number {
+  return typeof api === 'object' && api !== null ? (callsMade.get(api)?.() ?? 0) : 0;
+}
+
 /** The caller's client, counted and cut off as above; one per operation. */
 export function guardUpstream(api: PaymentsApi, { maxCalls, callerId, keys }: GuardOptions): PaymentsApi {
   let calls = 0;
@@ -69,7 +77,7 @@ export function guardUpstream(api: PaymentsApi, { maxCalls, callerId, keys }: Gu
       return send(call, args);
     };
   const resources = new Map<PropertyKey, unknown>();
-  return new Proxy(api, {
+  const guarded = new Proxy(api, {
     get(target, resource, receiver) {
       const value = Reflect.get(target, resource, receiver) as unknown;
       if (typeof value !== 'object' || value === null) return value;
@@ -87,4 +95,6 @@ export function guardUpstream(api: PaymentsApi, { maxCalls, callerId, keys }: Gu
       return wrapped;
     },
   });
+  callsMade.set(guarded, () => calls);
+  return guarded;
 }

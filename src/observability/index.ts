@@ -74,6 +74,10 @@ export class Observability {
     this.metrics?.webhooks.inc({ result });
   }
 
+  routerInvalidation(outcome: string): void {
+    this.metrics?.routerInvalidations.inc({ outcome });
+  }
+
   rateLimited(limit: RateLimit): void {
     this.metrics?.rateLimited.inc({ limit });
   }

@@ -82,6 +82,11 @@ export class GatewayMetrics {
     'Webhook deliveries by result: accepted, out_of_order, duplicate, bad_signature, stale, invalid, unavailable, too_large.',
     ['result'],
   );
+  readonly routerInvalidations = this.counter(
+    'gateway_router_invalidations_total',
+    'Invalidations pushed to the router\'s response cache, by outcome: sent, retried (an attempt failed and another follows), failed (given up), dropped (too many pending).',
+    ['outcome'],
+  );
   readonly rateLimited = this.counter(
     'gateway_rate_limited_total',
     'Refusals by the gateway\'s own rate limits: operations (per key), ws_connect (per address), ws_subscribe (per key).',

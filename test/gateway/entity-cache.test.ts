@@ -5,6 +5,7 @@
  * webhooks and the gateway's own mutations evict.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { withoutCost } from '../support/answers.js';
 import { factories, type RestObject } from '../support/factories.js';
 import { newKey, startStack, type Stack } from '../support/harness.js';
 import { postWebhook } from '../realtime/support.js';
@@ -44,7 +45,7 @@ describe('entity cache in memory, across requests', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${k}`, ...headers },
       body: JSON.stringify({ query: ONE, variables: { id: String(id) } }),
-    }).then((r) => r.json() as Promise<{ data?: One; errors?: unknown[] }>);
+    }).then((r) => r.json() as Promise<{ data?: One; errors?: unknown[]; extensions?: { cost?: { actualQueryCost: number } } }>);
 
   it('answers the 50-item page with customer and currency from one upstream call once warm', async () => {
     const cold = await stack.gql<{ transactions: { nodes: { customer: { email: string } }[] } }>(PAGE, {}, key);
@@ -63,7 +64,9 @@ describe('entity cache in memory, across requests', () => {
     expect(first.data!.transaction).toMatchObject({ status: 'CANCELED', amountMoney: { amount: '1234' }, currency: { iso: 'XOF' } });
     await stack.resetCounts();
     const again = await read(final.id);
-    expect(again).toEqual(first);
+    // The same answer, but for what it cost: extensions.cost counts the upstream calls made, none now.
+    expect(withoutCost(again)).toEqual(withoutCost(first));
+    expect(again.extensions?.cost?.actualQueryCost).toBe(0);
     expect(await stack.upstreamCalls()).toBe(0);
   });
 
@@ -91,7 +94,7 @@ describe('entity cache in memory, across requests', () => {
     expect(await stack.upstreamCalls('GET /v1/currencies/:id')).toBe(1);
   });
 
-  it('tells HTTP caches to keep no answer, a cached one included', async () => {
+  it('tells HTTP caches a cached answer is private, kept for the shortest TTL of its types (customer and currency: 60 s)', async () => {
     await read(final.id);
     const res = await fetch(stack.gateway.url, {
       method: 'POST',
@@ -99,7 +102,7 @@ describe('entity cache in memory, across requests', () => {
       body: JSON.stringify({ query: ONE, variables: { id: String(final.id) } }),
     });
     expect(((await res.json()) as { data?: One }).data?.transaction?.id).toBe(String(final.id));
-    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('cache-control')).toBe('private, max-age=60');
   });
 
   it('evicts an object named by a signed webhook before acknowledging it', async () => {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { factories } from '../support/factories.js';
 import { newKey, startStack, type Stack } from '../support/harness.js';
 import { post } from './support.js';
+import { withoutCost } from '../support/answers.js';
 
 const SEND = `mutation ($id: ID!, $number: String!) {
   sendTransaction(id: $id, mode: "mtn", phoneNumber: { number: $number, country: "BJ" }) {
@@ -40,7 +41,7 @@ describe('unkeyed sendTransaction in flight', () => {
 
     expect(answers[0]!.errors).toBeUndefined();
     expect(answers[0]!.data).toMatchObject({ sendTransaction: { paymentIntents: [{ status: 'PENDING', mode: 'mtn' }], userErrors: [] } });
-    for (const answer of answers) expect(answer).toEqual(answers[0]);
+    for (const answer of answers) expect(withoutCost(answer)).toEqual(withoutCost(answers[0]!));
     expect(await stack.upstreamCalls(SEND_ROUTE)).toBe(1);
     expect(await stack.upstreamCalls(TOKEN_ROUTE)).toBe(1);
 

@@ -8,6 +8,7 @@ import { inCi, toolAvailable, type Tool } from './tools.js';
 const SUITES: Record<Tool, string> = {
   'redis-server': 'the tests over a real Redis (scale-out, shared idempotency, entity cache, reconciliation leases)',
   chromium: 'the browser tests (bundled explorer, emulator console, example checkout)',
+  'hive-gateway': 'the tests through Hive Gateway (test/routers: demand control agreeing with the gateway\'s prices)',
 };
 
 export default function setup(): () => void {

@@ -1,6 +1,6 @@
 /**
- * Suites that need a program outside npm: `redis-server` (scale-out and
- * shared idempotency) and Chromium (browser tests). On a developer's bare
+ * Suites that need a program outside the main npm install: `redis-server` (scale-out and
+ * shared idempotency), Chromium (browser tests) and Hive Gateway (test/routers). On a developer's bare
  * machine they are skipped, loudly, so `npm ci && npm test` is green there;
  * under CI (`CI=true`) a missing program fails the suite instead, because
  * `.ci/run` installs both and a skip there would hide a lost check.
@@ -12,17 +12,22 @@ import { describe, it } from 'vitest';
 
 export { freePort } from './ports.js';
 
-export type Tool = 'redis-server' | 'chromium';
+export type Tool = 'redis-server' | 'chromium' | 'hive-gateway';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const INSTALL: Record<Tool, string> = {
   'redis-server': 'apt-get install -y redis-server (or brew install redis)',
   chromium: `apt-get install -y chromium, or set CHROMIUM_PATH to a Chromium binary (looked for ${CHROMIUM_PATH})`,
+  'hive-gateway': 'npm ci --prefix test/routers (Hive Gateway, kept out of the main install)',
 };
+
+/** Hive Gateway's runtime, in the test/routers workspace. */
+export const HIVE_GATEWAY_PATH = new URL('../routers/node_modules/@graphql-hive/gateway-runtime/package.json', import.meta.url);
 
 export function toolAvailable(tool: Tool): boolean {
   if (tool === 'chromium') return existsSync(CHROMIUM_PATH);
+  if (tool === 'hive-gateway') return existsSync(HIVE_GATEWAY_PATH);
   return !spawnSync('redis-server', ['--version']).error;
 }
 

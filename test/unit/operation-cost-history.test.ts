@@ -9,7 +9,6 @@ describe('operation cost of statusHistory', () => {
   const cost = (query: string) => operationCost({ schema, document: parse(query), variables: {}, estimator });
 
   it('prices one upstream call per object whose history is selected, and nothing when it is not', () => {
-    // Each node is priced at least 1 (operation-cost.ts), so compare on top of a relation.
     const without = cost('{ transactions(first: 10) { nodes { id customer { email } } } }');
     const withHistory = cost('{ transactions(first: 10) { nodes { id customer { email } statusHistory { status at } } } }');
     expect(withHistory - without).toBe(10);

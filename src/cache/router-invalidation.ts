@@ -1,0 +1,124 @@
+/**
+ * Tells a router's response cache that an object changed, the moment the gateway
+ * learns it (a verified webhook, or its own mutation): a POST to the router's
+ * invalidation endpoint, as Apollo Router documents it
+ * (`[{"kind":"cache_tag","subgraphs":["payments"],"cache_tag":"transaction-42"}]`,
+ * the shared key as the whole `Authorization` header). The tags are the ones
+ * the gateway's answers carry (`apolloCacheTags`, `apolloEntityCacheTags`).
+ * Sent in the background, never delaying the webhook's acknowledgement or the
+ * mutation's answer; retried a few times; a change the router never hears of
+ * still expires with its TTL.
+ */
+import type { Logger } from '../logger.js';
+import type { EntityCache, EntityCacheScope, EntityKind } from './index.js';
+
+/** The subgraph's name in the supergraph (supergraph/supergraph.yaml). */
+export const SUBGRAPH_NAME = 'payments';
+/** Objects a router may cache with a tag; currencies only expire. */
+const TAGGED: ReadonlySet<string> = new Set(['transaction', 'payout', 'customer']);
+const MAX_ATTEMPTS = 4;
+const RETRY_BASE_MS = 100;
+const ATTEMPT_TIMEOUT_MS = 5_000;
+/** Pushes waiting or in flight; past it a push is dropped (counted): the TTL still bounds staleness. */
+const MAX_PENDING = 1_000;
+
+export type InvalidationOutcome = 'sent' | 'retried' | 'failed' | 'dropped';
+
+export interface RouterInvalidationSettings {
+  url: string;
+  key: string;
+}
+
+export interface RouterInvalidation {
+  push(kind: string, ids: readonly (string | number)[]): void;
+  /** Resolves when every push started so far has finished. */
+  drain(): Promise<void>;
+}
+
+/** The cache tag of an object, as the gateway's answers carry it. */
+export function cacheTagOf(kind: string, id: string | number): string {
+  return `${kind}-${id}`;
+}
+
+export function isTagged(kind: string): boolean {
+  return TAGGED.has(kind);
+}
+
+export function createRouterInvalidation(
+  settings: RouterInvalidationSettings,
+  deps: { logger: Logger; observe: (outcome: InvalidationOutcome) => void; retryBaseMs?: number },
+): RouterInvalidation {
+  const pending = new Set<Promise<void>>();
+  const retryBaseMs = deps.retryBaseMs ?? RETRY_BASE_MS;
+
+  const send = async (body: string): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      let retryable: boolean;
+      let status: number | undefined;
+      try {
+        const res = await fetch(settings.url, {
+          method: 'POST',
+          headers: { authorization: settings.key, 'content-type': 'application/json' },
+          body,
+          signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+        });
+        await res.arrayBuffer().catch(() => undefined);
+        if (res.ok) {
+          deps.observe('sent');
+          return;
+        }
+        status = res.status;
+        // A refused key or body will be refused again; an overloaded or failing router may recover.
+        retryable = res.status === 429 || res.status >= 500;
+      } catch {
+        retryable = true;
+      }
+      if (!retryable || attempt >= MAX_ATTEMPTS) {
+        deps.observe('failed');
+        // The URL and status only: never the key.
+        deps.logger.warn({ status, attempts: attempt }, 'router invalidation failed; the cached copies expire with their TTL');
+        return;
+      }
+      deps.observe('retried');
+      await new Promise((done) => setTimeout(done, retryBaseMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2)));
+    }
+  };
+
+  return {
+    push(kind, ids) {
+      if (!isTagged(kind) || ids.length === 0) return;
+      if (pending.size >= MAX_PENDING) {
+        deps.observe('dropped');
+        return;
+      }
+      const body = JSON.stringify(ids.map((id) => ({ kind: 'cache_tag', subgraphs: [SUBGRAPH_NAME], cache_tag: cacheTagOf(kind, id) })));
+      const done: Promise<void> = send(body).finally(() => pending.delete(done));
+      pending.add(done);
+    },
+    async drain() {
+      await Promise.all([...pending]);
+    },
+  };
+}
+
+/** The entity cache, with every eviction (webhook or mutation) also pushed to the router. */
+export function withRouterInvalidation(cache: EntityCache, router: RouterInvalidation): EntityCache {
+  return {
+    scope(callerId, options) {
+      const inner = cache.scope(callerId, options);
+      const evict: EntityCacheScope['evict'] = async (kind: EntityKind, ids) => {
+        await inner.evict(kind, ids);
+        router.push(kind, ids);
+      };
+      return { load: inner.load, put: inner.put, evict };
+    },
+    async evictObject(kind, id) {
+      await cache.evictObject(kind, id);
+      if (kind !== null && id !== null) router.push(kind, [id]);
+    },
+    async close() {
+      await router.drain();
+      await cache.close();
+    },
+  };
+}

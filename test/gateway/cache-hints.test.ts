@@ -1,0 +1,72 @@
+/**
+ * The Cache-Control a router's response cache keys on: decided from the
+ * document's types (customers and currencies for their TTL, transactions and
+ * payouts only when final), always private, and `no-store` for anything else.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { factories, type RestObject } from '../support/factories.js';
+import { newKey, startStack, type Stack } from '../support/harness.js';
+
+describe('Cache-Control from cache hints', () => {
+  let stack: Stack;
+  const key = newKey('hints');
+  let final: RestObject;
+  let pending: RestObject;
+  let payout: RestObject;
+
+  beforeAll(async () => {
+    stack = await startStack({ env: { FINAL_OBJECT_CACHE_TTL_MS: '3600000', CUSTOMER_CACHE_TTL_MS: '30000', CURRENCY_CACHE_TTL_MS: '120000', RATE_LIMIT_PER_MINUTE: '0' } });
+    const make = factories(stack.emulator, key);
+    const customer = await make.customer();
+    final = await make.transaction({ customer: { id: customer.id } });
+    await make.rest('PUT', `/v1/transactions/${final.id}`, { status: 'canceled' });
+    pending = await make.transaction({ customer: { id: customer.id } });
+    payout = await make.payout();
+  });
+  afterAll(() => stack.stop());
+
+  const cacheControl = async (query: string, variables: Record<string, unknown> = {}) => {
+    const res = await fetch(stack.gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await res.json()) as { errors?: unknown };
+    expect(body.errors).toBeUndefined();
+    return res.headers.get('cache-control');
+  };
+
+  it('keeps a final transaction for the final TTL, and for the shortest TTL of what it selects', async () => {
+    expect(await cacheControl('query ($id: ID!) { transaction(id: $id) { id status } }', { id: String(final.id) })).toBe('private, max-age=3600');
+    expect(await cacheControl('query ($id: ID!) { transaction(id: $id) { state: status amountMoney { amount } customer { email } } }', { id: String(final.id) })).toBe(
+      'private, max-age=30',
+    );
+    expect(await cacheControl('query ($id: ID!) { transaction(id: $id) { status currency { iso } } }', { id: String(final.id) })).toBe('private, max-age=120');
+  });
+
+  it('keeps nothing of a transaction or payout the answer shows not final', async () => {
+    expect(await cacheControl('query ($id: ID!) { transaction(id: $id) { id status } }', { id: String(pending.id) })).toBe('no-store');
+    expect(await cacheControl('query ($id: ID!) { payout(id: $id) { id status } }', { id: String(payout.id) })).toBe('no-store');
+  });
+
+  it('keeps nothing of a transaction whose status is not selected: its finality is unknown', async () => {
+    expect(await cacheControl('query ($id: ID!) { transaction(id: $id) { id } }', { id: String(final.id) })).toBe('no-store');
+  });
+
+  it('judges each entity a router asks for through _entities', async () => {
+    const entities = 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on Transaction { id status } } }';
+    expect(await cacheControl(entities, { r: [{ __typename: 'Transaction', id: String(final.id) }] })).toBe('private, max-age=3600');
+    const both = [{ __typename: 'Transaction', id: String(final.id) }, { __typename: 'Transaction', id: String(pending.id) }];
+    expect(await cacheControl(entities, { r: both })).toBe('no-store');
+  });
+
+  it('keeps currencies and customers for their TTL, and no list whose members change', async () => {
+    expect(await cacheControl('{ currencies { iso } }')).toBe('private, max-age=120');
+    expect(await cacheControl('{ transactions(first: 2) { nodes { id status } } }')).toBe('no-store');
+    expect(await cacheControl('{ webhooks { id } }')).toBe('no-store');
+  });
+
+  it('keeps nothing of a mutation', async () => {
+    expect(await cacheControl('mutation { createCustomer(input: { firstname: "A", lastname: "B", email: "hints@example.com" }) { customer { id } } }')).toBe('no-store');
+  });
+});
