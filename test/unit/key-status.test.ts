@@ -3,9 +3,13 @@
  * proves it, and nothing proves again a key revoked within the interval (a slow call accepted before the 401
  * may answer after it).
  */
-import { describe, expect, it } from 'vitest';
-import { KeyStatus, refusalProvesKey, type KeyNews, type RevocationChannel } from '../../src/limits/key-status.js';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { KeyStatus, redisRevocations, refusalProvesKey, type KeyNews, type RevocationChannel } from '../../src/limits/key-status.js';
+import type { Logger } from '../../src/logger.js';
 import { UpstreamError } from '../../src/upstream/errors.js';
+import { startRedisServer, type RedisServer } from '../realtime/redis-server.js';
+import { describeWith } from '../support/tools.js';
 
 const ID = 'a'.repeat(32);
 
@@ -36,6 +40,46 @@ describe('KeyStatus', () => {
     keys.revoke(ID);
     keys.accept(ID);
     expect(keys.isProven(ID)).toBe(false);
+  });
+
+  it('with REJECTED_KEY_TTL_MS=0 a revoked key is not refused up front, and each revocation is told (none is remembered)', () => {
+    const { c, sent } = channel();
+    const keys = new KeyStatus({ rejectedTtlMs: 0, revalidateMs: 60_000, channel: c });
+    keys.revoke(ID);
+    expect(keys.isRevoked(ID)).toBe(false);
+    keys.revoke(ID);
+    expect(sent).toEqual([['revoked', ID], ['revoked', ID]]);
+  });
+
+  it('the first revocation and the first proof are each told at once', () => {
+    const { c, sent } = channel();
+    const keys = new KeyStatus({ rejectedTtlMs: 30_000, revalidateMs: 60_000, channel: c });
+    keys.accept(ID);
+    expect(sent).toEqual([['proven', ID]]);
+    keys.revoke(ID);
+    expect(sent).toEqual([['proven', ID], ['revoked', ID]]);
+  });
+
+  it('a proof lapses after revalidateMs, but the key stays known for pacing for ten minutes', async () => {
+    const keys = new KeyStatus({ rejectedTtlMs: 30_000, revalidateMs: 40 });
+    keys.accept(ID);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(keys.isProven(ID)).toBe(false);
+    expect(keys.isKnown(ID)).toBe(true);
+  });
+
+  it('holds at most `max` keys of each kind: a flood of new keys evicts the oldest', () => {
+    const keys = new KeyStatus({ rejectedTtlMs: 30_000, revalidateMs: 60_000, max: 2 });
+    const ids = ['1', '2', '3'].map((d) => d.repeat(32));
+    for (const id of ids) keys.accept(id);
+    expect(ids.map((id) => keys.isProven(id))).toEqual([false, true, true]);
+  });
+
+  it('close closes the channel', async () => {
+    let closed = 0;
+    const keys = new KeyStatus({ rejectedTtlMs: 30_000, revalidateMs: 60_000, channel: { publish: async () => {}, listen: () => {}, close: async () => void (closed += 1) } });
+    await keys.close();
+    expect(closed).toBe(1);
   });
 
   it('tells every instance of a revocation once, and of a proof once per interval', () => {
@@ -73,5 +117,72 @@ describe('refusalProvesKey', () => {
   });
   it('an error without an answer proves nothing', () => {
     expect(refusalProvesKey(new Error('socket hang up'))).toBe(false);
+  });
+  it('nor does an error of another kind that carries a status, nor a status below 400', () => {
+    expect(refusalProvesKey(Object.assign(new Error('from elsewhere'), { statusCode: 404 }))).toBe(false);
+    expect(refusalProvesKey(refusal(302))).toBe(false);
+    expect(refusalProvesKey(refusal(399))).toBe(false);
+  });
+});
+
+describeWith('redis-server', 'revocations and proofs over Redis pub/sub', () => {
+  let redis: RedisServer;
+  const clients: Redis[] = [];
+  const client = () => {
+    const c = new Redis(redis.url, { maxRetriesPerRequest: 0 });
+    clients.push(c);
+    return c;
+  };
+  const quiet = { warn: () => {} } as unknown as Logger;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    for (const c of clients) c.disconnect();
+    await redis?.stop();
+  });
+
+  it('a revocation or a proof on one instance reaches the other; other channels and other words do not', async () => {
+    const one = new KeyStatus({ rejectedTtlMs: 30_000, revalidateMs: 60_000, channel: await redisRevocations(client(), client(), 'keys', quiet) });
+    const two = new KeyStatus({ rejectedTtlMs: 30_000, revalidateMs: 60_000, channel: await redisRevocations(client(), client(), 'keys', quiet) });
+    const elsewhere = new KeyStatus({ rejectedTtlMs: 30_000, revalidateMs: 60_000, channel: await redisRevocations(client(), client(), 'other-keys', quiet) });
+    one.accept(ID);
+    await vi.waitFor(() => expect(two.isProven(ID)).toBe(true), { timeout: 3_000, interval: 10 });
+    const ended: string[] = [];
+    two.onRevoked((id) => ended.push(id));
+    one.revoke(ID);
+    await vi.waitFor(() => expect(ended).toEqual([ID]), { timeout: 3_000, interval: 10 });
+    expect(two.isRevoked(ID)).toBe(true);
+
+    // What is not exactly "<news>:<32 hex>" on the channel is ignored.
+    const other = 'd'.repeat(32);
+    const raw = client();
+    for (const message of [`revoked:${other}x`, `xrevoked:${other}`, `revoked:${'g'.repeat(32)}`, `revoked:${other.slice(1)}`, `forgotten:${other}`]) await raw.publish('keys', message);
+    await raw.publish('keys', `proven:${'e'.repeat(32)}`);
+    await vi.waitFor(() => expect(two.isProven('e'.repeat(32))).toBe(true), { timeout: 3_000, interval: 10 });
+    expect(two.isRevoked(other)).toBe(false);
+    expect(elsewhere.isRevoked(ID)).toBe(false);
+    expect(elsewhere.isProven(ID)).toBe(false);
+    await Promise.all([one.close(), two.close(), elsewhere.close()]);
+  });
+
+  it('a publish that fails is logged, without the key, and the instance goes on', async () => {
+    const warned: [unknown, string][] = [];
+    const logger = { warn: (o: unknown, msg: string) => void warned.push([o, msg]) } as unknown as Logger;
+    const publisher = client();
+    const channel = await redisRevocations(publisher, client(), 'keys', logger);
+    publisher.disconnect();
+    await channel.publish('revoked', ID);
+    expect(warned).toHaveLength(1);
+    expect(warned[0]![1]).toBe('key status not shared: redis unreachable');
+    expect(warned[0]![0]).toEqual({ err: { message: expect.any(String) } });
+    await channel.close();
+  });
+
+  it('close ends the subscription', async () => {
+    const subscriber = client();
+    const channel = await redisRevocations(client(), subscriber, 'keys', quiet);
+    await channel.close();
+    await vi.waitFor(() => expect(subscriber.status).toBe('end'), { timeout: 3_000, interval: 10 });
   });
 });

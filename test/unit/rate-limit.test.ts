@@ -1,0 +1,80 @@
+/**
+ * Operations per subject per minute (limits/rate-limit.ts), in memory and over a real redis-server: a subject
+ * gets its rate and no more, other subjects do not notice, the refusal says when to retry, and a rate of 0 is
+ * no limit at all. Over Redis the count is shared by instances with the same prefix, and a memory limiter
+ * stands in while Redis is unreachable.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRateLimiter } from '../../src/limits/rate-limit.js';
+import { startRedisServer, type RedisServer } from '../realtime/redis-server.js';
+import { describeWith } from '../support/tools.js';
+
+async function takeMany(limiter: ReturnType<typeof createRateLimiter>, subject: string, n: number) {
+  const out = [];
+  for (let i = 0; i < n; i += 1) out.push(await limiter.take(subject));
+  return out;
+}
+
+describe('createRateLimiter in memory', () => {
+  it('allows perMinute events of a subject, then refuses with a retry delay of at most a minute', async () => {
+    const limiter = createRateLimiter({ perMinute: 2, prefix: 'test', redis: null });
+    const [a, b, c] = await takeMany(limiter, 'caller-1', 3);
+    expect(a).toEqual({ allowed: true });
+    expect(b).toEqual({ allowed: true });
+    expect(c).toMatchObject({ allowed: false });
+    const retry = (c as { retryAfterSeconds: number }).retryAfterSeconds;
+    // Whole seconds, rounded up: a minute-long window just begun.
+    expect(retry).toBe(60);
+  });
+
+  it('counts each subject on its own', async () => {
+    const limiter = createRateLimiter({ perMinute: 1, prefix: 'test', redis: null });
+    expect(await limiter.take('one')).toEqual({ allowed: true });
+    expect(await limiter.take('two')).toEqual({ allowed: true });
+    expect((await limiter.take('one')).allowed).toBe(false);
+  });
+
+  it.each([0, -1])('a rate of %i is no limit', async (perMinute) => {
+    const limiter = createRateLimiter({ perMinute, prefix: 'test', redis: null });
+    expect((await takeMany(limiter, 'caller', 50)).every((d) => d.allowed)).toBe(true);
+  });
+});
+
+describeWith('redis-server', 'createRateLimiter over Redis', () => {
+  let redis: RedisServer;
+  const clients: Redis[] = [];
+  const client = () => {
+    const c = new Redis(redis.url, { maxRetriesPerRequest: 0 });
+    clients.push(c);
+    return c;
+  };
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    for (const c of clients) c.disconnect();
+    await redis?.stop();
+  });
+
+  it('two instances with the same prefix share the count; another prefix has its own', async () => {
+    const one = createRateLimiter({ perMinute: 2, prefix: 'shared', redis: client() });
+    const two = createRateLimiter({ perMinute: 2, prefix: 'shared', redis: client() });
+    const other = createRateLimiter({ perMinute: 2, prefix: 'other', redis: client() });
+    expect(await one.take('caller')).toEqual({ allowed: true });
+    expect(await two.take('caller')).toEqual({ allowed: true });
+    const refused = await one.take('caller');
+    expect(refused.allowed).toBe(false);
+    expect((refused as { retryAfterSeconds: number }).retryAfterSeconds).toBeGreaterThanOrEqual(59);
+    expect((refused as { retryAfterSeconds: number }).retryAfterSeconds).toBeLessThanOrEqual(60);
+    expect(await other.take('caller')).toEqual({ allowed: true });
+  });
+
+  it('while Redis is unreachable, a memory limiter of the same rate stands in', async () => {
+    const c = client();
+    const limiter = createRateLimiter({ perMinute: 1, prefix: 'down', redis: c });
+    c.disconnect();
+    expect(await limiter.take('caller')).toEqual({ allowed: true });
+    expect((await limiter.take('caller')).allowed).toBe(false);
+  });
+});
