@@ -131,7 +131,7 @@ describeWith('chromium', "the explorer's example tabs, followed as written", () 
       headers: { 'content-type': 'application/json', authorization: `Bearer ${found.key}` },
       body: JSON.stringify({ query: 'query ($id: ID!) { transaction(id: $id) { status description } }', variables: { id: startingId } }),
     });
-    expect(await res.json()).toEqual({ data: { transaction: { status: 'PENDING', description: 'Order 42' } } });
+    expect(((await res.json()) as { data: unknown }).data).toEqual({ transaction: { status: 'PENDING', description: 'Order 42' } });
     await page.close();
   }, 60_000);
 
