@@ -66,3 +66,24 @@ export function redisForSuite(): () => Redis {
   });
   return () => client!;
 }
+
+/**
+ * A redis-server for the suite, and a maker of clients of it (each a connection of its own, as two
+ * instances or a subscriber need), all closed after the suite.
+ */
+export function redisClientsForSuite(): () => Redis {
+  let redis: RedisServer | undefined;
+  const clients: Redis[] = [];
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    for (const c of clients) c.disconnect();
+    await redis?.stop();
+  });
+  return () => {
+    const c = new Redis(redis!.url, { maxRetriesPerRequest: 0 });
+    clients.push(c);
+    return c;
+  };
+}

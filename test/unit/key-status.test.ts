@@ -3,12 +3,11 @@
  * proves it, and nothing proves again a key revoked within the interval (a slow call accepted before the 401
  * may answer after it).
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { KeyStatus, redisRevocations, refusalProvesKey, type KeyNews, type RevocationChannel } from '../../src/limits/key-status.js';
 import type { Logger } from '../../src/logger.js';
 import { UpstreamError } from '../../src/upstream/errors.js';
-import { startRedisServer, type RedisServer } from '../realtime/redis-server.js';
+import { redisClientsForSuite } from '../realtime/redis-server.js';
 import { describeWith } from '../support/tools.js';
 
 const ID = 'a'.repeat(32);
@@ -126,21 +125,8 @@ describe('refusalProvesKey', () => {
 });
 
 describeWith('redis-server', 'revocations and proofs over Redis pub/sub', () => {
-  let redis: RedisServer;
-  const clients: Redis[] = [];
-  const client = () => {
-    const c = new Redis(redis.url, { maxRetriesPerRequest: 0 });
-    clients.push(c);
-    return c;
-  };
+  const client = redisClientsForSuite();
   const quiet = { warn: () => {} } as unknown as Logger;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    for (const c of clients) c.disconnect();
-    await redis?.stop();
-  });
 
   it('a revocation or a proof on one instance reaches the other; other channels and other words do not', async () => {
     const one = new KeyStatus({ rejectedTtlMs: 30_000, revalidateMs: 60_000, channel: await redisRevocations(client(), client(), 'keys', quiet) });

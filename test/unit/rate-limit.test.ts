@@ -4,10 +4,9 @@
  * no limit at all. Over Redis the count is shared by instances with the same prefix, and a memory limiter
  * stands in while Redis is unreachable.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRateLimiter } from '../../src/limits/rate-limit.js';
-import { startRedisServer, type RedisServer } from '../realtime/redis-server.js';
+import { redisClientsForSuite } from '../realtime/redis-server.js';
 import { describeWith } from '../support/tools.js';
 
 async function takeMany(limiter: ReturnType<typeof createRateLimiter>, subject: string, n: number) {
@@ -42,20 +41,7 @@ describe('createRateLimiter in memory', () => {
 });
 
 describeWith('redis-server', 'createRateLimiter over Redis', () => {
-  let redis: RedisServer;
-  const clients: Redis[] = [];
-  const client = () => {
-    const c = new Redis(redis.url, { maxRetriesPerRequest: 0 });
-    clients.push(c);
-    return c;
-  };
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    for (const c of clients) c.disconnect();
-    await redis?.stop();
-  });
+  const client = redisClientsForSuite();
 
   it('two instances with the same prefix share the count; another prefix has its own', async () => {
     const one = createRateLimiter({ perMinute: 2, prefix: 'shared', redis: client() });
