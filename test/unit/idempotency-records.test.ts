@@ -3,12 +3,11 @@
  * through a real redis-server): claimed once, replayed once done, bound to its
  * first input, freed by its owner only, and by its lock when the owner is gone.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryIdempotencyStore, type IdempotencyStore } from '../../src/idempotency/index.js';
 import { RedisIdempotencyStore } from '../../src/idempotency/redis-store.js';
 import { describeWith } from '../support/tools.js';
-import { startRedisServer, type RedisServer } from '../realtime/redis-server.js';
+import { redisClientsForSuite } from '../realtime/redis-server.js';
 
 const LOCK = 5_000;
 const TTL = 60_000;
@@ -128,18 +127,7 @@ describe('memory idempotency records', () => {
 });
 
 describeWith('redis-server', 'Redis idempotency records', () => {
-  let redis: RedisServer;
-  const clients: Redis[] = [];
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    for (const c of clients) c.disconnect();
-    await redis?.stop();
-  });
-  recordTests(() => {
-    const client = new Redis(redis.url);
-    clients.push(client);
-    return new RedisIdempotencyStore(client, `records-${clients.length}:`);
-  });
+  const client = redisClientsForSuite();
+  let stores = 0;
+  recordTests(() => new RedisIdempotencyStore(client(), `records-${++stores}:`));
 });
