@@ -33,7 +33,10 @@ export { capAnswer, overSize, tooLarge } from './response-size.js';
 export type { Caller } from '../auth.js';
 
 /** The limits the metrics count refusals of. */
-export type RateLimitName = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_subscribe';
+export type RateLimitName = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_subscribe' | 'callback_subscribe';
+
+/** The transports that open live streams, each with its own per-key pace of new streams. */
+export type StreamTransport = 'ws' | 'sse' | 'callback';
 
 export interface RateRefusal {
   retryAfterSeconds: number;
@@ -84,8 +87,8 @@ export interface Admission {
   operation(caller: Caller | null, address: string): Promise<RateRefusal | null>;
   /** One WebSocket connection attempt from an address. */
   connection(address: string): Promise<RateRefusal | null>;
-  /** One subscription opened by a key (graphql-ws subscribe message, or SSE stream), and by its address when not yet proven. */
-  stream(transport: 'ws' | 'sse', caller: Caller, address: string): Promise<RateRefusal | null>;
+  /** One subscription opened by a key (graphql-ws subscribe message, SSE stream, or router callback), and by its address when not yet proven. */
+  stream(transport: StreamTransport, caller: Caller, address: string): Promise<RateRefusal | null>;
   /** A streaming transport's document: trusted documents, then every document limit, before anything runs. */
   document(payload: Record<string, unknown>, operationName: string | undefined, variables: Record<string, unknown>, caller: Caller): DocumentAdmission;
   /** The account behind the key (asked upstream, remembered while the key is proven): it scopes a stream's events. */
@@ -116,7 +119,9 @@ export function createAdmission(deps: AdmissionDeps): Admission {
   const subscribes = {
     ws: createRateLimiter({ perMinute: limits.ws.subscribesPerMinute, prefix: 'payments-gateway:ws-subscribe', redis: null }),
     sse: createRateLimiter({ perMinute: limits.ws.subscribesPerMinute, prefix: 'payments-gateway:sse-subscribe', redis: null }),
+    callback: createRateLimiter({ perMinute: limits.ws.subscribesPerMinute, prefix: 'payments-gateway:callback-subscribe', redis: null }),
   };
+  const streamLimit: Record<StreamTransport, RateLimitName> = { ws: 'ws_subscribe', sse: 'sse_subscribe', callback: 'callback_subscribe' };
   const unprovenStreams = createRateLimiter({ perMinute: limits.ws.connectsPerMinute, prefix: 'payments-gateway:stream-address', redis: null });
 
   const refusal = (decision: { allowed: boolean; retryAfterSeconds?: number }, by: RateRefusal['by'], limit: RateLimitName): RateRefusal | null => {
@@ -203,7 +208,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     },
 
     async stream(transport, caller, address) {
-      const limit = transport === 'ws' ? 'ws_subscribe' : 'sse_subscribe';
+      const limit = streamLimit[transport];
       const byKey = refusal(await subscribes[transport].take(caller.callerId), 'key', limit);
       if (byKey || keys.isKnown(caller.callerId)) return byKey;
       return refusal(await unprovenStreams.take(address), 'address', limit);
