@@ -30,8 +30,9 @@ interface Held {
   verifier: string;
   /** The router dropped it: every later message gets 404. */
   dropped: boolean;
-  /** How `check` is answered: right, with a 400, or a 204 without the protocol header. */
-  check: 'ok' | 'refuse' | 'no-header';
+  /** How `check` is answered: right, with a 400, a 204 without the protocol header, never, or a redirect to `redirectTo`. */
+  check: 'ok' | 'refuse' | 'no-header' | 'hang' | 'redirect';
+  redirectTo?: string;
   /** Each `next` is answered this late (a slow router). */
   nextDelayMs: number;
 }
@@ -46,7 +47,7 @@ export interface CallbackRouter {
   url: string;
   /** Every message received, in order. */
   received: CallbackMessage[];
-  register(options?: Partial<Pick<Held, 'check' | 'nextDelayMs'>>): Registration;
+  register(options?: Partial<Pick<Held, 'check' | 'nextDelayMs' | 'redirectTo'>>): Registration;
   /** The router terminates the subscription: from now on it answers 404. */
   drop(id: string): void;
   messages(id: string, action?: string): CallbackMessage[];
@@ -93,6 +94,8 @@ export async function startCallbackRouter(): Promise<CallbackRouter> {
       switch (record.action) {
         case 'check':
           if (subscription.check === 'refuse') return answer(400, {}, record);
+          if (subscription.check === 'hang') return void received.push({ ...record, answered: 0, at: Date.now() });
+          if (subscription.check === 'redirect') return answer(307, { location: subscription.redirectTo ?? '/' }, record);
           return answer(204, subscription.check === 'ok' ? { 'subscription-protocol': 'callback/1.0' } : {}, record);
         case 'next':
           if (subscription.nextDelayMs > 0) return void setTimeout(() => answer(200, {}, record), subscription.nextDelayMs);
@@ -116,7 +119,7 @@ export async function startCallbackRouter(): Promise<CallbackRouter> {
     register(options = {}) {
       const subscriptionId = randomUUID();
       const verifier = randomUUID();
-      held.set(subscriptionId, { verifier, dropped: false, check: options.check ?? 'ok', nextDelayMs: options.nextDelayMs ?? 0 });
+      held.set(subscriptionId, { verifier, dropped: false, check: options.check ?? 'ok', nextDelayMs: options.nextDelayMs ?? 0, ...(options.redirectTo ? { redirectTo: options.redirectTo } : {}) });
       return { callbackUrl: `${url}${CALLBACK_PATH}/${subscriptionId}`, subscriptionId, verifier };
     },
     drop(id) {

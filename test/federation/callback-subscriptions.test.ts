@@ -188,7 +188,7 @@ describe('a slow router', () => {
   let stack: RealtimeStack;
   beforeAll(async () => {
     router = await startCallbackRouter();
-    stack = await startRealtimeStack({ env: { SUBSCRIPTION_CALLBACK_URLS: router.url, SUBSCRIPTION_QUEUE_LIMIT: '3', SUBSCRIPTION_CALLBACK_TIMEOUT_MS: '5000' } });
+    stack = await startRealtimeStack({ env: { SUBSCRIPTION_CALLBACK_URLS: router.url, SUBSCRIPTION_QUEUE_LIMIT: '3', SUBSCRIPTION_CALLBACK_TIMEOUT_MS: '1000' } });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -197,7 +197,7 @@ describe('a slow router', () => {
 
   it('completes its subscription with SUBSCRIBER_TOO_SLOW when its queue overflows, while another subscriber keeps its pace', async () => {
     const key = newKey('cb-slow');
-    const slow = router.register({ nextDelayMs: 1500 });
+    const slow = router.register({ nextDelayMs: 800 });
     expect((await router.subscribe(`http://127.0.0.1:${stack.gateway.port}/graphql`, key, PAYMENT_EVENT, slow)).status).toBe(200);
     const ws = wsClient(stack.wsUrl, key);
     await ws.connected;
@@ -208,12 +208,33 @@ describe('a slow router', () => {
     for (let i = 0; i < 6; i += 1) await f.customer();
     // The WebSocket subscriber gets all six while the router still holds the first next.
     await fast.nth(6, 3000);
-    expect(Date.now() - started).toBeLessThan(1500);
+    expect(Date.now() - started).toBeLessThan(800);
     const messages = await router.waitFor(slow.subscriptionId, (m) => m.some((x) => x.action === 'complete'), 6000);
     expect(messages.at(-1)!.errors?.[0]).toMatchObject({ extensions: { code: 'SUBSCRIBER_TOO_SLOW' } });
     expect(nexts(messages).length).toBeLessThan(6);
     fast.dispose();
     await ws.client.dispose();
+  });
+
+  it('gives up a check the router never answers after SUBSCRIPTION_CALLBACK_TIMEOUT_MS, and follows no redirect', async () => {
+    const graphql = `http://127.0.0.1:${stack.gateway.port}/graphql`;
+    const key = newKey('cb-hang');
+    const started = Date.now();
+    const hung = await router.subscribe(graphql, key, PAYMENT_EVENT, router.register({ check: 'hang' }));
+    expect(hung.status).toBe(400);
+    expect(hung.body.errors?.[0]?.message).toMatch(/no answer within 1000 ms/);
+    expect(Date.now() - started).toBeLessThan(3000);
+
+    const elsewhere = await startCallbackRouter();
+    try {
+      const target = elsewhere.register();
+      const redirected = await router.subscribe(graphql, key, PAYMENT_EVENT, router.register({ check: 'redirect', redirectTo: target.callbackUrl }));
+      expect(redirected.status).toBe(400);
+      expect(redirected.body.errors?.[0]?.message).toMatch(/answered 307/);
+      expect(elsewhere.received).toEqual([]);
+    } finally {
+      await elsewhere.close();
+    }
   });
 });
 
