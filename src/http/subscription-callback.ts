@@ -182,23 +182,31 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
       logger.warn({ callerId, queueLimit: deps.queueLimit }, 'callback subscription too slow: router not keeping up, subscription completed');
       void stream?.end(reason(`The router did not keep up: more than ${deps.queueLimit} events waited for it. Subscribe again.`, 'SUBSCRIBER_TOO_SLOW'));
     };
-    const contextValue: Context = Object.assign(forOperation(), {
-      realtime: realtimeSource({
-        bus: deps.bus,
-        reconciler: deps.reconciler,
-        logger,
-        caller,
-        accountId,
-        queueLimit: deps.queueLimit,
-        // The only pressure is the queue: events wait there while the router takes one POST at a time.
-        isCongested: () => false,
-        onOverflow: tooSlow,
-        beforeEach: () => refreshContext(contextValue, forOperation),
-      }),
-    });
     const present = (result: ExecutionResult) => streamedResult(result, telemetry, format, admission.documents.maxResponseBytes) ?? result;
 
-    const results = await subscribe({ schema: deps.schema, document: admitted.document, operationName: operationName ?? null, variableValues: variables, contextValue });
+    let results: Awaited<ReturnType<typeof subscribe>>;
+    try {
+      const contextValue: Context = Object.assign(forOperation(), {
+        realtime: realtimeSource({
+          bus: deps.bus,
+          reconciler: deps.reconciler,
+          logger,
+          caller,
+          accountId,
+          queueLimit: deps.queueLimit,
+          // The only pressure is the queue: events wait there while the router takes one POST at a time.
+          isCongested: () => false,
+          onOverflow: tooSlow,
+          beforeEach: () => refreshContext(contextValue, forOperation),
+        }),
+      });
+      results = await subscribe({ schema: deps.schema, document: admitted.document, operationName: operationName ?? null, variableValues: variables, contextValue });
+    } catch (error) {
+      // graphql-js reports a subscription's own failures as errors; a throw (or a failed context) is a bug: the slot is freed all the same.
+      logger.error({ err: error }, 'callback subscription failed to start');
+      telemetry.end();
+      return refused({ status: 500, message: 'Internal server error.', code: ErrorCode.INTERNAL_SERVER_ERROR });
+    }
     if (!(Symbol.asyncIterator in results)) {
       // Refused by its resolver before any event (an unknown or foreign id): the router gets the errors now.
       telemetry.end();

@@ -65,6 +65,21 @@ describe('subscriptions over the HTTP callback protocol', () => {
     await eventually(callbackCount, (n) => n === 0);
   });
 
+  it("answers FORBIDDEN for another account's transaction, masked as on every transport, and starts nothing", async () => {
+    const foreign = await factories(stack.emulator, newKey('cb-owner')).transaction();
+    const registration = router.register();
+    const before = await callbackCount();
+    const answer = await router.subscribe(graphql, newKey('cb-reader'), TRANSACTION_UPDATED, registration, { variables: { id: String(foreign.id) } });
+    expect(answer.status).toBe(200);
+    expect(answer.body.data).toBeNull();
+    expect(answer.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect(answer.body.errors?.[0]?.extensions).not.toHaveProperty('http');
+    expect(answer.body.errors?.[0]?.extensions).toHaveProperty('requestId');
+    await sleep(200);
+    expect(router.messages(registration.subscriptionId).map((m) => m.action)).toEqual(['check']);
+    expect(await callbackCount()).toBe(before);
+  });
+
   it('starts nothing when the check is answered wrongly, and says why', async () => {
     const key = newKey('cb-check');
     const refused: string[] = [];
