@@ -27,6 +27,7 @@ import { UpstreamAuthenticationError } from '../upstream/errors.js';
 import { admitDocument, type OperationCheck } from './graphql-limits.js';
 import { refusalProvesKey, type KeyStatus } from './key-status.js';
 import { createRateLimiter } from './rate-limit.js';
+import { upstreamCallsOf } from './upstream-budget.js';
 import type { TrustedDocuments } from './trusted-documents.js';
 
 export { capAnswer, overSize, tooLarge } from './response-size.js';
@@ -73,6 +74,12 @@ export interface AdmissionDeps {
   onRateLimited(limit: RateLimitName): void;
 }
 
+export interface CostExtension {
+  requestedQueryCost: number;
+  actualQueryCost: number;
+  maximumAvailable: number;
+}
+
 export type DocumentAdmission = { document: DocumentNode; source: string } | { errors: GraphQLError[] };
 
 export interface Admission {
@@ -91,6 +98,12 @@ export interface Admission {
   stream(transport: StreamTransport, caller: Caller, address: string): Promise<RateRefusal | null>;
   /** A streaming transport's document: trusted documents, then every document limit, before anything runs. */
   document(payload: Record<string, unknown>, operationName: string | undefined, variables: Record<string, unknown>, caller: Caller): DocumentAdmission;
+  /**
+   * `extensions.cost` of a query's or mutation's answer on a streaming transport, as HTTP's (COST_EXTENSIONS):
+   * the estimate (remembered from admission), the upstream calls the operation's client made, the limit.
+   * Null when off or not priced.
+   */
+  cost(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, api: unknown): CostExtension | null;
   /** The account behind the key (asked upstream, remembered while the key is proven): it scopes a stream's events. */
   account(caller: Caller): Promise<number>;
   /** Accepted by the upstream within KEY_REVALIDATE_MS. */
@@ -231,6 +244,12 @@ export function createAdmission(deps: AdmissionDeps): Admission {
         ...(keys.isKnown(caller.callerId) ? { validated: deps.streams.validated } : {}),
       });
       return 'errors' in admitted ? admitted : { document: admitted.document, source };
+    },
+
+    cost(document, operationName, variables, api) {
+      if (!config.graphql.costExtensions) return null;
+      const { cost } = deps.documents.check.price(document, operationName, variables);
+      return cost === null ? null : { requestedQueryCost: cost, actualQueryCost: upstreamCallsOf(api), maximumAvailable: limits.maxCost };
     },
 
     account(caller) {
