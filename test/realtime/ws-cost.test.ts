@@ -4,19 +4,21 @@
  * upstream calls it made, the limit. A subscription's events carry no cost,
  * and COST_EXTENSIONS=false leaves it out. (SSE serves subscriptions only.)
  */
-import type { Client, ExecutionResult } from 'graphql-ws';
+import type { FormattedExecutionResult } from 'graphql';
+import type { Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { factories } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
 import { startRealtimeStack, wsClient, type RealtimeStack } from './support.js';
 
+type Result = FormattedExecutionResult<Record<string, unknown>, { cost?: unknown }>;
 const LIST = '{ transactions(first: 5) { nodes { id customer { email } } } }';
 
 /** Every result of one operation, until it completes (or the first event, for a subscription). */
-function run(client: Client, query: string, variables: Record<string, unknown> = {}, stopAfter = Infinity): Promise<ExecutionResult[]> {
+function run(client: Client, query: string, variables: Record<string, unknown> = {}, stopAfter = Infinity): Promise<Result[]> {
   return new Promise((resolve, reject) => {
-    const results: ExecutionResult[] = [];
-    const dispose = client.subscribe(
+    const results: Result[] = [];
+    const dispose = client.subscribe<Record<string, unknown>, { cost?: unknown }>(
       { query, variables },
       {
         next: (result) => {
