@@ -68,6 +68,12 @@ export interface Config {
     costExtensions: boolean;
     /** Where to push the objects that changed, and the router's shared key (sent as the whole Authorization header); null: nowhere. */
     routerInvalidation: { url: string; key: string } | null;
+    /**
+     * Subscriptions over the router's HTTP callback protocol (src/http/subscription-callback.ts): the callback
+     * URLs the gateway may POST to, as origins or URL prefixes (empty: the protocol is off), and the time-out of
+     * each of those POSTs.
+     */
+    subscriptionCallbacks: { allowed: readonly string[]; timeoutMs: number };
   };
   limits: Limits;
   /** A persisted-documents manifest: when set, only its operations run (docs/security.md). */

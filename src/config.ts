@@ -24,6 +24,24 @@ function validProxyList(value: string): boolean {
     return false;
   }
 }
+/**
+ * SUBSCRIPTION_CALLBACK_URLS, each entry as the prefix a callback URL must start with: parsed (so
+ * host case, default ports and dot segments are settled) and ending in "/", so that
+ * `http://router:4000/callback` admits `/callback/<id>` and never `/callbacks` or `:40001`.
+ */
+function callbackList(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '').map((v) => {
+    const url = new URL(v);
+    return url.href.endsWith('/') ? url.href : `${url.href}/`;
+  });
+}
+function validCallbackList(value: string): boolean {
+  return value.split(',').map((v) => v.trim()).filter((v) => v !== '').every((v) => {
+    if (!URL.canParse(v)) return false;
+    const url = new URL(v);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password && !url.search && !url.hash && !v.includes('#');
+  });
+}
 /** An empty string counts as unset: `PAYMENTS_API_URL= npm start` means "use the emulator". */
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
@@ -84,6 +102,9 @@ const envSchema = z
     // A router's response-cache invalidation endpoint, told of every object a verified webhook or a mutation changed.
     ROUTER_INVALIDATION_URL: optional(z.url({ protocol: /^https?$/ })),
     ROUTER_INVALIDATION_KEY: optional(z.string().min(16)),
+    // The router's callback endpoints (origins or URL prefixes, comma-separated): the only URLs subscription callbacks go to.
+    SUBSCRIPTION_CALLBACK_URLS: optional(z.string().refine(validCallbackList, 'must be comma-separated http(s) URLs without credentials, query or fragment')),
+    SUBSCRIPTION_CALLBACK_TIMEOUT_MS: int(100, 60_000).default(5_000),
     TRUSTED_DOCUMENTS: optional(z.string()),
     // Proxies whose X-Forwarded-For names the client (proxy-addr syntax: IPs, CIDRs, loopback, uniquelocal...).
     TRUSTED_PROXIES: optional(z.string().refine(validProxyList, 'must be comma-separated IP addresses, CIDR ranges or loopback/linklocal/uniquelocal')),
@@ -262,6 +283,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       routerSharedSecret: e.ROUTER_SHARED_SECRET ?? null,
       costExtensions: e.COST_EXTENSIONS,
       routerInvalidation: e.ROUTER_INVALIDATION_URL && e.ROUTER_INVALIDATION_KEY ? Object.freeze({ url: e.ROUTER_INVALIDATION_URL, key: e.ROUTER_INVALIDATION_KEY }) : null,
+      subscriptionCallbacks: Object.freeze({ allowed: Object.freeze(callbackList(e.SUBSCRIPTION_CALLBACK_URLS)), timeoutMs: e.SUBSCRIPTION_CALLBACK_TIMEOUT_MS }),
     }),
     limits: Object.freeze({
       maxCost: e.MAX_OPERATION_COST,

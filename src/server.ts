@@ -24,6 +24,7 @@ import { opsAccess } from './http/ops-access.js';
 import { createWebhookReceiver } from './http/webhook-route.js';
 import { attachSubscriptions } from './http/websocket.js';
 import { createSseRoute } from './http/sse.js';
+import { createCallbackSubscriptions } from './http/subscription-callback.js';
 import { guardConnections } from './http/connections.js';
 import { createEntityCache, memoryStore, redisStore, type EntityCache } from './cache/index.js';
 import type { Logger } from './logger.js';
@@ -242,9 +243,11 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     admission,
     formatError,
   });
+  // The same subscriptions over the router's HTTP callback protocol (src/http/subscription-callback.ts).
+  const callbacks = createCallbackSubscriptions({ schema, bus: realtime.bus, reconciler, context: contextDeps, queueLimit: config.subscriptionQueueLimit, admission, formatError });
   const ops = opsAccess(config.production, config.opsToken);
   const health = {
-    subscriptions: () => ({ ...subscriptions.stats(), ...sse.stats() }),
+    subscriptions: () => ({ ...subscriptions.stats(), ...sse.stats(), ...callbacks.stats() }),
     reconcile: () => ({ ...reconciler.stats(), readsPerSecondCap: config.reconcile.readsPerSecond }),
     connections: () => connections.stats(),
     breakers: () => upstream.breakerStates?.() ?? {},
@@ -252,7 +255,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   };
 
   const routes: Record<string, Route> = {
-    '/graphql': createGraphQLRoute(apollo, contextDeps, admission),
+    '/graphql': createGraphQLRoute(apollo, contextDeps, admission, callbacks),
     '/webhooks/payments': createWebhookReceiver({
       secrets: config.webhookSecrets,
       maxBodyBytes: config.webhookMaxBodyBytes,
@@ -336,6 +339,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       // WebSockets first: the HTTP server cannot close while upgraded sockets remain.
       await subscriptions.close();
       sse.close();
+      await callbacks.close();
       // The listener closes; in-flight requests get the grace period, then their connections are closed.
       const cutRequests = await connections.drain(config.shutdown.graceMs);
       await apollo.stop();

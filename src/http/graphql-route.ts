@@ -7,7 +7,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import { HeaderMap, type ApolloServer, type ApolloServerPlugin, type GraphQLRequestContext } from '@apollo/server';
-import { GraphQLError, Kind, valueFromASTUntyped, type DocumentNode, type OperationDefinitionNode, type ValueNode } from 'graphql';
+import { GraphQLError, Kind, type GraphQLFormattedError, valueFromASTUntyped, type DocumentNode, type OperationDefinitionNode, type ValueNode } from 'graphql';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode, unauthenticated } from '../errors.js';
 import { capAnswer, type Admission, type Caller } from '../limits/admission.js';
@@ -17,6 +17,7 @@ import { finalAnswer, type DocumentCacheHint } from '../graphql/cache-hints.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
 import { attributeErrors, withRequestId, type OperationTelemetry } from '../observability/index.js';
 import { BodyTooLarge, readBody, refuseTooLarge, sendJson } from './body.js';
+import { asksForCallback, type CallbackSubscriptions } from './subscription-callback.js';
 
 /** Largest request body accepted from a caller with a key, on any route; GraphQL documents and variables are small. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -67,8 +68,11 @@ function asksForFreshData(header: string | undefined): boolean {
   return header !== undefined && /(?:^|,)\s*no-(?:cache|store)\s*(?:,|=|$)/i.test(header);
 }
 
-/** Every caller is admitted by `admission` (src/limits/admission.ts), the same door as WebSocket and SSE. */
-export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, admission: Admission) {
+/**
+ * Every caller is admitted by `admission` (src/limits/admission.ts), the same door as WebSocket and SSE.
+ * A router's subscription over its HTTP callback protocol goes to `callbacks` (subscription-callback.ts).
+ */
+export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, admission: Admission, callbacks?: CallbackSubscriptions) {
   const { trusted } = admission.documents;
   const { production } = deps.config;
   const { maxResponseBytes } = deps.config.limits;
@@ -147,6 +151,19 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
       } catch {
         return sendJson(res, 400, refusal(telemetry, 'The request body is not valid JSON.', 'BAD_REQUEST'));
       }
+    }
+    // Before the trusted-document rewrite: the callback transport admits the document itself, as WebSocket and SSE do.
+    if (callbacks && req.method === 'POST' && asksForCallback(body)) {
+      const opened = await callbacks.open(req, body, read);
+      if (!('message' in opened)) {
+        // The handshake's own line in the metrics; the subscription's events have theirs (transport "callback").
+        telemetry.answered(null, opened.result.errors as GraphQLFormattedError[] | undefined);
+        sendJson(res, 200, opened.result);
+        opened.started?.();
+        return;
+      }
+      if (opened.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(opened.retryAfterSeconds));
+      return sendJson(res, opened.status, refusal(telemetry, opened.message, opened.code, opened.extra));
     }
     if (trusted) {
       const text = isRecord(body) && req.method === 'POST' ? trusted.resolve(body) : null;

@@ -10,7 +10,7 @@
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { getOperationAST, GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { getOperationAST, GraphQLError, type FormattedExecutionResult, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createContext, type Context, type ContextDeps } from '../context.js';
@@ -266,8 +266,16 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         });
         return context;
       },
-      onNext: (ctx, id, _payload, _args, result) =>
-        streamedResult(result, sessions.get(ctx.extra.socket)?.telemetry.get(id), format, admission.documents.maxResponseBytes),
+      onNext: (ctx, id, _payload, args, result) => {
+        const telemetry = sessions.get(ctx.extra.socket)?.telemetry.get(id);
+        const sent = streamedResult(result, telemetry, format, admission.documents.maxResponseBytes);
+        // A query's or mutation's answer says what it cost, as over HTTP; a subscription's events do not.
+        if (!telemetry || telemetry.isSubscription) return sent;
+        const cost = admission.cost(args.document, args.operationName ?? undefined, args.variableValues ?? {}, (args.contextValue as Context).api);
+        if (!cost) return sent;
+        const answer = sent ?? (result as FormattedExecutionResult);
+        return { ...answer, extensions: { ...answer.extensions, cost } };
+      },
       onError: (ctx, id, _payload, errors) => {
         const session = sessions.get(ctx.extra.socket);
         // An operation that fails to start (refused, or no operation of that name) never completes: free its slot here.

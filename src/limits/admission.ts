@@ -27,13 +27,17 @@ import { UpstreamAuthenticationError } from '../upstream/errors.js';
 import { admitDocument, type OperationCheck } from './graphql-limits.js';
 import { refusalProvesKey, type KeyStatus } from './key-status.js';
 import { createRateLimiter } from './rate-limit.js';
+import { upstreamCallsOf } from './upstream-budget.js';
 import type { TrustedDocuments } from './trusted-documents.js';
 
 export { capAnswer, overSize, tooLarge } from './response-size.js';
 export type { Caller } from '../auth.js';
 
 /** The limits the metrics count refusals of. */
-export type RateLimitName = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_subscribe';
+export type RateLimitName = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_subscribe' | 'callback_subscribe';
+
+/** The transports that open live streams, each with its own per-key pace of new streams. */
+export type StreamTransport = 'ws' | 'sse' | 'callback';
 
 export interface RateRefusal {
   retryAfterSeconds: number;
@@ -70,6 +74,12 @@ export interface AdmissionDeps {
   onRateLimited(limit: RateLimitName): void;
 }
 
+export interface CostExtension {
+  requestedQueryCost: number;
+  actualQueryCost: number;
+  maximumAvailable: number;
+}
+
 export type DocumentAdmission = { document: DocumentNode; source: string } | { errors: GraphQLError[] };
 
 export interface Admission {
@@ -84,10 +94,16 @@ export interface Admission {
   operation(caller: Caller | null, address: string): Promise<RateRefusal | null>;
   /** One WebSocket connection attempt from an address. */
   connection(address: string): Promise<RateRefusal | null>;
-  /** One subscription opened by a key (graphql-ws subscribe message, or SSE stream), and by its address when not yet proven. */
-  stream(transport: 'ws' | 'sse', caller: Caller, address: string): Promise<RateRefusal | null>;
+  /** One subscription opened by a key (graphql-ws subscribe message, SSE stream, or router callback), and by its address when not yet proven. */
+  stream(transport: StreamTransport, caller: Caller, address: string): Promise<RateRefusal | null>;
   /** A streaming transport's document: trusted documents, then every document limit, before anything runs. */
   document(payload: Record<string, unknown>, operationName: string | undefined, variables: Record<string, unknown>, caller: Caller): DocumentAdmission;
+  /**
+   * `extensions.cost` of a query's or mutation's answer on a streaming transport, as HTTP's (COST_EXTENSIONS):
+   * the estimate (remembered from admission), the upstream calls the operation's client made, the limit.
+   * Null when off or not priced.
+   */
+  cost(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, api: unknown): CostExtension | null;
   /** The account behind the key (asked upstream, remembered while the key is proven): it scopes a stream's events. */
   account(caller: Caller): Promise<number>;
   /** Accepted by the upstream within KEY_REVALIDATE_MS. */
@@ -116,7 +132,9 @@ export function createAdmission(deps: AdmissionDeps): Admission {
   const subscribes = {
     ws: createRateLimiter({ perMinute: limits.ws.subscribesPerMinute, prefix: 'payments-gateway:ws-subscribe', redis: null }),
     sse: createRateLimiter({ perMinute: limits.ws.subscribesPerMinute, prefix: 'payments-gateway:sse-subscribe', redis: null }),
+    callback: createRateLimiter({ perMinute: limits.ws.subscribesPerMinute, prefix: 'payments-gateway:callback-subscribe', redis: null }),
   };
+  const streamLimit: Record<StreamTransport, RateLimitName> = { ws: 'ws_subscribe', sse: 'sse_subscribe', callback: 'callback_subscribe' };
   const unprovenStreams = createRateLimiter({ perMinute: limits.ws.connectsPerMinute, prefix: 'payments-gateway:stream-address', redis: null });
 
   const refusal = (decision: { allowed: boolean; retryAfterSeconds?: number }, by: RateRefusal['by'], limit: RateLimitName): RateRefusal | null => {
@@ -203,7 +221,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     },
 
     async stream(transport, caller, address) {
-      const limit = transport === 'ws' ? 'ws_subscribe' : 'sse_subscribe';
+      const limit = streamLimit[transport];
       const byKey = refusal(await subscribes[transport].take(caller.callerId), 'key', limit);
       if (byKey || keys.isKnown(caller.callerId)) return byKey;
       return refusal(await unprovenStreams.take(address), 'address', limit);
@@ -226,6 +244,12 @@ export function createAdmission(deps: AdmissionDeps): Admission {
         ...(keys.isKnown(caller.callerId) ? { validated: deps.streams.validated } : {}),
       });
       return 'errors' in admitted ? admitted : { document: admitted.document, source };
+    },
+
+    cost(document, operationName, variables, api) {
+      if (!config.graphql.costExtensions) return null;
+      const { cost } = deps.documents.check.price(document, operationName, variables);
+      return cost === null ? null : { requestedQueryCost: cost, actualQueryCost: upstreamCallsOf(api), maximumAvailable: limits.maxCost };
     },
 
     account(caller) {

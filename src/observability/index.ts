@@ -21,7 +21,7 @@ export { attributeErrors, OperationTelemetry, operationLoggerOf, operationTeleme
 export type { OperationStart } from './operation.js';
 export type { LiveSources } from './metrics.js';
 
-export type RateLimit = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_subscribe';
+export type RateLimit = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_subscribe' | 'callback_subscribe';
 
 export class Observability {
   /** Null when METRICS_ENABLED=false: nothing is counted. */

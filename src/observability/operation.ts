@@ -20,7 +20,7 @@ const ERROR_CODE = /^[A-Z][A-Z_]{0,49}$/;
 export type Headers = Record<string, string | string[] | undefined>;
 
 export interface OperationStart {
-  transport: 'http' | 'websocket' | 'sse';
+  transport: 'http' | 'websocket' | 'sse' | 'callback';
   /** The caller's headers (HTTP request, or the WebSocket upgrade request). */
   headers: Headers;
   /** Ignore the caller's `x-request-id` (a WebSocket connection carries many operations). */

@@ -153,6 +153,17 @@ describe('admission: rates', () => {
     expect(limited).toEqual(['ws_subscribe', 'sse_subscribe']);
   });
 
+  it('callback subscriptions have their own per-key budget, named callback_subscribe', async () => {
+    const { admission, keys, limited } = setup();
+    const c = caller('callbacks');
+    keys.accept(c.callerId);
+    for (let i = 0; i < 2; i += 1) expect(await admission.stream('sse', c, '10.0.0.9')).toBeNull();
+    // The SSE budget spent leaves the callback one whole.
+    for (let i = 0; i < 2; i += 1) expect(await admission.stream('callback', c, '10.0.0.9')).toBeNull();
+    expect(await admission.stream('callback', c, '10.0.0.9')).toEqual({ retryAfterSeconds: 60, by: 'key' });
+    expect(limited).toEqual(['callback_subscribe']);
+  });
+
   it('streams of keys nobody proved spend their address\'s budget of streams', async () => {
     const { admission, limited } = setup();
     expect(await admission.stream('ws', caller('s1'), '10.0.0.8')).toBeNull();

@@ -1,0 +1,151 @@
+/**
+ * The outbound half of the router's HTTP callback protocol, for one
+ * subscription: its POSTs to the callback URL (`check`, `next`, `complete`),
+ * one at a time and in order, each under a time-out, and the end of the
+ * subscription however it comes: its events end, the router answers 404 (it
+ * dropped it: nothing more is sent), a POST fails, or the transport ends it
+ * (revoked key, too slow, shutdown) with `complete` and its errors.
+ *
+ * Nothing here waits on the router but this subscription: a slow router
+ * holds only its own POST, and its events wait in the subscription's bounded
+ * queue (src/realtime/stream.ts), which ends it when full.
+ */
+import type { ExecutionResult, FormattedExecutionResult, GraphQLFormattedError } from 'graphql';
+
+/** The protocol version sent on every message, and the one a router must answer `check` with. */
+export const CALLBACK_PROTOCOL = 'callback/1.0';
+
+/** Where one subscription's messages go, and what proves them to the router. */
+export interface CallbackTarget {
+  url: string;
+  id: string;
+  verifier: string;
+}
+
+export type CallbackAction = 'check' | 'next' | 'complete';
+
+/** ok: 2xx; gone: 404 (the router dropped the subscription); failed: any other answer, or none in time. */
+export type Delivery = { outcome: 'ok'; status: number; protocol: string | null } | { outcome: 'gone' | 'failed'; detail: string };
+
+/** One POST to the router's callback URL. Never throws; the verifier is never logged or echoed. */
+export async function deliver(target: CallbackTarget, action: CallbackAction, extra: Record<string, unknown>, timeoutMs: number): Promise<Delivery> {
+  try {
+    const res = await fetch(target.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'subscription-protocol': CALLBACK_PROTOCOL },
+      body: JSON.stringify({ kind: 'subscription', action, id: target.id, verifier: target.verifier, ...extra }),
+      // A redirect would carry the message, verifier and events included, to a URL nobody allowed.
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    // The answer's body means nothing to the protocol: discarded, never buffered.
+    await res.body?.cancel();
+    if (res.status === 404) return { outcome: 'gone', detail: 'answered 404' };
+    if (res.status < 200 || res.status > 299) return { outcome: 'failed', detail: `answered ${res.status}` };
+    return { outcome: 'ok', status: res.status, protocol: res.headers.get('subscription-protocol') };
+  } catch (error) {
+    const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
+    return { outcome: 'failed', detail: timedOut ? `no answer within ${timeoutMs} ms` : 'could not be reached' };
+  }
+}
+
+export interface CallbackStreamOptions {
+  target: CallbackTarget;
+  /** 0: no heartbeats. */
+  heartbeatMs: number;
+  timeoutMs: number;
+  /** The subscription's results, as graphql-js's subscribe() yields them. */
+  events: AsyncIterator<ExecutionResult>;
+  /** A result as the router gets it (errors formatted, answer size capped). */
+  present(result: ExecutionResult): FormattedExecutionResult;
+  /** The errors of a stream whose events threw. */
+  failure(error: unknown): GraphQLFormattedError[];
+  /** Called once, when nothing more will be sent. */
+  onEnd(how: 'completed' | 'gone'): void;
+  onDeliveryFailed(action: CallbackAction, detail: string): void;
+}
+
+export interface CallbackStream {
+  /** Starts sending events and heartbeats (once the router has its answer). */
+  start(): void;
+  /** Ends the subscription: `complete` (with `errors`) after whatever is in flight. Resolves once sent or given up. */
+  end(errors?: GraphQLFormattedError[]): Promise<void>;
+}
+
+const failed = (action: CallbackAction, detail: string): GraphQLFormattedError[] => [
+  { message: `The gateway's ${action} message to the router's callback URL failed (${detail}): the subscription is closed.`, extensions: { code: 'CALLBACK_FAILED' } },
+];
+
+export function callbackStream(o: CallbackStreamOptions): CallbackStream {
+  /** The POSTs, one after another: events reach the router in order, and one subscription holds one request at most. */
+  let chain: Promise<unknown> = Promise.resolve();
+  let state: 'live' | 'ending' | 'over' = 'live';
+  let ended: Promise<void> | null = null;
+  let heartbeat: NodeJS.Timeout | undefined;
+  let checkQueued = false;
+
+  const stopEvents = () => {
+    clearInterval(heartbeat);
+    void o.events.return?.();
+  };
+
+  const over = (how: 'completed' | 'gone') => {
+    if (state === 'over') return;
+    state = 'over';
+    stopEvents();
+    o.onEnd(how);
+  };
+
+  const post = (action: CallbackAction, extra: Record<string, unknown> = {}): Promise<Delivery['outcome']> => {
+    const sent = chain.then(async () => {
+      // After a 404, nothing more goes to the router.
+      if (state === 'over') return 'gone' as const;
+      const delivery = await deliver(o.target, action, extra, o.timeoutMs);
+      if (delivery.outcome !== 'ok') o.onDeliveryFailed(action, delivery.detail);
+      if (delivery.outcome === 'gone') over('gone');
+      else if (delivery.outcome === 'failed' && action !== 'complete') void end(failed(action, delivery.detail));
+      return delivery.outcome;
+    });
+    chain = sent;
+    return sent;
+  };
+
+  function end(errors?: GraphQLFormattedError[]): Promise<void> {
+    if (ended) return ended;
+    if (state === 'over') return (ended = Promise.resolve());
+    state = 'ending';
+    stopEvents();
+    ended = post('complete', errors && errors.length > 0 ? { errors } : {}).then(() => over('completed'));
+    return ended;
+  }
+
+  const pump = async () => {
+    try {
+      while (state === 'live') {
+        const step = await o.events.next();
+        if (step.done || state !== 'live') break;
+        if ((await post('next', { payload: o.present(step.value) })) !== 'ok') return;
+      }
+      await end();
+    } catch (error) {
+      await end(o.failure(error));
+    }
+  };
+
+  return {
+    start() {
+      if (state !== 'live') return;
+      if (o.heartbeatMs > 0) {
+        heartbeat = setInterval(() => {
+          // One check waiting at a time: a slow router is not sent a pile of them.
+          if (checkQueued || state !== 'live') return;
+          checkQueued = true;
+          void post('check').finally(() => (checkQueued = false));
+        }, o.heartbeatMs);
+        heartbeat.unref();
+      }
+      void pump();
+    },
+    end,
+  };
+}

@@ -1,0 +1,250 @@
+/**
+ * Subscriptions over the router's HTTP callback protocol (Apollo Router's
+ * `subscription.mode.callback`), at the same /graphql: the router POSTs a
+ * subscription whose `extensions.subscription` names a `callbackUrl`, a
+ * `subscriptionId`, a `verifier` and a `heartbeatIntervalMs`. The gateway
+ * admits it like any stream (src/limits/admission.ts: the caller's key as the
+ * router forwards it, rates, documents, live streams per key), POSTs `check`
+ * to the callback URL and needs 204 with `subscription-protocol: callback/1.0`,
+ * then answers `{"data":null}`; from then on `callback-stream.ts` sends
+ * `check` every heartbeatIntervalMs, `next` per event and `complete` at the end.
+ *
+ * The gateway POSTs only to URLs under SUBSCRIPTION_CALLBACK_URLS (unset: the
+ * protocol is off): a caller cannot make it call anything else.
+ *
+ * Not Apollo's ApolloServerPluginSubscriptionCallback: it sends graphql-js's
+ * results and errors as they are (no error masking, request id or answer-size
+ * cap), POSTs to any URL with no time-out, keeps subscriptions by callback URL
+ * with no way to end one from outside (revocation, too slow, the live-stream
+ * slot), and runs after Apollo's request pipeline rather than through the door
+ * the other streaming transports share.
+ */
+import type http from 'node:http';
+import { getOperationAST, GraphQLError, OperationTypeNode, subscribe, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { createContext, type Context, type ContextDeps } from '../context.js';
+import { ErrorCode } from '../errors.js';
+import type { Admission, Caller } from '../limits/admission.js';
+import type { OperationTelemetry } from '../observability/index.js';
+import type { EventBus } from '../realtime/bus.js';
+import type { Reconciler } from '../realtime/reconciler.js';
+import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/errors.js';
+import { CALLBACK_PROTOCOL, callbackStream, deliver, type CallbackStream, type CallbackTarget } from './callback-stream.js';
+import { clientAddress } from './client-address.js';
+import { realtimeSource, refreshContext, streamedResult, Tally } from './realtime-session.js';
+
+/** Heartbeats more often than this would make one subscription a steady stream of POSTs. */
+export const MIN_HEARTBEAT_MS = 500;
+const MAX_URL_CHARS = 2048;
+const MAX_TOKEN_CHARS = 512;
+
+export interface CallbackDeps {
+  schema: GraphQLSchema;
+  bus: EventBus;
+  reconciler: Reconciler;
+  context: ContextDeps;
+  queueLimit: number;
+  admission: Admission;
+  formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
+}
+
+/** The answer to the router's POST: the result once the subscription runs (`started` then begins it), or a coded refusal. */
+export type CallbackAnswer =
+  | { status: 200; result: Record<string, unknown>; started?: () => void }
+  | { status: number; message: string; code: string; extra?: Record<string, unknown>; retryAfterSeconds?: number };
+
+export interface CallbackSubscriptions {
+  open(req: http.IncomingMessage, body: Record<string, unknown>, caller: Caller | null): Promise<CallbackAnswer>;
+  /** Live callback subscriptions on this instance. */
+  stats(): { callbackSubscriptions: number };
+  /** Ends every subscription with `complete` (shutdown), waiting for those POSTs within their time-out. */
+  close(): Promise<void>;
+}
+
+/** The router's request: a POST whose extensions carry `subscription` (the protocol's only marker). */
+export function asksForCallback(body: unknown): body is Record<string, unknown> & { extensions: { subscription: unknown } } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const { extensions } = body as Record<string, unknown>;
+  return typeof extensions === 'object' && extensions !== null && 'subscription' in extensions;
+}
+
+/** The callback URL is under one of the allowed prefixes (each a parsed URL ending in "/", src/config.ts). */
+export function callbackAllowed(raw: string, allowed: readonly string[]): boolean {
+  if (raw.length > MAX_URL_CHARS || !URL.canParse(raw)) return false;
+  const url = new URL(raw);
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) return false;
+  return allowed.some((prefix) => url.href.startsWith(prefix) || `${url.href}/` === prefix);
+}
+
+const bad = (message: string, reason: string): CallbackAnswer => ({ status: 400, message, code: 'BAD_REQUEST', extra: { reason } });
+
+type Extension = CallbackTarget & { heartbeatMs: number };
+
+function readExtension(value: unknown): Extension | CallbackAnswer {
+  const v = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  const text = (name: string, max: number) => (typeof v[name] === 'string' && v[name].length > 0 && v[name].length <= max ? v[name] : null);
+  const url = text('callbackUrl', MAX_URL_CHARS);
+  const id = text('subscriptionId', MAX_TOKEN_CHARS);
+  const verifier = text('verifier', MAX_TOKEN_CHARS);
+  const heartbeatMs = v.heartbeatIntervalMs ?? 0;
+  if (url === null || id === null || verifier === null) {
+    return bad(`extensions.subscription needs callbackUrl (at most ${MAX_URL_CHARS} characters), subscriptionId and verifier (at most ${MAX_TOKEN_CHARS} each).`, 'CALLBACK_EXTENSION_INVALID');
+  }
+  if (typeof heartbeatMs !== 'number' || !Number.isInteger(heartbeatMs) || (heartbeatMs !== 0 && heartbeatMs < MIN_HEARTBEAT_MS)) {
+    return bad(`extensions.subscription.heartbeatIntervalMs must be 0 (no heartbeats) or at least ${MIN_HEARTBEAT_MS}.`, 'CALLBACK_EXTENSION_INVALID');
+  }
+  return { url, id, verifier, heartbeatMs };
+}
+
+export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscriptions {
+  const { config, logger, observability } = deps.context;
+  const { allowed, timeoutMs } = config.graphql.subscriptionCallbacks;
+  const { admission } = deps;
+  const addressOf = clientAddress(config.limits.trustedProxies);
+  const liveByKey = new Tally();
+  const live = new Set<CallbackStream>();
+  const format = (errors: readonly GraphQLError[]) => errors.map((e) => deps.formatError(e.toJSON(), e));
+  const formatOne = (error: GraphQLError) => format([error]);
+  /** The transport's own reasons for ending a subscription: written as they are, not through the resolvers' formatter. */
+  const reason = (message: string, code: string): GraphQLFormattedError[] => [{ message, extensions: { code } }];
+
+  async function open(req: http.IncomingMessage, body: Record<string, unknown>, caller: Caller | null): Promise<CallbackAnswer> {
+    if (allowed.length === 0) {
+      return bad('Subscriptions over HTTP callbacks are off on this gateway (SUBSCRIPTION_CALLBACK_URLS is unset); use GraphQL over WebSocket.', 'CALLBACKS_OFF');
+    }
+    const extension = readExtension((body.extensions as Record<string, unknown>).subscription);
+    if ('status' in extension) return extension;
+    // Checked before anything else is done for the request: a URL outside the list is never called.
+    if (!callbackAllowed(extension.url, allowed)) {
+      return bad('extensions.subscription.callbackUrl is not under a callback URL this gateway allows (SUBSCRIPTION_CALLBACK_URLS).', 'CALLBACK_URL_NOT_ALLOWED');
+    }
+    if (caller === null) {
+      return { status: 401, message: 'Authentication required: the router must forward the caller\'s "Authorization: Bearer <secret API key>".', code: ErrorCode.UNAUTHENTICATED };
+    }
+    const limited = await admission.stream('callback', caller, addressOf(req));
+    if (limited) {
+      const whose = limited.by === 'key' ? 'with this API key' : 'from this address';
+      return { status: 429, message: `Too many subscriptions opened ${whose}; retry later.`, code: ErrorCode.RATE_LIMITED, retryAfterSeconds: limited.retryAfterSeconds, extra: { retryAfterSeconds: limited.retryAfterSeconds } };
+    }
+    const operationName = typeof body.operationName === 'string' ? body.operationName : undefined;
+    const variables = typeof body.variables === 'object' && body.variables !== null ? (body.variables as Record<string, unknown>) : {};
+    // Trusted documents, tokens, graphql-js's rules, depth, aliases, directives and cost, as over WebSocket and SSE.
+    const admitted = admission.document(body, operationName, variables, caller);
+    if ('errors' in admitted) {
+      const first = format(admitted.errors)[0]!;
+      return { status: 400, message: first.message, code: String(first.extensions?.code ?? ErrorCode.BAD_USER_INPUT) };
+    }
+    const operation = getOperationAST(admitted.document, operationName);
+    if (operation?.operation !== OperationTypeNode.SUBSCRIPTION) {
+      return bad('extensions.subscription is for subscriptions; send queries and mutations as plain GraphQL over HTTP.', 'NOT_A_SUBSCRIPTION');
+    }
+    const { callerId } = caller;
+    const cap = config.limits.ws.maxSubscriptionsPerKey;
+    if (liveByKey.get(callerId) >= cap) return { status: 429, message: `At most ${cap} live callback subscriptions per API key.`, code: ErrorCode.RATE_LIMITED };
+    // Reserved before the first await, so a burst of one key's requests cannot pass the cap together.
+    liveByKey.add(callerId);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      liveByKey.remove(callerId);
+    };
+    const refused = (answer: CallbackAnswer) => {
+      release();
+      return answer;
+    };
+
+    let accountId: number;
+    try {
+      accountId = await admission.account(caller);
+    } catch (error) {
+      if (error instanceof UpstreamAuthenticationError) return refused({ status: 401, message: 'The payments API rejected this API key.', code: ErrorCode.UNAUTHENTICATED });
+      if (error instanceof UpstreamPermissionError) return refused({ status: 403, message: 'Forbidden.', code: ErrorCode.FORBIDDEN });
+      if (error instanceof UpstreamRouteMissingError) {
+        return refused({ status: 502, message: 'The payments API does not offer GET /v1/accounts, which subscriptions need.', code: ErrorCode.UPSTREAM_UNSUPPORTED });
+      }
+      logger.warn({ err: error instanceof Error ? { message: error.message } : error }, 'callback subscription refused: account lookup failed');
+      return refused({ status: 503, message: 'Upstream unavailable, try again later.', code: ErrorCode.UPSTREAM_UNAVAILABLE });
+    }
+
+    // The protocol's handshake, before the router gets its answer: the router confirms the id and verifier.
+    const check = await deliver(extension, 'check', {}, timeoutMs);
+    if (check.outcome !== 'ok' || check.status !== 204 || check.protocol !== CALLBACK_PROTOCOL) {
+      const detail = check.outcome !== 'ok' ? check.detail : check.status !== 204 ? `answered ${check.status}, not 204` : `answered without "subscription-protocol: ${CALLBACK_PROTOCOL}"`;
+      return refused(bad(`The check message to the callback URL failed (${detail}): no subscription was started.`, 'CALLBACK_CHECK_FAILED'));
+    }
+
+    const telemetry: OperationTelemetry = observability.startOperation({ transport: 'callback', headers: req.headers });
+    telemetry.by(callerId);
+    telemetry.named(operationName ?? operation.name?.value, 'subscription');
+    const forOperation = () => createContext(deps.context, { caller, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry });
+    let stream: CallbackStream | null = null;
+    const tooSlow = () => {
+      logger.warn({ callerId, queueLimit: deps.queueLimit }, 'callback subscription too slow: router not keeping up, subscription completed');
+      void stream?.end(reason(`The router did not keep up: more than ${deps.queueLimit} events waited for it. Subscribe again.`, 'SUBSCRIBER_TOO_SLOW'));
+    };
+    const present = (result: ExecutionResult) => streamedResult(result, telemetry, format, admission.documents.maxResponseBytes) ?? result;
+
+    let results: Awaited<ReturnType<typeof subscribe>>;
+    try {
+      const contextValue: Context = Object.assign(forOperation(), {
+        realtime: realtimeSource({
+          bus: deps.bus,
+          reconciler: deps.reconciler,
+          logger,
+          caller,
+          accountId,
+          queueLimit: deps.queueLimit,
+          // The only pressure is the queue: events wait there while the router takes one POST at a time.
+          isCongested: () => false,
+          onOverflow: tooSlow,
+          beforeEach: () => refreshContext(contextValue, forOperation),
+        }),
+      });
+      results = await subscribe({ schema: deps.schema, document: admitted.document, operationName: operationName ?? null, variableValues: variables, contextValue });
+    } catch (error) {
+      // graphql-js reports a subscription's own failures as errors; a throw (or a failed context) is a bug: the slot is freed all the same.
+      logger.error({ err: error }, 'callback subscription failed to start');
+      telemetry.end();
+      return refused({ status: 500, message: 'Internal server error.', code: ErrorCode.INTERNAL_SERVER_ERROR });
+    }
+    if (!(Symbol.asyncIterator in results)) {
+      // Refused by its resolver before any event (an unknown or foreign id): the router gets the errors now.
+      telemetry.end();
+      return refused({ status: 200, result: { data: null, ...present(results) } });
+    }
+    observability.subscriptionStarted();
+    let stopLive = () => {};
+    const subscription = callbackStream({
+      target: extension,
+      heartbeatMs: extension.heartbeatMs,
+      timeoutMs,
+      events: results,
+      present,
+      failure: (error) => formatOne(error instanceof GraphQLError ? error : new GraphQLError('Internal server error.', { originalError: error instanceof Error ? error : undefined })),
+      onEnd: (how) => {
+        live.delete(subscription);
+        stopLive();
+        release();
+        telemetry.end();
+        logger.debug({ callerId, how }, 'callback subscription ended');
+      },
+      onDeliveryFailed: (action, detail) => logger.info({ callerId, action, detail, origin: new URL(extension.url).origin }, 'callback message not delivered'),
+    });
+    stream = subscription;
+    live.add(subscription);
+    // The key revoked on any instance: the subscription ends, and the router is told why.
+    stopLive = admission.live(caller, () => {
+      void subscription.end(reason('The payments API revoked this API key: the subscription is closed.', ErrorCode.UNAUTHENTICATED));
+    });
+    return { status: 200, result: { data: null }, started: () => subscription.start() };
+  }
+
+  return {
+    open,
+    stats: () => ({ callbackSubscriptions: live.size }),
+    async close() {
+      const shutdown = reason('The gateway is shutting down: subscribe again.', 'SHUTTING_DOWN');
+      await Promise.all([...live].map((s) => s.end(shutdown)));
+    },
+  };
+}
