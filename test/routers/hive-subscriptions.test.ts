@@ -75,7 +75,7 @@ describeWith('hive-gateway', 'Hive Gateway subscriptions to payments over graphq
   beforeAll(async () => {
     stack = await startRealtimeStack();
     hive = await startHiveServer();
-    hive.serve({
+    await hive.serve({
       supergraph: composeSupergraph([{ name: 'payments', url: `http://127.0.0.1:${stack.gateway.port}/graphql`, sdl: PAYMENTS_SDL }]),
       propagateHeaders: PROPAGATE_AUTHORIZATION,
       transportEntries: HIVE_SUBSCRIPTIONS,

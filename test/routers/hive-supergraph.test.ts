@@ -61,7 +61,7 @@ describeWith('hive-gateway', 'Hive Gateway in front of payments and orders', () 
     payments = await startRecordingProxy(stack.gateway.url);
     orders = await startOrdersSubgraph(rows);
     hive = await startHiveServer();
-    hive.serve({
+    await hive.serve({
       supergraph: composeSupergraph([
         { name: 'payments', url: payments.url, sdl: PAYMENTS_SDL },
         { name: 'orders', url: orders.url, sdl: ORDERS_SDL },
