@@ -59,18 +59,17 @@ describeWith('hive-gateway', "Hive Gateway's response cache with the gateway's h
       env: { ROUTER_INVALIDATION_URL: `http://127.0.0.1:${hive.port}/invalidation`, ROUTER_INVALIDATION_KEY: routerKey, RATE_LIMIT_PER_MINUTE: '0' },
     });
     payments = await startRecordingProxy(`http://127.0.0.1:${stack.gateway.port}/graphql`);
-    const cache = await createHiveCache();
     await hive.serve({
       supergraph: composeSupergraph([{ name: 'payments', url: payments.url, sdl: PAYMENTS_SDL }]),
       propagateHeaders: PROPAGATE_AUTHORIZATION,
-      cache,
+      cache: await createHiveCache(),
       responseCaching: {
         // `private` answers: one cache per caller's key (Hive hashes it into the cache key).
         session: (request: Request) => request.headers.get('authorization'),
         // A fallback only: the gateway's max-age (or no-store, read as max-age=0) is shorter.
         ttl: 60_000,
       },
-      plugins: () => [usePaymentsNoStore(), useRouterInvalidation({ cache: cache as HiveKeyValueCache, key: routerKey })],
+      plugins: (ctx: { cache: HiveKeyValueCache }) => [usePaymentsNoStore(), useRouterInvalidation({ cache: ctx.cache, key: routerKey })],
     });
   });
   afterAll(async () => {
