@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { composeSupergraph, startRecordingProxy, type RecordingProxy } from '../federation/router.js';
-import { eventually, setUpstreamStatus, startRealtimeStack, type RealtimeStack } from '../realtime/support.js';
+import { eventually, postWebhook, setUpstreamStatus, startRealtimeStack, transactionEvent, type RealtimeStack } from '../realtime/support.js';
 import { factories, type RestObject } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
 import { describeWith } from '../support/tools.js';
@@ -44,18 +44,22 @@ describeWith('hive-gateway', "Hive Gateway's response cache with the gateway's h
   };
   const subgraphCalls = () => payments.requests.length;
   const invalidations = () => hive.seen.filter((r) => r.path === '/invalidation' && r.status === 200).length;
-  /** A transaction of `key` declined upstream (a final state), once the gateway's push about it has reached Hive. */
+  /** A transaction of `key` declined upstream (a final state); the emulator forwards no webhooks here, so the gateway hears nothing. */
   const finalTransaction = async (key: string): Promise<RestObject> => {
     const transaction = await factories(stack.emulator, key).transaction();
-    const before = invalidations();
     await setUpstreamStatus(stack.emulator.url, 'transactions', transaction.id as number, 'declined');
-    await eventually(async () => invalidations(), (n) => n > before, 5000);
     return transaction;
+  };
+  const accountIdOf = async (key: string): Promise<number> => {
+    const body = (await factories(stack.emulator, key).rest('GET', '/v1/accounts')) as Record<string, unknown>;
+    return ((body['v1/accounts'] ?? body) as { id: number }[])[0]!.id;
   };
 
   beforeAll(async () => {
     hive = await startHiveServer();
+    // Webhooks are posted by the tests themselves, so each test drives one way the gateway learns of a change.
     stack = await startRealtimeStack({
+      forward: false,
       env: { ROUTER_INVALIDATION_URL: `http://127.0.0.1:${hive.port}/invalidation`, ROUTER_INVALIDATION_KEY: routerKey, RATE_LIMIT_PER_MINUTE: '0' },
     });
     payments = await startRecordingProxy(`http://127.0.0.1:${stack.gateway.port}/graphql`);
@@ -117,11 +121,43 @@ describeWith('hive-gateway', "Hive Gateway's response cache with the gateway's h
     // The upstream reports a change (here the operator's late approval) by signed webhook; the gateway pushes the tag to Hive.
     const pushed = invalidations();
     await setUpstreamStatus(stack.emulator.url, 'transactions', transaction.id as number, 'approved');
+    const event = transactionEvent({ accountId: await accountIdOf(keyA), transaction: { ...transaction, status: 'approved', updated_at: new Date().toISOString() } });
+    expect((await postWebhook(stack.gateway.port, event, { secret: stack.secret })).status).toBe(200);
     await eventually(async () => invalidations(), (n) => n > pushed, 5000);
 
     const before = subgraphCalls();
     expect((await read(keyA, transaction.id as number)).data?.transaction).toEqual({ id: String(transaction.id), status: 'APPROVED', amount: transaction.amount });
     expect(subgraphCalls() - before).toBe(1);
+  });
+
+  it("drops a cached transaction changed by the gateway's own mutation sent past Hive", async () => {
+    const transaction = await finalTransaction(keyA);
+    const id = String(transaction.id);
+    const readDescription = async () => {
+      const res = await fetch(hive.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${keyA}` },
+        body: JSON.stringify({ query: 'query ($id: ID!) { transaction(id: $id) { id status description } }', variables: { id } }),
+      });
+      return ((await res.json()) as { data: { transaction: { description: string | null } } }).data.transaction.description;
+    };
+    const before = await readDescription();
+    const cached = subgraphCalls();
+    expect(await readDescription()).toBe(before);
+    expect(subgraphCalls()).toBe(cached);
+
+    // A back office edits it through the gateway directly, not through Hive: Hive only hears of it from the gateway.
+    const pushed = invalidations();
+    const edited = await stack.gql<{ updateTransaction: { userErrors: unknown[] } }>(
+      'mutation ($id: ID!) { updateTransaction(id: $id, input: { description: "Order 1042, corrected" }) { userErrors { code } } }',
+      { id },
+      keyA,
+    );
+    expect(edited.data?.updateTransaction.userErrors).toEqual([]);
+    await eventually(async () => invalidations(), (n) => n > pushed, 5000);
+
+    expect(await readDescription()).toBe('Order 1042, corrected');
+    expect(subgraphCalls()).toBe(cached + 1);
   });
 
   it('refuses an invalidation without the shared key, and keeps the cached answer', async () => {
