@@ -91,11 +91,14 @@ describeWith('hive-gateway', 'Hive Gateway subscriptions to payments over graphq
     const txA = await factories(stack.emulator, keyA).transaction();
     const txB = await factories(stack.emulator, keyB).transaction();
     const before = await liveSubscriptions(stack.wsUrl);
+    const connectionsBefore = (await stack.health()).subscriptions.connections;
     const subA = await sseSubscribe(hive.url, keyA, 'subscription { transactionUpdated { id status } }');
     const subB = await sseSubscribe(hive.url, keyB, 'subscription { transactionUpdated { id status } }');
     try {
       // Both reached the gateway over Hive's own WebSocket connections, authenticated with their keys.
       await eventually(() => liveSubscriptions(stack.wsUrl), (n) => n === before + 2, 5000);
+      // One graphql-ws connection per caller's key: Hive shares a connection only between identical connectionParams.
+      expect((await stack.health()).subscriptions.connections).toBe(connectionsBefore + 2);
 
       await setUpstreamStatus(stack.emulator.url, 'transactions', txA.id as number, 'approved');
       await eventually(async () => subA.payloads.length, (n) => n >= 1, 5000);
