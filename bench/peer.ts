@@ -79,7 +79,7 @@ export const peerBench: Bench = {
   run: async (argv) => runPeerBench(readSettings(argv)),
 };
 
-interface Server {
+export interface Server {
   name: string;
   url: string;
   child: ChildProcess;
@@ -101,7 +101,7 @@ function cpuOf(statPath: string): number {
 
 
 /** The V8 flags `npm start` runs the gateway with (the Dockerfile's are the same): the bench measures it as deployed. */
-function gatewayNodeFlags(): string[] {
+export function gatewayNodeFlags(): string[] {
   const start = (JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start;
   return start.split(/\s+/).filter((word) => /^--max-(semi|old)-space-size=\d+$/.test(word));
 }
@@ -113,7 +113,7 @@ function gatewayNodeFlags(): string[] {
  * both run on plain node, with no tsx loader on their module paths. `--from-source` runs both
  * from their TypeScript under tsx instead, as `npm start` runs the gateway.
  */
-function entryPoints(fromSource: boolean): { gateway: string; peer: string } {
+export function entryPoints(fromSource: boolean): { gateway: string; peer: string } {
   if (fromSource) return { gateway: 'src/main.ts', peer: 'bench/peer/server.ts' };
   execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   const source = readFileSync(`${ROOT}/bench/peer/server.ts`, 'utf8');
@@ -124,7 +124,7 @@ function entryPoints(fromSource: boolean): { gateway: string; peer: string } {
   return { gateway: 'dist/main.js', peer: `${dir}/server.mjs` };
 }
 
-async function startServer(name: string, script: string, env: Record<string, string>, port: number, profDir: string | null, nodeFlags: string[] = []): Promise<Server> {
+export async function startServer(name: string, script: string, env: Record<string, string>, port: number, profDir: string | null, nodeFlags: string[] = []): Promise<Server> {
   // One directory per server: under tsx, its loader thread writes a profile of its own beside the main thread's (the larger one).
   const profile = profDir ? ['--cpu-prof', '--cpu-prof-dir', `${profDir}/${name.replace(/\W+/g, '-').replace(/-$/, '')}`] : [];
   const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];

@@ -9,9 +9,10 @@ import { peerBench } from './peer.js';
 import { realtimeBench } from './realtime.js';
 import { reconcileBench } from './reconcile.js';
 import { resilienceBench } from './resilience.js';
+import { routerCacheBench } from './router-cache.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, reconcileBench, resilienceBench, abuseBench, observabilityBench];
+const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench];
 const DEFAULT = 'gateway';
 
 function help(): string {

@@ -66,7 +66,8 @@ export interface RecordingProxy {
 }
 
 /**
- * Forwards every request to `target` unchanged and records the GraphQL
+ * Forwards every request to `target` unchanged (and its answer, headers
+ * included) and records the GraphQL
  * operations that went through: the subgraph's own view of the router.
  */
 export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
@@ -89,7 +90,12 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
       fetch(target, { method: req.method, headers, body: req.method === 'GET' ? undefined : body })
         .then(async (upstream) => {
           const text = await upstream.text();
-          res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+          // The subgraph's own headers (Cache-Control above all: a router's response cache reads it).
+          const headers: Record<string, string> = {};
+          upstream.headers.forEach((value, name) => {
+            if (!['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive'].includes(name)) headers[name] = value;
+          });
+          res.writeHead(upstream.status, { 'content-type': 'application/json', ...headers });
           res.end(text);
         })
         .catch(() => res.writeHead(502).end());

@@ -6,16 +6,11 @@
  * to it directly; Hive's is its `extensions.cost.estimated`.
  */
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { composeSupergraph } from '../federation/router.js';
 import { newKey, startStack, type Stack } from '../support/harness.js';
 import { describeWith } from '../support/tools.js';
-
-interface HiveRuntime {
-  fetch(url: string, init: { method: string; headers: Record<string, string>; body: string }): Promise<Response>;
-  dispose(): Promise<void> | void;
-}
+import { createHiveRuntime, PROPAGATE_AUTHORIZATION, type HiveRuntime } from './hive.js';
 
 const PAYOUT = (id: number) => `{ id: "${id}", phoneNumber: { number: "64000001", country: "BJ" } }`;
 
@@ -41,13 +36,10 @@ describeWith('hive-gateway', 'Hive Gateway demand control and the gateway price 
     stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '0' } });
     const sdl = readFileSync(new URL('../../supergraph/payments.graphql', import.meta.url), 'utf8');
     const supergraph = composeSupergraph([{ name: 'payments', url: stack.gateway.url, sdl }]);
-    const require = createRequire(new URL('./package.json', import.meta.url));
-    const { createGatewayRuntime } = require('@graphql-hive/gateway-runtime') as { createGatewayRuntime(options: unknown): HiveRuntime };
     // The configuration of docs/federation.md: a list without @listSize is 10 items, no price per operation type.
-    hive = createGatewayRuntime({
+    hive = await createHiveRuntime({
       supergraph,
-      logging: false,
-      propagateHeaders: { fromClientToSubgraphs: ({ request }: { request: Request }) => ({ authorization: request.headers.get('authorization') ?? '' }) },
+      propagateHeaders: PROPAGATE_AUTHORIZATION,
       demandControl: { maxCost: 1000, listSize: 10, operationTypeCost: () => 0, includeExtensionMetadata: true },
     });
   });
