@@ -205,6 +205,9 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
  * not final. Apollo's cache-control plugin is switched off (server.ts): it hooks every
  * field of every answer.
  */
+/** Kept by no cache; `private` too, so a cache that misreads `no-store` still never shares it across keys. */
+const NOT_STORED = 'private, no-store';
+
 export function cacheHeaders(hintOf: (document: DocumentNode, operationName: string | undefined) => DocumentCacheHint): ApolloServerPlugin<HttpContext> {
   return {
     async requestDidStart() {
@@ -213,7 +216,7 @@ export function cacheHeaders(hintOf: (document: DocumentNode, operationName: str
           const cacheControl = cacheControlOf(response.body, document, operationName ?? undefined, errors?.length ?? 0);
           response.http.headers.set('cache-control', cacheControl);
           // What a router may keep is tagged, so the gateway's invalidations (cache/router-invalidation.ts) reach it.
-          if (cacheControl !== 'no-store' && operation && response.body.kind === 'single') {
+          if (cacheControl !== NOT_STORED && operation && response.body.kind === 'single') {
             const result = response.body.singleResult;
             result.extensions = { ...result.extensions, ...cacheTagsOf(operation, request.variables ?? {}) };
           }
@@ -223,9 +226,9 @@ export function cacheHeaders(hintOf: (document: DocumentNode, operationName: str
   };
 
   function cacheControlOf(body: { kind: string; singleResult?: { data?: unknown; errors?: unknown } }, document: DocumentNode | undefined, operationName: string | undefined, errors: number): string {
-    if (!document || errors > 0 || body.kind !== 'single' || body.singleResult?.errors) return 'no-store';
+    if (!document || errors > 0 || body.kind !== 'single' || body.singleResult?.errors) return NOT_STORED;
     const hint = hintOf(document, operationName);
-    if (hint.maxAge <= 0 || !finalAnswer(body.singleResult?.data, hint.statusChecks)) return 'no-store';
+    if (hint.maxAge <= 0 || !finalAnswer(body.singleResult?.data, hint.statusChecks)) return NOT_STORED;
     return `private, max-age=${hint.maxAge}`;
   }
 }

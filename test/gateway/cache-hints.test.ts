@@ -45,28 +45,28 @@ describe('Cache-Control from cache hints', () => {
   });
 
   it('keeps nothing of a transaction or payout the answer shows not final', async () => {
-    expect(await cacheControl('query ($id: ID!) { transaction(id: $id) { id status } }', { id: String(pending.id) })).toBe('no-store');
-    expect(await cacheControl('query ($id: ID!) { payout(id: $id) { id status } }', { id: String(payout.id) })).toBe('no-store');
+    expect(await cacheControl('query ($id: ID!) { transaction(id: $id) { id status } }', { id: String(pending.id) })).toBe('private, no-store');
+    expect(await cacheControl('query ($id: ID!) { payout(id: $id) { id status } }', { id: String(payout.id) })).toBe('private, no-store');
   });
 
   it('keeps nothing of a transaction whose status is not selected: its finality is unknown', async () => {
-    expect(await cacheControl('query ($id: ID!) { transaction(id: $id) { id } }', { id: String(final.id) })).toBe('no-store');
+    expect(await cacheControl('query ($id: ID!) { transaction(id: $id) { id } }', { id: String(final.id) })).toBe('private, no-store');
   });
 
   it('judges each entity a router asks for through _entities', async () => {
     const entities = 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on Transaction { id status } } }';
     expect(await cacheControl(entities, { r: [{ __typename: 'Transaction', id: String(final.id) }] })).toBe('private, max-age=3600');
     const both = [{ __typename: 'Transaction', id: String(final.id) }, { __typename: 'Transaction', id: String(pending.id) }];
-    expect(await cacheControl(entities, { r: both })).toBe('no-store');
+    expect(await cacheControl(entities, { r: both })).toBe('private, no-store');
   });
 
   it('keeps currencies and customers for their TTL, and no list whose members change', async () => {
     expect(await cacheControl('{ currencies { iso } }')).toBe('private, max-age=120');
-    expect(await cacheControl('{ transactions(first: 2) { nodes { id status } } }')).toBe('no-store');
-    expect(await cacheControl('{ webhooks { id } }')).toBe('no-store');
+    expect(await cacheControl('{ transactions(first: 2) { nodes { id status } } }')).toBe('private, no-store');
+    expect(await cacheControl('{ webhooks { id } }')).toBe('private, no-store');
   });
 
   it('keeps nothing of a mutation', async () => {
-    expect(await cacheControl('mutation { createCustomer(input: { firstname: "A", lastname: "B", email: "hints@example.com" }) { customer { id } } }')).toBe('no-store');
+    expect(await cacheControl('mutation { createCustomer(input: { firstname: "A", lastname: "B", email: "hints@example.com" }) { customer { id } } }')).toBe('private, no-store');
   });
 });
