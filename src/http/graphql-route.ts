@@ -197,6 +197,9 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
   }
 }
 
+/** Kept by no cache; `private` too, so a cache that misreads `no-store` still never shares it across keys. */
+const NOT_STORED = 'private, no-store';
+
 /**
  * `Cache-Control` on every GraphQL answer over HTTP, as routers' response caches read it:
  * `private` always (an answer is one key's), `max-age` from the document's cache hint
@@ -205,9 +208,6 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
  * not final. Apollo's cache-control plugin is switched off (server.ts): it hooks every
  * field of every answer.
  */
-/** Kept by no cache; `private` too, so a cache that misreads `no-store` still never shares it across keys. */
-const NOT_STORED = 'private, no-store';
-
 export function cacheHeaders(hintOf: (document: DocumentNode, operationName: string | undefined) => DocumentCacheHint): ApolloServerPlugin<HttpContext> {
   return {
     async requestDidStart() {
