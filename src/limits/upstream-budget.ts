@@ -38,9 +38,8 @@ export class UpstreamGate implements OperationGate {
   /** Calls admitted so far (made, or refused before any I/O by the client's own checks): `extensions.cost`'s actualQueryCost. */
   calls = 0;
   private rejection: Error | null = null;
-  /** Settles when the probe (the first call of a key not yet seen accepted) has ended; the others wait for it. */
-  private probe: Promise<void> | null = null;
-  private probeEnded: (() => void) | null = null;
+  /** The probe (the first call of a key not yet seen accepted): the others wait until it has ended. */
+  private probe: { ended: Promise<void>; end: () => void } | null = null;
   private readonly maxCalls: number;
   private readonly callerId: string;
   private readonly keys: KeyStatus;
@@ -57,17 +56,20 @@ export class UpstreamGate implements OperationGate {
     this.calls += 1;
     if (this.keys.isKnown(this.callerId)) return false;
     if (!this.probe) {
-      this.probe = new Promise((resolve) => (this.probeEnded = resolve));
+      let end = () => {};
+      const ended = new Promise<void>((resolve) => (end = resolve));
+      this.probe = { ended, end };
       return true;
     }
-    await this.probe;
+    await this.probe.ended;
     if (this.rejection) throw this.rejection;
     return false;
   }
 
   succeeded(probe: boolean): void {
     this.keys.accept(this.callerId);
-    if (probe) this.probeEnded?.();
+    // Only the probe's end lets the others go: a call admitted while the key was known may end first.
+    if (probe) this.probe!.end();
   }
 
   failed(probe: boolean, error: unknown): void {
@@ -78,7 +80,7 @@ export class UpstreamGate implements OperationGate {
       // A refusal of the request itself (404, 422...) means the upstream took the key.
       this.keys.accept(this.callerId);
     }
-    if (probe) this.probeEnded?.();
+    if (probe) this.probe!.end();
   }
 }
 

@@ -112,6 +112,30 @@ describe('UpstreamGate', () => {
     expect(await Promise.all([second, third])).toEqual([2, 3]);
   });
 
+  it('a call admitted while the key was known does not let the probe\'s waiters go when it ends first', async () => {
+    const api = fakeApi();
+    const { calls } = api;
+    const { keys } = status(true);
+    const t = guarded(api, { maxCalls: 10, callerId: ID, keys });
+    const early = t.get(1);
+    await flush();
+    // Another instance revokes the key meanwhile: the next call probes it, the one after waits for that probe.
+    keys.revoke(ID);
+    const probe = t.get(2).catch((e: unknown) => e);
+    const waiting = t.get(3).catch((e: unknown) => e);
+    await flush();
+    expect(calls.map((c) => c.args)).toEqual([[1], [2]]);
+    calls[0]!.resolve();
+    expect(await early).toBe(1);
+    await flush();
+    expect(calls.map((c) => c.args)).toEqual([[1], [2]]);
+    const refused = new UpstreamAuthenticationError({ route, statusCode: 401 });
+    calls[1]!.reject(refused);
+    expect(await probe).toBe(refused);
+    expect(await waiting).toBe(refused);
+    expect(calls).toHaveLength(2);
+  });
+
   it('the others still go out when the probe failed for another reason than the key', async () => {
     const api = fakeApi();
     const { calls } = api;
