@@ -60,13 +60,26 @@ interface Received {
   ctx: UpstreamErrorInit;
 }
 
-/** One request, as every attempt of it sends it. */
-interface Prepared {
+/** One call, as each of its attempts sends it. */
+interface Flight {
+  caller: Caller;
+  endpoint: Endpoint;
+  request: WireRequest;
   url: URL;
+  /** Encoded once for every attempt. */
   body: string | undefined;
+  idempotencyKey: string | undefined;
   signal: AbortSignal | undefined;
   /** Safe to send twice: a read, or a write the upstream deduplicates by its key. */
   repeatable: boolean;
+}
+
+/** What guards one call: its route's breaker, bulkhead, health and retry budget, and its key's on that route. */
+interface Guards {
+  route: RouteGuard;
+  key: KeyBreaker;
+  /** The key's hash, the bulkhead's unit of fairness. */
+  keyId: string;
 }
 
 export interface CallDeps {
@@ -109,7 +122,7 @@ export class UpstreamCalls {
       // Amounts are `Decimal`s, written as JSON number tokens from their digits.
       const body = request.body === undefined ? undefined : encodeJsonBody(request.body);
       const repeatable = endpoint.method === 'GET' || opts.idempotencyKey !== undefined;
-      const received = await this.exchange(caller, endpoint, request, opts, { url, body, signal, repeatable });
+      const received = await this.exchange({ caller, endpoint, request, url, body, idempotencyKey: opts.idempotencyKey, signal, repeatable });
       // 5. The answer.
       const answer = this.decode(endpoint, request, received);
       gate?.succeeded(probe);
@@ -121,26 +134,26 @@ export class UpstreamCalls {
   }
 
   /** 3. The retry loop around each attempt. */
-  private async exchange(caller: Caller, endpoint: Endpoint, request: WireRequest, opts: CallOptions, prepared: Prepared): Promise<Received> {
-    const { route } = endpoint;
-    const { deadlineAt } = caller.scope;
+  private async exchange(flight: Flight): Promise<Received> {
+    const { route } = flight.endpoint;
+    const { deadlineAt } = flight.caller.scope;
     const { retry } = this.deps.guards.options;
-    const key = (caller.id ??= keyId(caller.apiKey));
-    const guard = this.deps.guards.of(route);
-    const mine = this.deps.guards.keys.of(route, key);
+    const id = (flight.caller.id ??= keyId(flight.caller.apiKey));
+    const guards: Guards = { route: this.deps.guards.of(route), key: this.deps.guards.keys.of(route, id), keyId: id };
+    const { route: guard, key: mine } = guards;
     mine.budget.deposit();
     guard.budget.deposit();
     for (let n = 1; ; n++) {
       const timeoutMs = this.attemptTimeout(route, deadlineAt);
       let error: unknown;
       try {
-        return await this.attempt(caller, endpoint, request, opts, prepared, guard, mine, key, n, timeoutMs);
+        return await this.attempt(flight, guards, n, timeoutMs);
       } catch (e) {
         // opossum refuses with its own error while the route is open.
         error = (e as { code?: unknown } | null)?.code === 'EOPENBREAKER' ? new UpstreamUnavailableError({ route, reason: 'circuit_open' }) : e;
       }
-      if (prepared.signal?.aborted) throw error;
-      if (!prepared.repeatable || n >= retry.maxAttempts || !isTransient(error)) throw error;
+      if (flight.signal?.aborted) throw error;
+      if (!flight.repeatable || n >= retry.maxAttempts || !isTransient(error)) throw error;
       const delay = delayBefore(retry, n, error, this.random);
       if (delay === null) throw error;
       if (deadlineAt !== undefined && this.now() + delay >= deadlineAt) throw error;
@@ -151,7 +164,7 @@ export class UpstreamCalls {
         throw error;
       }
       this.observer?.retry(route);
-      await sleep(delay, prepared.signal);
+      await sleep(delay, flight.signal);
     }
   }
 
@@ -161,20 +174,9 @@ export class UpstreamCalls {
    * to both breakers; a 5xx, time-out or connection failure counts against
    * the key, and against the route only when several keys see them (key-health.ts).
    */
-  private async attempt(
-    caller: Caller,
-    endpoint: Endpoint,
-    request: WireRequest,
-    opts: CallOptions,
-    prepared: Prepared,
-    guard: RouteGuard,
-    mine: KeyBreaker,
-    key: string,
-    n: number,
-    timeoutMs: number,
-  ): Promise<Received> {
-    const { route } = endpoint;
-    const { signal } = prepared;
+  private async attempt(flight: Flight, { route: guard, key: mine, keyId: key }: Guards, n: number, timeoutMs: number): Promise<Received> {
+    const { route } = flight.endpoint;
+    const { signal } = flight;
     if (!mine.allow(this.now())) throw new UpstreamUnavailableError({ route, reason: 'circuit_open' });
     /** True: the upstream was unwell; false: it answered (a 4xx included); undefined: no verdict (aborted, never sent). */
     let failed: boolean | undefined;
@@ -187,7 +189,7 @@ export class UpstreamCalls {
           if (!release) throw new UpstreamUnavailableError({ route, reason: 'route_saturated' });
           let received: Received;
           try {
-            received = await this.send(caller, endpoint, request, opts, prepared, n, Math.max(1, timeoutMs - (this.now() - queuedAt)));
+            received = await this.send(flight, n, Math.max(1, timeoutMs - (this.now() - queuedAt)));
           } finally {
             release();
           }
@@ -209,23 +211,24 @@ export class UpstreamCalls {
   }
 
   /** The exchange itself, watched: headers, the transport, then the status to a typed error. */
-  private async send(caller: Caller, endpoint: Endpoint, request: WireRequest, opts: CallOptions, prepared: Prepared, n: number, timeoutMs: number): Promise<Received> {
+  private async send(flight: Flight, n: number, timeoutMs: number): Promise<Received> {
+    const { caller, endpoint, idempotencyKey } = flight;
     const { route, method, pattern } = endpoint;
     const { scope } = caller;
     const watch = this.observer?.attempt({ method, pattern, attempt: n, operation: scope.observed });
     const headers = {
       ...watch?.headers,
       authorization: `Bearer ${caller.apiKey}`,
-      ...(opts.idempotencyKey === undefined ? {} : { 'idempotency-key': opts.idempotencyKey }),
+      ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
       ...(scope.requestId === undefined ? {} : { 'x-request-id': scope.requestId }),
     };
-    const sent: TransportRequest = { route, method, headers, timeoutMs, ...(prepared.body === undefined ? {} : { body: prepared.body }), ...(prepared.signal === undefined ? {} : { signal: prepared.signal }) };
+    const sent: TransportRequest = { route, method, headers, timeoutMs, ...(flight.body === undefined ? {} : { body: flight.body }), ...(flight.signal === undefined ? {} : { signal: flight.signal }) };
     let response;
     try {
       // The transport's failures are already typed, and an abort rejects with the caller's reason (transport.ts).
-      response = await this.deps.transport.send(prepared.url, sent);
+      response = await this.deps.transport.send(flight.url, sent);
     } catch (error) {
-      watch?.end(attemptFailure(error, prepared.signal));
+      watch?.end(attemptFailure(error, flight.signal));
       throw error;
     }
     const status = response.statusCode;
@@ -233,7 +236,7 @@ export class UpstreamCalls {
     const requestIdHeader = response.headers['x-request-id'];
     const ctx: UpstreamErrorInit = typeof requestIdHeader === 'string' ? { route, requestId: requestIdHeader } : { route };
     if (status >= 200 && status < 300) return { text: response.body, ctx };
-    if (routeIsMissing(status, pattern, request.bodyIds)) throw new UpstreamRouteMissingError({ ...ctx, statusCode: status, beyondSpec: !endpoint.spec });
+    if (routeIsMissing(status, pattern, flight.request.bodyIds)) throw new UpstreamRouteMissingError({ ...ctx, statusCode: status, beyondSpec: !endpoint.spec });
     throw errorFromResponse(status, response.body, response.headers['retry-after'], { ...ctx, statusCode: status }, caller.apiKey);
   }
 
