@@ -16,13 +16,15 @@ import type { IdempotencyScope, IdempotencyStore } from './idempotency/index.js'
 import type { PaymentsApi } from './upstream/api.js';
 import type { BreakerState, OperationScope, RouteStats, UpstreamObserver } from './upstream/index.js';
 import { unauthenticated } from './errors.js';
-import { guardUpstream } from './limits/upstream-budget.js';
+import { UpstreamGate } from './limits/upstream-budget.js';
 import type { KeyStatus } from './limits/key-status.js';
 import type { Observability, OperationTelemetry } from './observability/index.js';
 
 export interface Context {
   /** Upstream client bound to the caller's own API key and this operation's deadline. */
   api: PaymentsApi;
+  /** What every call of `api` passes first (src/limits/upstream-budget.ts); it counts them for `extensions.cost`. Absent for an anonymous operation. */
+  upstreamGate?: UpstreamGate;
   loaders: Loaders;
   /** Hash of the caller's key: the scope of caches and records. */
   callerId: string;
@@ -44,6 +46,7 @@ export interface Context {
 export const UPSTREAM_MAX_PER_PAGE = 100;
 
 export interface UpstreamClientFactory {
+  /** Must hand `scope` to the client whole: it carries the operation's deadline and its gate (budget, key guard). */
   forKey(apiKey: string, scope?: OperationScope): PaymentsApi;
   /** Per-route circuit breaker states, reported by /readyz. */
   breakerStates?(): Record<string, BreakerState>;
@@ -83,12 +86,10 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
   const { caller, deadlineAt, telemetry } = input;
   const callerId = caller?.callerId ?? 'anonymous';
   const { observability } = deps;
-  const api = caller
-    ? guardUpstream(deps.upstream.forKey(caller.apiKey, { deadlineAt, requestId: telemetry.requestId, observed: telemetry }), {
-        maxCalls: deps.config.limits.maxUpstreamCalls,
-        callerId,
-        keys: deps.keys,
-      })
+  // Every upstream call of the operation passes its gate first: budget, refused key, one probe of an unknown key.
+  const upstreamGate = caller ? new UpstreamGate({ maxCalls: deps.config.limits.maxUpstreamCalls, callerId, keys: deps.keys }) : undefined;
+  const api = caller && upstreamGate
+    ? deps.upstream.forKey(caller.apiKey, { deadlineAt, requestId: telemetry.requestId, observed: telemetry, gate: upstreamGate })
     : anonymousApi();
   // A key not proven lately reads the upstream, which proves it or refuses it, before the cache serves it again:
   // a revoked key gets none of its cached objects, whether or not this instance saw the revocation.
@@ -96,6 +97,7 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
   const entityCache = caller ? deps.entityCache.scope(callerId, { bypass: input.bypassCache ?? false, refresh }) : uncached;
   return new OperationContext({
     api,
+    ...(upstreamGate ? { upstreamGate } : {}),
     callerId,
     loaders: createLoaders(api, entityCache, observability.loadersFor(telemetry)),
     pagination: deps.config.pagination,
@@ -123,6 +125,7 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
  */
 class OperationContext implements Context {
   api: PaymentsApi;
+  upstreamGate?: UpstreamGate;
   loaders: Loaders;
   callerId: string;
   pagination: PaginationLimits;
@@ -134,6 +137,7 @@ class OperationContext implements Context {
 
   constructor(fields: Omit<Context, 'logger'>) {
     this.api = fields.api;
+    if (fields.upstreamGate) this.upstreamGate = fields.upstreamGate;
     this.loaders = fields.loaders;
     this.callerId = fields.callerId;
     this.pagination = fields.pagination;

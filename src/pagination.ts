@@ -27,7 +27,7 @@
  * the operation's upstream-call budget.
  *
  * Malformed rows. A row the upstream sent that fails validation is its Error
- * (`ListItem`, src/upstream/api.ts) and keeps its place: graphql-js reports it
+ * (`ListItem`, src/upstream/params.ts) and keeps its place: graphql-js reports it
  * at the item's path, `null` there, and the other rows stand. When its id
  * field was sound (it failed on another field) it is placed, deduplicated
  * and given a cursor by that id like any row. Without one, it is placed by

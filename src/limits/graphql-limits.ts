@@ -26,7 +26,7 @@ import type { Limits } from '../config.js';
 import { ErrorCode } from '../errors.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
 import { createCostEstimator, operationCost, type CostSettings } from './operation-cost.js';
-import { upstreamCallsOf } from './upstream-budget.js';
+import { upstreamCallsOf, type UpstreamGate } from './upstream-budget.js';
 
 /** A rule over the limit reports a validation error (graphql-armor's default would throw, which Apollo masks as internal). */
 const report = { propagateOnRejection: false, onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(error)] };
@@ -158,7 +158,7 @@ export interface CostExtensionSettings {
  * operation carries `extensions.cost`: `requestedQueryCost` (the estimate, refused or not),
  * `actualQueryCost` (the upstream calls the operation made) and `maximumAvailable`.
  */
-export function operationLimits(check: OperationCheck, costExtension: CostExtensionSettings | null): ApolloServerPlugin<{ api?: unknown }> {
+export function operationLimits(check: OperationCheck, costExtension: CostExtensionSettings | null): ApolloServerPlugin<{ upstreamGate?: UpstreamGate | undefined }> {
   return {
     async requestDidStart() {
       let requested: number | null = null;
@@ -172,7 +172,7 @@ export function operationLimits(check: OperationCheck, costExtension: CostExtens
         async willSendResponse({ response, contextValue }) {
           if (!costExtension || requested === null || response.body.kind !== 'single') return;
           const result = response.body.singleResult;
-          const cost = { requestedQueryCost: requested, actualQueryCost: upstreamCallsOf(contextValue?.api), maximumAvailable: costExtension.maximumAvailable };
+          const cost = { requestedQueryCost: requested, actualQueryCost: upstreamCallsOf(contextValue), maximumAvailable: costExtension.maximumAvailable };
           result.extensions = { ...result.extensions, cost };
         },
       };

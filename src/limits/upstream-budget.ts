@@ -13,7 +13,7 @@
  */
 import { GraphQLError } from 'graphql';
 import { ErrorCode } from '../errors.js';
-import type { PaymentsApi } from '../upstream/api.js';
+import type { OperationGate } from '../upstream/http.js';
 import { refusalProvesKey, type KeyStatus } from './key-status.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
 
@@ -29,72 +29,62 @@ export interface GuardOptions {
   keys: KeyStatus;
 }
 
-/** Upstream calls each guarded client has made so far, for `extensions.cost`. */
-const callsMade = new WeakMap<object, () => number>();
+/**
+ * One operation's guard, handed to every upstream call it makes
+ * (`OperationScope.gate`): the upstream client passes each call through
+ * `admit` first and reports how it ended.
+ */
+export class UpstreamGate implements OperationGate {
+  /** Calls admitted so far (made, or refused before any I/O by the client's own checks): `extensions.cost`'s actualQueryCost. */
+  calls = 0;
+  private rejection: Error | null = null;
+  /** The probe (the first call of a key not yet seen accepted): the others wait until it has ended. */
+  private probe: { ended: Promise<void>; end: () => void } | null = null;
+  private readonly maxCalls: number;
+  private readonly callerId: string;
+  private readonly keys: KeyStatus;
 
-/** The calls an operation's guarded client made (0 for any other value: an anonymous operation makes none). */
-export function upstreamCallsOf(api: unknown): number {
-  return typeof api === 'object' && api !== null ? (callsMade.get(api)?.() ?? 0) : 0;
+  constructor({ maxCalls, callerId, keys }: GuardOptions) {
+    this.maxCalls = maxCalls;
+    this.callerId = callerId;
+    this.keys = keys;
+  }
+
+  async admit(): Promise<boolean> {
+    if (this.rejection) throw this.rejection;
+    if (this.calls >= this.maxCalls) throw upstreamBudgetExceeded(this.maxCalls);
+    this.calls += 1;
+    if (this.keys.isKnown(this.callerId)) return false;
+    if (!this.probe) {
+      let end = () => {};
+      const ended = new Promise<void>((resolve) => (end = resolve));
+      this.probe = { ended, end };
+      return true;
+    }
+    await this.probe.ended;
+    if (this.rejection) throw this.rejection;
+    return false;
+  }
+
+  succeeded(probe: boolean): void {
+    this.keys.accept(this.callerId);
+    // Only the probe's end lets the others go: a call admitted while the key was known may end first.
+    if (probe) this.probe!.end();
+  }
+
+  failed(probe: boolean, error: unknown): void {
+    if (error instanceof UpstreamAuthenticationError || error instanceof UpstreamPermissionError) {
+      this.rejection ??= error;
+      if (error instanceof UpstreamAuthenticationError) this.keys.revoke(this.callerId);
+    } else if (refusalProvesKey(error)) {
+      // A refusal of the request itself (404, 422...) means the upstream took the key.
+      this.keys.accept(this.callerId);
+    }
+    if (probe) this.probe!.end();
+  }
 }
 
-/** The caller's client, counted and cut off as above; one per operation. */
-export function guardUpstream(api: PaymentsApi, { maxCalls, callerId, keys }: GuardOptions): PaymentsApi {
-  let calls = 0;
-  let rejection: Error | null = null;
-  /** The first call of a key not yet seen accepted; the others wait for its answer. */
-  let probe: Promise<unknown> | null = null;
-
-  const send = async (call: (...args: unknown[]) => Promise<unknown>, args: unknown[]): Promise<unknown> => {
-    try {
-      const result = await call(...args);
-      keys.accept(callerId);
-      return result;
-    } catch (error) {
-      if (error instanceof UpstreamAuthenticationError || error instanceof UpstreamPermissionError) {
-        rejection ??= error;
-        if (error instanceof UpstreamAuthenticationError) keys.revoke(callerId);
-      } else if (refusalProvesKey(error)) {
-        // A refusal of the request itself (404, 422...) means the upstream took the key.
-        keys.accept(callerId);
-      }
-      throw error;
-    }
-  };
-
-  const guard = (call: (...args: unknown[]) => Promise<unknown>) =>
-    async (...args: unknown[]): Promise<unknown> => {
-      if (rejection) throw rejection;
-      if (calls >= maxCalls) throw upstreamBudgetExceeded(maxCalls);
-      calls += 1;
-      if (!keys.isKnown(callerId)) {
-        if (!probe) {
-          probe = send(call, args);
-          return probe;
-        }
-        await probe.catch(() => undefined);
-        if (rejection) throw rejection;
-      }
-      return send(call, args);
-    };
-  const resources = new Map<PropertyKey, unknown>();
-  const guarded = new Proxy(api, {
-    get(target, resource, receiver) {
-      const value = Reflect.get(target, resource, receiver) as unknown;
-      if (typeof value !== 'object' || value === null) return value;
-      let wrapped = resources.get(resource);
-      if (!wrapped) {
-        const verbs = value as Record<PropertyKey, unknown>;
-        wrapped = new Proxy(verbs, {
-          get: (v, verb) => {
-            const fn = v[verb];
-            return typeof fn === 'function' ? guard((fn as (...a: unknown[]) => Promise<unknown>).bind(v)) : fn;
-          },
-        });
-        resources.set(resource, wrapped);
-      }
-      return wrapped;
-    },
-  });
-  callsMade.set(guarded, () => calls);
-  return guarded;
+/** The calls an operation's gate admitted, read off its context (0 without a gate: an anonymous operation makes none). */
+export function upstreamCallsOf(context: { upstreamGate?: UpstreamGate | undefined } | undefined): number {
+  return context?.upstreamGate?.calls ?? 0;
 }

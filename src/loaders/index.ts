@@ -145,12 +145,13 @@ function cachedById<K extends Exclude<EntityKind, 'currencies'>>(
   retrieve: (id: Id) => Promise<EntityModels[K]>,
   name: keyof Loaders = kind as keyof Loaders,
 ): DataLoader<Id, EntityModels[K] | null> {
-  const orNull = (id: Id) =>
-    retrieve(id).catch((error: unknown) => {
+  // Handed to the cache as it is: one frame less on every read (ids here are the loader's numbers).
+  const orNull = (id: string | number) =>
+    retrieve(id as Id).catch((error: unknown) => {
       if (error instanceof UpstreamNotFoundError) return null;
       throw error;
     });
-  return loader<Id, EntityModels[K] | null>(name, stats, (ids) => cache.load(kind, ids, (id) => orNull(id as Id)));
+  return loader<Id, EntityModels[K] | null>(name, stats, (ids) => cache.load(kind, ids, orNull));
 }
 
 const decoded = <T>(items: readonly ListItem<T>[]): T[] => items.filter((item): item is T => !(item instanceof UpstreamInvalidResponseError));

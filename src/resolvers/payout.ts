@@ -57,7 +57,7 @@ async function payoutCurrencyIso(loaders: Context['loaders'], id: Id): Promise<s
 
 /**
  * `UpdatePayoutInput` -> only the fields given, so the upstream changes those
- * alone (undefined fields are not serialised: src/upstream/resources/fetch.ts).
+ * alone (undefined fields are not serialised: src/upstream/wire.ts).
  */
 async function payoutChanges(changes: UpdatePayoutInput, id: Id, loaders: Context['loaders']): Promise<PayoutUpdateParams> {
   // No field given would be a write that changes nothing.

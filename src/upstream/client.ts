@@ -1,29 +1,20 @@
 /**
  * The `PaymentsApi` over HTTP, assembled: one transport (got or node:http,
- * transport.ts), the calls over it (http.ts) and one
- * set of resilience rules (resilience.ts) shared by every caller, bound per
- * caller to that caller's API key with `forKey`. Each resource file under
- * resources/ holds its routes and body builders, so a new endpoint touches
- * that file and the interface in api.ts.
+ * transport.ts), the route and key guards (resilience.ts) shared by every
+ * caller, and the call chain over them (call.ts). `forKey` binds every
+ * endpoint of the table (endpoints.ts) to one caller's API key and
+ * operation, so a new endpoint is one line there.
  */
-import { keyId } from './key-id.js';
 import type { PaymentsApi } from './api.js';
-import { DEFAULT_TIMEOUT_MS, parseBaseUrl, request, type OperationScope } from './http.js';
+import { UpstreamCalls, type Caller } from './call.js';
+import { createDecodeMemo } from './decode-memo.js';
+import { ENDPOINTS, type Endpoint } from './endpoints.js';
+import { DEFAULT_TIMEOUT_MS, parseBaseUrl, type OperationScope } from './http.js';
+import type { RouteStats, UpstreamObserver } from './observer.js';
+import { DEFAULT_RESILIENCE, RouteGuards, type BreakerState, type ResilienceOptions } from './resilience.js';
 import type { HttpClientName } from './transport.js';
 import { createGotTransport } from './transport-got.js';
 import { createNodeTransport } from './transport-node.js';
-import { DEFAULT_RESILIENCE, Resilience, type BreakerState, type ResilienceOptions } from './resilience.js';
-import type { RouteStats, UpstreamObserver } from './observer.js';
-import { createDecodeMemo } from './decode-memo.js';
-import { accounts } from './resources/accounts.js';
-import { currencies } from './resources/currencies.js';
-import { customers } from './resources/customers.js';
-import { events } from './resources/events.js';
-import { createFetch } from './resources/fetch.js';
-import { logs } from './resources/logs.js';
-import { payouts } from './resources/payouts.js';
-import { transactions } from './resources/transactions.js';
-import { webhooks } from './resources/webhooks.js';
 
 export interface UpstreamClientOptions {
   /** e.g. `https://sandbox-api.example.com` (a path prefix is kept); paths start with `/v1`. */
@@ -73,55 +64,36 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     ...(options.maxResponseBytes ? { maxResponseBytes: options.maxResponseBytes } : {}),
   };
   const transport = httpClient === 'node' ? createNodeTransport(transportOptions) : createGotTransport(transportOptions);
-  const resilience = new Resilience(options.resilience ?? DEFAULT_RESILIENCE, timeoutMs);
+  const guards = new RouteGuards(options.resilience ?? DEFAULT_RESILIENCE);
   const memo = options.decodeMemoItems ? createDecodeMemo(options.decodeMemoItems) : undefined;
+  const calls = new UpstreamCalls({ transport, guards, baseUrl, callTimeoutMs: timeoutMs, memo });
   return {
     httpClient,
     forKey(apiKey, scope = {}) {
-      // Made on use, as the resources below: an operation the entity cache answers makes no call.
-      let caller: string | undefined;
-      const callerOf = () => (caller ??= keyId(apiKey));
-      const fetch = createFetch((call, opts) => request(transport, resilience, { baseUrl, apiKey, caller: callerOf(), scope, observer: resilience.observer }, call, opts), memo);
-      const made: Partial<PaymentsApi> = {};
-      return {
-        get transactions() {
-          return (made.transactions ??= transactions(fetch));
-        },
-        get payouts() {
-          return (made.payouts ??= payouts(fetch));
-        },
-        get customers() {
-          return (made.customers ??= customers(fetch));
-        },
-        get currencies() {
-          return (made.currencies ??= currencies(fetch));
-        },
-        get webhooks() {
-          return (made.webhooks ??= webhooks(fetch));
-        },
-        get events() {
-          return (made.events ??= events(fetch));
-        },
-        get logs() {
-          return (made.logs ??= logs(fetch));
-        },
-        get accounts() {
-          return (made.accounts ??= accounts(fetch));
-        },
-      };
+      const caller: Caller = { apiKey, scope };
+      const api: Record<string, Record<string, (...args: unknown[]) => Promise<unknown>>> = {};
+      for (const [resource, verbs] of RESOURCES) {
+        const bound: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
+        for (const [verb, endpoint] of verbs) bound[verb] = (...args) => calls.call(caller, endpoint, args);
+        api[resource] = bound;
+      }
+      return api as unknown as PaymentsApi;
     },
-    breakerStates: () => resilience.breakerStates(),
-    routeStats: () => resilience.routeStats(),
+    breakerStates: () => guards.breakerStates(),
+    routeStats: () => guards.routeStats(),
     observe(next) {
-      resilience.observer = next;
+      calls.observer = next;
       return () => {
-        if (resilience.observer !== next) return;
-        resilience.observer = undefined;
+        if (calls.observer !== next) return;
+        calls.observer = undefined;
       };
     },
     close: () => {
-      resilience.close();
+      guards.close();
       transport.close();
     },
   };
 }
+
+/** The table as pairs, walked by every `forKey`. */
+const RESOURCES = Object.entries(ENDPOINTS).map(([resource, verbs]) => [resource, Object.entries(verbs) as [string, Endpoint][]] as const);

@@ -28,7 +28,7 @@
  */
 import { isLosslessNumber, parse as parseLossless, stringify as stringifyLossless, type LosslessNumber } from 'lossless-json';
 import type { z } from 'zod';
-import type { ListItem, ListParams, Page, PageMeta } from './api.js';
+import type { ListItem, ListParams, Page, PageMeta } from './params.js';
 import { Decimal } from './decimal.js';
 import { moneyKeysOf, nestedMoneyKeysOf, pageMetaModel } from './models.js';
 import { UpstreamInvalidResponseError, UpstreamNotFoundError, type UpstreamErrorInit } from './errors.js';

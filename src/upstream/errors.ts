@@ -82,7 +82,7 @@ export class UpstreamRouteMissingError extends UpstreamError {
 
 /**
  * The upstream answered as if `page` or `per_page` had not been sent
- * (resources/applied.ts): cursors built on that answer would be wrong.
+ * (applied.ts): cursors built on that answer would be wrong.
  * (An ignored filter is no error: the gateway checks rows itself.)
  */
 export class UpstreamParameterIgnoredError extends UpstreamError {

@@ -1,25 +1,28 @@
 /**
- * The calls of the REST client: one `request()` per call (headers, body,
- * deadline and abort, retries through resilience.ts) and the one place a URL
- * is built (ids validated before any I/O). Each attempt goes out through a
- * `Transport` (transport.ts: got or node:http). Status codes become typed
- * errors in errors.ts; resources/ say what each endpoint sends and decodes.
+ * The building blocks of a request that call.ts puts together: what one
+ * operation imposes on its calls (`OperationScope`, `OperationGate`), the one
+ * place a URL is built (ids validated before any I/O), and the checks of the
+ * body's ids and of the API key.
  */
-import type { CallOptions } from './api.js';
-import { encodeJsonBody } from './decode.js';
-import {
-  errorFromResponse,
-  UpstreamAuthenticationError,
-  UpstreamConnectionError,
-  UpstreamRouteMissingError,
-  UpstreamTimeoutError,
-  UpstreamValidationError,
-  type UpstreamErrorInit,
-} from './errors.js';
-import type { HttpMethod, Transport, TransportRequest } from './transport.js';
-import type { Resilience } from './resilience.js';
-import { isSpecRoute, routeIsMissing } from './spec.js';
-import type { AttemptResult, UpstreamObserver } from './observer.js';
+import type { WireRequest } from './endpoints.js';
+import { UpstreamAuthenticationError, UpstreamValidationError } from './errors.js';
+import type { HttpMethod } from './transport.js';
+
+/**
+ * The per-operation guard every call of one operation passes first (the
+ * gateway implements it: src/limits/upstream-budget.ts). It may refuse a
+ * call (throw) or hold it back (a promise); call.ts reports each admitted
+ * call's outcome, so the gate can count calls and learn what the upstream
+ * says of the key.
+ */
+export interface OperationGate {
+  /** Before the call: throws to refuse it; resolves true when this call is the one probe of a key not yet known. */
+  admit(): Promise<boolean>;
+  /** The admitted call answered (decoded included). */
+  succeeded(probe: boolean): void;
+  /** The admitted call failed with `error`, which call.ts then throws unchanged. */
+  failed(probe: boolean, error: unknown): void;
+}
 
 /** What one GraphQL operation imposes on every upstream call it makes. */
 export interface OperationScope {
@@ -31,6 +34,8 @@ export interface OperationScope {
   requestId?: string;
   /** The operation as its observer knows it (its span); opaque to the client, handed back to the observer. */
   observed?: unknown;
+  /** The operation's budget and key guard, passed before anything else (absent: no guard, e.g. the gateway's own reads). */
+  gate?: OperationGate;
 }
 
 export type { HttpMethod } from './transport.js';
@@ -46,118 +51,28 @@ export const MODE_PATTERN = /^[a-z0-9_]+$/;
 /** Printable ASCII without spaces: anything else cannot travel in a header. */
 const API_KEY_PATTERN = /^[\x21-\x7e]+$/;
 
-export type QueryValue = string | number | undefined;
-
-export interface Call {
-  method: HttpMethod;
-  /** Path with `:name` placeholders; also the route label. */
-  pattern: string;
-  path?: Record<string, unknown>;
-  query?: Record<string, QueryValue>;
-  body?: unknown;
-  /** Ids inside the body, by field name, checked like path ids before any I/O (absent ones skipped). */
-  bodyIds?: Record<string, unknown>;
-}
-
-export interface Received {
-  text: string;
-  /** Context for errors raised while decoding a 2xx body (no statusCode: the status was fine). */
-  ctx: UpstreamErrorInit;
-}
-
-export type Send = (call: Call, opts?: CallOptions) => Promise<Received>;
-
-export interface RequestContext {
-  baseUrl: URL;
-  apiKey: string;
-  /** A hash of the key: who the call is for, for per-caller fairness; the key itself stays in the header. */
-  caller: string;
-  scope: OperationScope;
-  observer?: UpstreamObserver | undefined;
-}
-
-export async function request(transport: Transport, resilience: Resilience, rc: RequestContext, call: Call, opts: CallOptions = {}): Promise<Received> {
-  const route = routeLabel(call.method, call.pattern);
-  const url = buildUrl(rc.baseUrl, call, route);
-  for (const [field, id] of Object.entries(call.bodyIds ?? {})) {
-    if (id !== undefined) requirePositiveInt(field, id, route);
-  }
-  if (!API_KEY_PATTERN.test(rc.apiKey)) throw new UpstreamAuthenticationError({ route });
-  const signals = [opts.signal, rc.scope.signal].filter((s): s is AbortSignal => s !== undefined);
-  const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-  signal?.throwIfAborted();
-  // Encoded once for every attempt; amounts are `Decimal`s, written as JSON number tokens from their digits.
-  const body = call.body === undefined ? undefined : encodeJsonBody(call.body);
-
-  // Safe to send twice: a read, or a write the upstream deduplicates by its key.
-  const repeatable = call.method === 'GET' || opts.idempotencyKey !== undefined;
-  return resilience.run(
-    {
-      route,
-      caller: rc.caller,
-      repeatable,
-      ...(rc.scope.deadlineAt === undefined ? {} : { deadlineAt: rc.scope.deadlineAt }),
-      ...(signal === undefined ? {} : { signal }),
-    },
-    (timeoutMs, n) => {
-      const watch = rc.observer?.attempt({ method: call.method, pattern: call.pattern, attempt: n, operation: rc.scope.observed });
-      const headers = {
-        ...watch?.headers,
-        authorization: `Bearer ${rc.apiKey}`,
-        ...(opts.idempotencyKey === undefined ? {} : { 'idempotency-key': opts.idempotencyKey }),
-        ...(rc.scope.requestId === undefined ? {} : { 'x-request-id': rc.scope.requestId }),
-      };
-      const sent = { route, method: call.method, headers, timeoutMs, ...(body === undefined ? {} : { body }), ...(signal === undefined ? {} : { signal }) };
-      return attempt(transport, url, sent, call, rc.apiKey).then(
-        (received) => {
-          watch?.end({ status: received.status });
-          return received.received;
-        },
-        (error: unknown) => {
-          watch?.end(attemptFailure(error, signal));
-          throw error;
-        },
-      );
-    },
-  );
-}
-
-/** An upstream answer turned error keeps its status for the observer; anything else is named by its cause. */
-function attemptFailure(error: unknown, signal: AbortSignal | undefined): AttemptResult {
-  const status = (error as { statusCode?: unknown } | null)?.statusCode;
-  if (typeof status === 'number') return { status };
-  if (signal?.aborted) return { failure: 'aborted' };
-  if (error instanceof UpstreamTimeoutError) return { failure: 'timeout' };
-  if (error instanceof UpstreamConnectionError) return { failure: 'connection' };
-  return { failure: 'other' };
-}
-
-async function attempt(transport: Transport, url: URL, sent: TransportRequest, call: Call, apiKey: string): Promise<{ received: Received; status: number }> {
-  const { route } = sent;
-  // The transport's failures are already typed, and an abort rejects with the caller's reason (transport.ts).
-  const response = await transport.send(url, sent);
-
-  const requestIdHeader = response.headers['x-request-id'];
-  const requestId = typeof requestIdHeader === 'string' ? requestIdHeader : undefined;
-  const ctx: UpstreamErrorInit = requestId === undefined ? { route } : { route, requestId };
-  const status = response.statusCode;
-  if (status >= 200 && status < 300) return { received: { text: response.body, ctx }, status };
-  if (routeIsMissing(status, call)) throw new UpstreamRouteMissingError({ ...ctx, statusCode: status, beyondSpec: !isSpecRoute(call) });
-  throw errorFromResponse(status, response.body, response.headers['retry-after'], { ...ctx, statusCode: status }, apiKey);
-}
-
 /** The one place a URL is built: validated path params, then the query. */
-function buildUrl(baseUrl: URL, call: Call, route: string): URL {
-  const path = call.pattern.replace(/:([a-zA-Z]+)/g, (_match, name: string) =>
-    encodeURIComponent(pathSegment(name, call.path?.[name], route)),
-  );
+export function buildUrl(baseUrl: URL, pattern: string, request: WireRequest, route: string): URL {
+  const path = pattern.replace(/:([a-zA-Z]+)/g, (_match, name: string) => encodeURIComponent(pathSegment(name, request.path?.[name], route)));
   const url = new URL(baseUrl.href.replace(/\/+$/, '') + path);
-  for (const [key, value] of Object.entries(call.query ?? {})) {
+  for (const [key, value] of Object.entries(request.query ?? {})) {
     if (value === undefined) continue;
     if (typeof value === 'number') requirePositiveInt(key, value, route);
     url.searchParams.append(key, String(value));
   }
   return url;
+}
+
+/** Ids inside the body are checked like path ids, before any I/O (absent ones skipped). */
+export function checkBodyIds(bodyIds: Record<string, unknown> | undefined, route: string): void {
+  for (const [field, id] of Object.entries(bodyIds ?? {})) {
+    if (id !== undefined) requirePositiveInt(field, id, route);
+  }
+}
+
+/** A key that cannot travel in a header is refused as the upstream would refuse it, without a call. */
+export function checkApiKey(apiKey: string, route: string): void {
+  if (!API_KEY_PATTERN.test(apiKey)) throw new UpstreamAuthenticationError({ route });
 }
 
 function pathSegment(name: string, value: unknown, route: string): string {

@@ -10,37 +10,10 @@
  * list, a search) it can only mean the route is missing, and reading it as
  * "not found" would serve an empty or null answer as if it were true.
  */
+import { ALL_ENDPOINTS } from './endpoints.js';
 
-/** What of a call (http.ts, `Call`) decides its meaning; declared here so http.ts can import this file. */
-interface CallShape {
-  method: string;
-  pattern: string;
-  bodyIds?: Record<string, unknown>;
-}
-
-/** The spec's sixteen endpoints, as route labels (`METHOD /pattern`). */
-export const SPEC_ROUTES: ReadonlySet<string> = new Set([
-  'PUT /v1/payouts/start',
-  'PUT /v1/transactions/:id',
-  'PUT /v1/payouts/:id',
-  'POST /v1/customers',
-  'POST /v1/payouts',
-  'POST /v1/transactions/:mode',
-  'GET /v1/logs/:id',
-  'GET /v1/transactions/:id',
-  'GET /v1/payouts/:id',
-  'GET /v1/payouts/search',
-  'GET /v1/customers/:id',
-  'GET /v1/customers/search',
-  'GET /v1/currencies/:id',
-  'GET /v1/webhooks/:id',
-  'GET /v1/webhooks',
-  'GET /v1/events/:id',
-]);
-
-export function isSpecRoute(call: CallShape): boolean {
-  return SPEC_ROUTES.has(`${call.method} ${call.pattern}`);
-}
+/** The spec's sixteen endpoints, as route labels (`METHOD /pattern`): those endpoints.ts marks so. */
+export const SPEC_ROUTES: ReadonlySet<string> = new Set(ALL_ENDPOINTS.filter((e) => e.spec).map((e) => e.route));
 
 /**
  * Whether an error status says the upstream lacks the route rather than the
@@ -49,10 +22,10 @@ export function isSpecRoute(call: CallShape): boolean {
  * is no object that could be unknown. The token route (`:id` in its path) is
  * ambiguous on a 404 and stays "not found".
  */
-export function routeIsMissing(status: number, call: CallShape): boolean {
+export function routeIsMissing(status: number, pattern: string, bodyIds: Record<string, unknown> | undefined): boolean {
   if (status === 405) return true;
   if (status !== 404) return false;
-  const namesObjectInPath = call.pattern.includes(':');
-  const namesObjectInBody = Object.values(call.bodyIds ?? {}).some((id) => id !== undefined);
+  const namesObjectInPath = pattern.includes(':');
+  const namesObjectInBody = Object.values(bodyIds ?? {}).some((id) => id !== undefined);
   return !namesObjectInPath && !namesObjectInBody;
 }

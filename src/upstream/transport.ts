@@ -1,6 +1,6 @@
 /**
- * The seam under http.ts: one HTTP exchange, nothing more. http.ts builds the
- * URL, the headers and the JSON body, and runs resilience.ts around each
+ * The seam under call.ts: one HTTP exchange, nothing more. call.ts builds the
+ * URL, the headers and the JSON body, and applies the resilience rules around each
  * attempt; a transport sends what it is given and hands back the status, the
  * headers and the body as text. Two implement it, chosen by
  * UPSTREAM_HTTP_CLIENT: got (transport-got.ts, the project's first client and
@@ -35,7 +35,7 @@ export interface TransportRequest {
   method: HttpMethod;
   /** Per-call headers (authorization, idempotency key, request id, trace); the defaults are added by the transport. */
   headers: Record<string, string>;
-  /** JSON text, already encoded by http.ts (encodeJsonBody: amounts from their digits). */
+  /** JSON text, already encoded by call.ts (encodeJsonBody: amounts from their digits). */
   body?: string;
   /** The whole attempt: connecting, sending, and reading the answer to its end. */
   timeoutMs: number;

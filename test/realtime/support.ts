@@ -52,7 +52,8 @@ export async function startRealtimeStack(options: RealtimeStackOptions = {}): Pr
   let upstream: UpstreamClient | null = null;
   const gateway = await startGateway({
     config,
-    upstream: { forKey: (key) => upstream!.forKey(key) },
+    // The scope carries the operation's deadline and its gate (budget, key guard): passed on whole.
+    upstream: { forKey: (key, scope) => upstream!.forKey(key, scope) },
     logger: createLogger(config.logLevel),
   });
   const forward = options.forward ?? true;

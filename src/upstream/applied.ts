@@ -10,7 +10,7 @@
  * (src/payments/filters.ts, src/pagination.ts), so an upstream that ignores a
  * filter costs reads, not a wrong answer.
  */
-import type { ListParams, Page } from '../api.js';
+import type { ListParams, Page } from './params.js';
 
 /** The page parameter the answer shows was ignored, or null. */
 export function ignoredParameter<T>(page: Page<T>, requested: ListParams): 'per_page' | 'page' | null {

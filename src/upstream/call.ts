@@ -1,0 +1,282 @@
+/**
+ * One upstream call, top to bottom, in the order it runs:
+ *
+ * 1. the operation's gate (`OperationGate`, http.ts): the budget of calls,
+ *    a key refused earlier in the operation, the one probe of a key not yet
+ *    known; told how the call ended;
+ * 2. the request: the endpoint's builder (endpoints.ts), the URL with its ids
+ *    checked, the body's ids, the API key, the abort signal, the body encoded
+ *    once for every attempt;
+ * 3. the retry loop (`exchange`): each attempt gets the smaller of the call's
+ *    time-out and what is left of the deadline; a failure is tried again only
+ *    when the call may be repeated (a read, or a write with an idempotency
+ *    key), it is transient, its backoff or `Retry-After` ends before the
+ *    deadline, and the key's and the route's retry budgets both allow;
+ * 4. one attempt (`attempt`): the key's breaker, then the route's breaker
+ *    (either, open, fails at once without queueing), then the route's
+ *    bulkhead within the attempt's time-out, then the transport, watched by
+ *    the observer, then the status: a 2xx goes on, anything else becomes a
+ *    typed error (errors.ts); the outcome is told to both breakers;
+ * 5. the answer decoded as the endpoint says (`decode`: one, byId, many,
+ *    list or page; decode.ts).
+ *
+ * The building blocks live beside it (resilience.ts, key-health.ts,
+ * bulkhead.ts, retry-budget.ts, http.ts, decode.ts, errors.ts); the order
+ * and the decisions live here.
+ */
+import { ignoredParameter } from './applied.js';
+import type { DecodeMemo } from './decode-memo.js';
+import { decodeList, decodeMany, decodeOne, decodePage, encodeJsonBody, parseJsonBody, type ResourceShape } from './decode.js';
+import type { Endpoint, WireRequest } from './endpoints.js';
+import {
+  errorFromResponse,
+  UpstreamConnectionError,
+  UpstreamParameterIgnoredError,
+  UpstreamRouteMissingError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+  type UpstreamErrorInit,
+} from './errors.js';
+import { buildUrl, checkApiKey, checkBodyIds, type OperationScope } from './http.js';
+import { keyId } from './key-id.js';
+import type { KeyBreaker } from './key-health.js';
+import type { AttemptResult, UpstreamObserver } from './observer.js';
+import type { CallOptions } from './params.js';
+import { countsAgainstRoute, delayBefore, isTransient, sleep, type RouteGuard, type RouteGuards } from './resilience.js';
+import { routeIsMissing } from './spec.js';
+import type { Transport, TransportRequest } from './transport.js';
+
+/** Whose call it is: one API key within one operation (client.ts, `forKey`). */
+export interface Caller {
+  readonly apiKey: string;
+  readonly scope: OperationScope;
+  /** A hash of the key, made on first use: who the call is for, for per-caller fairness and per-key breakers. */
+  id?: string;
+}
+
+/** A 2xx answer's body, with what its errors carry. */
+interface Received {
+  text: string;
+  ctx: UpstreamErrorInit;
+}
+
+/** One call, as each of its attempts sends it. */
+interface Flight {
+  caller: Caller;
+  endpoint: Endpoint;
+  request: WireRequest;
+  url: URL;
+  /** Encoded once for every attempt. */
+  body: string | undefined;
+  idempotencyKey: string | undefined;
+  signal: AbortSignal | undefined;
+  /** Safe to send twice: a read, or a write the upstream deduplicates by its key. */
+  repeatable: boolean;
+}
+
+/** What guards one call: its route's breaker, bulkhead, health and retry budget, and its key's on that route. */
+interface Guards {
+  route: RouteGuard;
+  key: KeyBreaker;
+  /** The key's hash, the bulkhead's unit of fairness. */
+  keyId: string;
+}
+
+export interface CallDeps {
+  transport: Transport;
+  guards: RouteGuards;
+  baseUrl: URL;
+  /** Whole-attempt time-out, before the deadline shrinks it. */
+  callTimeoutMs: number;
+  memo?: DecodeMemo | undefined;
+  random?: () => number;
+  now?: () => number;
+}
+
+export class UpstreamCalls {
+  /** Told about attempts, retries and budget refusals (metrics, traces); attached by the client's `observe`. */
+  observer: UpstreamObserver | undefined;
+  private readonly random: () => number;
+  private readonly now: () => number;
+
+  constructor(private readonly deps: CallDeps) {
+    this.random = deps.random ?? Math.random;
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** `args`: the verb's arguments, its builder's first, then the call options. */
+  async call(caller: Caller, endpoint: Endpoint, args: readonly unknown[]): Promise<unknown> {
+    // 1. The gate: it may refuse the call or hold it back; it hears how the call ended, decoding included.
+    const gate = caller.scope.gate;
+    const probe = gate === undefined ? false : await gate.admit();
+    try {
+      // 2. The request, every id checked before any I/O.
+      const request = (endpoint.build as (...a: readonly unknown[]) => WireRequest)(...args.slice(0, endpoint.build.length));
+      const opts = (args[endpoint.build.length] ?? {}) as CallOptions;
+      const url = buildUrl(this.deps.baseUrl, endpoint.pattern, request, endpoint.route);
+      checkBodyIds(request.bodyIds, endpoint.route);
+      checkApiKey(caller.apiKey, endpoint.route);
+      const signals = [opts.signal, caller.scope.signal].filter((s): s is AbortSignal => s !== undefined);
+      const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+      signal?.throwIfAborted();
+      // Amounts are `Decimal`s, written as JSON number tokens from their digits.
+      const body = request.body === undefined ? undefined : encodeJsonBody(request.body);
+      const repeatable = endpoint.method === 'GET' || opts.idempotencyKey !== undefined;
+      const received = await this.exchange({ caller, endpoint, request, url, body, idempotencyKey: opts.idempotencyKey, signal, repeatable });
+      // 5. The answer.
+      const answer = this.decode(endpoint, request, received);
+      gate?.succeeded(probe);
+      return answer;
+    } catch (error) {
+      gate?.failed(probe, error);
+      throw error;
+    }
+  }
+
+  /** 3. The retry loop around each attempt. */
+  private async exchange(flight: Flight): Promise<Received> {
+    const { route } = flight.endpoint;
+    const { deadlineAt } = flight.caller.scope;
+    const { retry } = this.deps.guards.options;
+    const id = (flight.caller.id ??= keyId(flight.caller.apiKey));
+    const guards: Guards = { route: this.deps.guards.of(route), key: this.deps.guards.keys.of(route, id), keyId: id };
+    const { route: guard, key: mine } = guards;
+    mine.budget.deposit();
+    guard.budget.deposit();
+    for (let n = 1; ; n++) {
+      const timeoutMs = this.attemptTimeout(route, deadlineAt);
+      let error: unknown;
+      try {
+        return await this.attempt(flight, guards, n, timeoutMs);
+      } catch (e) {
+        // opossum refuses with its own error while the route is open.
+        error = (e as { code?: unknown } | null)?.code === 'EOPENBREAKER' ? new UpstreamUnavailableError({ route, reason: 'circuit_open' }) : e;
+      }
+      if (flight.signal?.aborted) throw error;
+      if (!flight.repeatable || n >= retry.maxAttempts || !isTransient(error)) throw error;
+      const delay = delayBefore(retry, n, error, this.random);
+      if (delay === null) throw error;
+      if (deadlineAt !== undefined && this.now() + delay >= deadlineAt) throw error;
+      // Both, or neither: a key's own budget keeps it from spending others' retries; the route's keeps
+      // many keys from multiplying the retries a rate-limited or failing upstream receives.
+      if (mine.budget.available < 1 - 1e-9 || !guard.budget.tryWithdraw() || !mine.budget.tryWithdraw()) {
+        this.observer?.retryBudgetExhausted(route);
+        throw error;
+      }
+      this.observer?.retry(route);
+      await sleep(delay, flight.signal);
+    }
+  }
+
+  /**
+   * 4. One attempt: the key's breaker and the route's (an open one fails at
+   * once), the bulkhead, the transport, the status. A 4xx is a healthy answer
+   * to both breakers; a 5xx, time-out or connection failure counts against
+   * the key, and against the route only when several keys see them (key-health.ts).
+   */
+  private async attempt(flight: Flight, { route: guard, key: mine, keyId: key }: Guards, n: number, timeoutMs: number): Promise<Received> {
+    const { route } = flight.endpoint;
+    const { signal } = flight;
+    if (!mine.allow(this.now())) throw new UpstreamUnavailableError({ route, reason: 'circuit_open' });
+    /** True: the upstream was unwell; false: it answered (a 4xx included); undefined: no verdict (aborted, never sent). */
+    let failed: boolean | undefined;
+    try {
+      // opossum only holds the route's state (open, half-open, closed) and refuses while open; `health` decides.
+      return (await guard.breaker.fire(async () => {
+        try {
+          const queuedAt = this.now();
+          const release = await guard.bulkhead.acquire(timeoutMs, signal, key);
+          if (!release) throw new UpstreamUnavailableError({ route, reason: 'route_saturated' });
+          let received: Received;
+          try {
+            received = await this.send(flight, n, Math.max(1, timeoutMs - (this.now() - queuedAt)));
+          } finally {
+            release();
+          }
+          failed = false;
+          guard.health.record(key, false, this.now());
+          return received;
+        } catch (error) {
+          failed = countsAgainstRoute(error) ? true : signal?.aborted || error instanceof UpstreamUnavailableError ? undefined : false;
+          // A half-open trial that fails reopens the route: it was opened by many keys' failures.
+          const reopen = failed === true && guard.breaker.halfOpen;
+          if (failed !== undefined && (guard.health.record(key, failed, this.now()) || reopen)) guard.breaker.open();
+          throw error;
+        }
+      })) as Received;
+    } finally {
+      if (failed === undefined) mine.abandonTrial();
+      else mine.record(failed, this.now());
+    }
+  }
+
+  /** The exchange itself, watched: headers, the transport, then the status to a typed error. */
+  private async send(flight: Flight, n: number, timeoutMs: number): Promise<Received> {
+    const { caller, endpoint, idempotencyKey } = flight;
+    const { route, method, pattern } = endpoint;
+    const { scope } = caller;
+    const watch = this.observer?.attempt({ method, pattern, attempt: n, operation: scope.observed });
+    const headers = {
+      ...watch?.headers,
+      authorization: `Bearer ${caller.apiKey}`,
+      ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
+      ...(scope.requestId === undefined ? {} : { 'x-request-id': scope.requestId }),
+    };
+    const sent: TransportRequest = { route, method, headers, timeoutMs, ...(flight.body === undefined ? {} : { body: flight.body }), ...(flight.signal === undefined ? {} : { signal: flight.signal }) };
+    let response;
+    try {
+      // The transport's failures are already typed, and an abort rejects with the caller's reason (transport.ts).
+      response = await this.deps.transport.send(flight.url, sent);
+    } catch (error) {
+      watch?.end(attemptFailure(error, flight.signal));
+      throw error;
+    }
+    const status = response.statusCode;
+    watch?.end({ status });
+    const requestIdHeader = response.headers['x-request-id'];
+    const ctx: UpstreamErrorInit = typeof requestIdHeader === 'string' ? { route, requestId: requestIdHeader } : { route };
+    if (status >= 200 && status < 300) return { text: response.body, ctx };
+    if (routeIsMissing(status, pattern, flight.request.bodyIds)) throw new UpstreamRouteMissingError({ ...ctx, statusCode: status, beyondSpec: !endpoint.spec });
+    throw errorFromResponse(status, response.body, response.headers['retry-after'], { ...ctx, statusCode: status }, caller.apiKey);
+  }
+
+  /** 5. The answer as the endpoint reads it (decode.ts handles the envelopes). */
+  private decode(endpoint: Endpoint, request: WireRequest, { text, ctx }: Received): unknown {
+    const shape: ResourceShape<unknown> = this.deps.memo ? { ...endpoint.shape, memo: this.deps.memo } : endpoint.shape;
+    switch (endpoint.kind) {
+      case 'one':
+        return decodeOne(parseJsonBody(text, shape.name, ctx), shape, ctx);
+      case 'byId':
+        // The spec's reads of currencies, webhooks, events and logs answer arrays: take that object, or none.
+        return decodeOne(parseJsonBody(text, shape.name, ctx), shape, ctx, request.path?.['id']);
+      case 'many':
+        return decodeMany(parseJsonBody(text, shape.plural, ctx), shape, ctx);
+      case 'list':
+        return decodeList(parseJsonBody(text, shape.plural, ctx), shape, ctx);
+      case 'page': {
+        const requested = request.requested ?? {};
+        const page = decodePage(parseJsonBody(text, shape.plural, ctx), shape, ctx, requested);
+        const ignored = ignoredParameter(page, requested);
+        if (ignored !== null) throw new UpstreamParameterIgnoredError({ ...ctx, parameter: ignored });
+        return page;
+      }
+    }
+  }
+
+  private attemptTimeout(route: string, deadlineAt: number | undefined): number {
+    if (deadlineAt === undefined) return this.deps.callTimeoutMs;
+    const left = deadlineAt - this.now();
+    if (left <= 0) throw new UpstreamTimeoutError({ route, timeoutMs: 0 });
+    return Math.min(this.deps.callTimeoutMs, left);
+  }
+}
+
+/** A refused answer (too large, compressed) keeps its status for the observer; anything else is named by its cause. */
+function attemptFailure(error: unknown, signal: AbortSignal | undefined): AttemptResult {
+  const status = (error as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof status === 'number') return { status };
+  if (signal?.aborted) return { failure: 'aborted' };
+  if (error instanceof UpstreamTimeoutError) return { failure: 'timeout' };
+  if (error instanceof UpstreamConnectionError) return { failure: 'connection' };
+  return { failure: 'other' };
+}
