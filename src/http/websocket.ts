@@ -271,7 +271,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         const sent = streamedResult(result, telemetry, format, admission.documents.maxResponseBytes);
         // A query's or mutation's answer says what it cost, as over HTTP; a subscription's events do not.
         if (!telemetry || telemetry.isSubscription) return sent;
-        const cost = admission.cost(args.document, args.operationName ?? undefined, args.variableValues ?? {}, (args.contextValue as Context).api);
+        const cost = admission.cost(args.document, args.operationName ?? undefined, args.variableValues ?? {}, args.contextValue as Context);
         if (!cost) return sent;
         const answer = sent ?? (result as FormattedExecutionResult);
         return { ...answer, extensions: { ...answer.extensions, cost } };

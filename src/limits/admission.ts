@@ -27,7 +27,7 @@ import { UpstreamAuthenticationError } from '../upstream/errors.js';
 import { admitDocument, type OperationCheck } from './graphql-limits.js';
 import { refusalProvesKey, type KeyStatus } from './key-status.js';
 import { createRateLimiter } from './rate-limit.js';
-import { upstreamCallsOf } from './upstream-budget.js';
+import { upstreamCallsOf, type UpstreamGate } from './upstream-budget.js';
 import type { TrustedDocuments } from './trusted-documents.js';
 
 export { capAnswer, overSize, tooLarge } from './response-size.js';
@@ -100,10 +100,10 @@ export interface Admission {
   document(payload: Record<string, unknown>, operationName: string | undefined, variables: Record<string, unknown>, caller: Caller): DocumentAdmission;
   /**
    * `extensions.cost` of a query's or mutation's answer on a streaming transport, as HTTP's (COST_EXTENSIONS):
-   * the estimate (remembered from admission), the upstream calls the operation's client made, the limit.
+   * the estimate (remembered from admission), the upstream calls the operation's gate let through (its context), the limit.
    * Null when off or not priced.
    */
-  cost(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, api: unknown): CostExtension | null;
+  cost(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, context: { upstreamGate?: UpstreamGate | undefined } | undefined): CostExtension | null;
   /** The account behind the key (asked upstream, remembered while the key is proven): it scopes a stream's events. */
   account(caller: Caller): Promise<number>;
   /** Accepted by the upstream within KEY_REVALIDATE_MS. */
@@ -246,10 +246,10 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       return 'errors' in admitted ? admitted : { document: admitted.document, source };
     },
 
-    cost(document, operationName, variables, api) {
+    cost(document, operationName, variables, context) {
       if (!config.graphql.costExtensions) return null;
       const { cost } = deps.documents.check.price(document, operationName, variables);
-      return cost === null ? null : { requestedQueryCost: cost, actualQueryCost: upstreamCallsOf(api), maximumAvailable: limits.maxCost };
+      return cost === null ? null : { requestedQueryCost: cost, actualQueryCost: upstreamCallsOf(context), maximumAvailable: limits.maxCost };
     },
 
     account(caller) {
