@@ -43,8 +43,8 @@ export function jitExecutor(schema: GraphQLSchema, { maxDocuments }: JitOptions)
   const compiled = new LRUCache<string, CompiledQuery | false>({ max: maxDocuments });
   const compiledFor = (context: ExecutorContext): CompiledQuery | false => {
     const operationName = context.request.operationName ?? undefined;
-    // The text and the operation chosen in it: one compiled query each.
-    const key = `${operationName ?? ''}\n${context.source ?? ''}`;
+    // The text (Apollo's hash of it) and the operation chosen in it: one compiled query each.
+    const key = `${context.queryHash}:${operationName ?? ''}`;
     let query = compiled.get(key);
     if (query === undefined) {
       const result = compileQuery(schema, context.document!, operationName);
@@ -91,7 +91,7 @@ function asGraphqlJsError(error: GraphQLError): GraphQLError {
 
 function jitMayRun(context: ExecutorContext): boolean {
   const operation = context.operation;
-  if (!operation || operation.operation !== 'query' || !context.document || context.source === undefined) return false;
+  if (!operation || operation.operation !== 'query' || !context.document || !context.queryHash) return false;
   if (context.request.http?.headers.get(TRACE_HEADER)) return false;
   return ownFieldsOnly(operation);
 }

@@ -169,6 +169,15 @@ describe('queries compiled by graphql-jit answer as graphql-js does', () => {
     expect(jit.runs).toBe(runs + 1);
   });
 
+  it('compiles a document once, then runs it as compiled', async () => {
+    const query = 'query Twice($id: ID!) { transaction(id: $id) { id status } }';
+    const compiled = jit.compiled;
+    const runs = jit.runs;
+    for (let i = 0; i < 3; i++) await same(query);
+    expect(jit.compiled).toBe(compiled + 1);
+    expect(jit.runs).toBe(runs + 3);
+  });
+
   it('writes each scalar by its own serializer (Decimal as a string, dates in ISO form)', async () => {
     const answer = await same(`query ($id: ID!) { transaction(id: $id) { amountMoney { amount } createdAt customer { phoneNumber { country } } } }`);
     const { transaction: tx } = JSON.parse(answer.text).data;
