@@ -9,7 +9,7 @@
  * introspection, root fragments, and operations whose fields a plugin wants
  * to see resolve (the federated trace a router asks for).
  */
-import { execute, GraphQLError, Kind, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { execute, GraphQLError, isScalarType, isSpecifiedScalarType, Kind, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
 import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
@@ -41,13 +41,14 @@ export function jitGateway(schema: GraphQLSchema, options: JitOptions): Gateway 
 export function jitExecutor(schema: GraphQLSchema, { maxDocuments }: JitOptions): Executor {
   // false: graphql-jit refused the document; graphql-js runs it every time without asking again.
   const compiled = new LRUCache<string, CompiledQuery | false>({ max: maxDocuments });
+  const serializers = keepingThrownErrors(schema);
   const compiledFor = (context: ExecutorContext): CompiledQuery | false => {
     const operationName = context.request.operationName ?? undefined;
     // The text (Apollo's hash of it) and the operation chosen in it: one compiled query each.
     const key = `${context.queryHash}:${operationName ?? ''}`;
     let query = compiled.get(key);
     if (query === undefined) {
-      const result = compileQuery(schema, context.document!, operationName);
+      const result = compileQuery(schema, context.document!, operationName, { customSerializers: serializers.byType });
       query = isCompiledQuery(result) ? result : false;
       compiled.set(key, query);
     }
@@ -70,7 +71,7 @@ export function jitExecutor(schema: GraphQLSchema, { maxDocuments }: JitOptions)
     // No data: the variables were refused before anything ran. graphql-js says why, in its own words
     // (Apollo reads them to answer 400 BAD_USER_INPUT).
     if (result.data === undefined) return byGraphqlJs(context);
-    return result.errors ? { ...result, errors: result.errors.map(asGraphqlJsError) } : result;
+    return result.errors ? { ...result, errors: result.errors.map((error) => asGraphqlJsError(error, serializers.thrown)) } : result;
   };
 }
 
@@ -79,14 +80,42 @@ export function jitExecutor(schema: GraphQLSchema, { maxDocuments }: JitOptions)
  * thrown error had none, which Apollo's error formatting reads (and, failing, masks the
  * error, path and all). The same error rebuilt by graphql-js, with jit's locations.
  */
-function asGraphqlJsError(error: GraphQLError): GraphQLError {
-  const rebuilt = new GraphQLError(error.message, {
+function asGraphqlJsError(error: GraphQLError, thrown: LRUCache<string, Error>): GraphQLError {
+  const fromSerializer = error.originalError ? undefined : thrown.get(error.message);
+  if (fromSerializer) thrown.delete(error.message);
+  const original = fromSerializer ?? error.originalError ?? undefined;
+  const rebuilt = new GraphQLError(original?.message ?? error.message, {
     path: error.path,
-    originalError: error.originalError ?? undefined,
+    originalError: original,
     ...(error.extensions ? { extensions: error.extensions } : {}),
   });
   (rebuilt as { locations: GraphQLError['locations'] }).locations = error.locations;
   return rebuilt;
+}
+
+/**
+ * Serializers of our own scalars for graphql-jit, which keeps only the message of what a
+ * serializer throws (graphql-js keeps the error: an upstream value no scalar can represent is
+ * UPSTREAM_ERROR, src/resolvers/scalars.ts). The error is thrown on under a token, and found
+ * again by it when the answer's errors are rebuilt.
+ */
+function keepingThrownErrors(schema: GraphQLSchema) {
+  const thrown = new LRUCache<string, Error>({ max: 1_000 });
+  let next = 0;
+  const byType: Record<string, (value: unknown) => unknown> = {};
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isScalarType(type) || isSpecifiedScalarType(type)) continue;
+    byType[type.name] = (value) => {
+      try {
+        return type.serialize(value);
+      } catch (error) {
+        const token = `\u0000serializer error ${++next}`;
+        thrown.set(token, error instanceof Error ? error : new Error(String(error)));
+        throw new Error(token);
+      }
+    };
+  }
+  return { byType, thrown };
 }
 
 function jitMayRun(context: ExecutorContext): boolean {
