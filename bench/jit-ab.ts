@@ -5,9 +5,9 @@
  * time; CPU per operation of the whole process (client, emulator and both
  * gateways), so only the difference between the two rows is the executor's.
  */
-import { startEmulator } from './src/emulator/index.js';
-import { startGatewayOver } from './test/support/harness.js';
-import { factories } from './test/support/factories.js';
+import { startEmulator } from '../src/emulator/index.js';
+import { startGatewayOver } from '../test/support/harness.js';
+import { factories } from '../test/support/factories.js';
 const emulator = await startEmulator({ port: 0, settleMs: 0 });
 const key = 'sk_sandbox_jitab';
 const make = factories(emulator, key);
@@ -28,7 +28,7 @@ async function round(g: typeof gw.on, op: keyof typeof ops, n: number) {
 for (const op of ['single', 'page'] as const) {
   for (const g of Object.values(gw)) await round(g, op, 300);
   const r: Record<string, number[]> = { on: [], off: [] };
-  for (let i = 0; i < 6; i++) for (const k of (i % 2 ? ['on', 'off'] : ['off', 'on']) as const) r[k].push(await round(gw[k], op, op === 'page' ? 200 : 1000));
-  for (const [k, v] of Object.entries(r)) { v.sort((a, b) => a - b); console.log(op, 'jit', k, 'median ms/op (whole process)', v[3].toFixed(3), 'min', v[0].toFixed(3)); }
+  for (let i = 0; i < 6; i++) for (const k of i % 2 ? (['on', 'off'] as const) : (['off', 'on'] as const)) r[k]!.push(await round(gw[k], op, op === 'page' ? 200 : 1000));
+  for (const [k, v] of Object.entries(r)) { v.sort((a, b) => a - b); console.log(op, 'jit', k, 'median ms/op (whole process)', v[3]!.toFixed(3), 'min', v[0]!.toFixed(3)); }
 }
 await gw.on.stop(); await gw.off.stop(); await emulator.stop();
