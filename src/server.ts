@@ -151,7 +151,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   const apollo = new ApolloServer<HttpContext>({
     // Queries compiled by graphql-jit (src/graphql/jit-executor.ts), unless turned off or usage reports
     // are sent (they time every field, which a compiled query does not let them see).
-    ...(config.graphql.jit && !config.observability.apollo ? { gateway: jitGateway(schema, { maxDocuments: JIT_MAX_DOCUMENTS }) } : { schema }),
+    ...(config.graphql.jit && !config.observability.apollo?.usageReporting ? { gateway: jitGateway(schema, { maxDocuments: JIT_MAX_DOCUMENTS }) } : { schema }),
     introspection: config.graphql.introspection,
     includeStacktraceInErrorResponses: false,
     formatError,
