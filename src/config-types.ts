@@ -66,6 +66,8 @@ export interface Config {
     routerSharedSecret: string | null;
     /** `extensions.cost` on answers: requested and actual cost, and the maximum. */
     costExtensions: boolean;
+    /** Queries run by graphql-jit, compiled once per document; false: graphql-js runs everything. */
+    jit: boolean;
     /** Where to push the objects that changed, and the router's shared key (sent as the whole Authorization header); null: nowhere. */
     routerInvalidation: { url: string; key: string } | null;
     /**

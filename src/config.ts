@@ -111,6 +111,7 @@ const envSchema = z
     MAX_OPERATION_COST: int(1).default(1_000),
     // extensions.cost on every priced answer (requested, actual, maximum), as Shopify's.
     COST_EXTENSIONS: boolean.default(true),
+    GRAPHQL_JIT: boolean.default(true),
     MAX_QUERY_DEPTH: int(1).default(12),
     MAX_ALIASES: int(0).default(30),
     MAX_QUERY_TOKENS: int(10).default(2_000),
@@ -282,6 +283,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       suggestions: e.GRAPHQL_SUGGESTIONS ?? !production,
       routerSharedSecret: e.ROUTER_SHARED_SECRET ?? null,
       costExtensions: e.COST_EXTENSIONS,
+      jit: e.GRAPHQL_JIT,
       routerInvalidation: e.ROUTER_INVALIDATION_URL && e.ROUTER_INVALIDATION_KEY ? Object.freeze({ url: e.ROUTER_INVALIDATION_URL, key: e.ROUTER_INVALIDATION_KEY }) : null,
       subscriptionCallbacks: Object.freeze({ allowed: Object.freeze(callbackList(e.SUBSCRIPTION_CALLBACK_URLS)), timeoutMs: e.SUBSCRIPTION_CALLBACK_TIMEOUT_MS }),
     }),

@@ -13,12 +13,14 @@ import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import {
   getOperationAST,
   GraphQLError,
+  Kind,
   parse,
   specifiedRules,
   validate,
   type DocumentNode,
   type GraphQLSchema,
   type OperationDefinitionNode,
+  type TypeNode,
   type ValidationContext,
   type ValidationRule,
 } from 'graphql';
@@ -134,8 +136,16 @@ export function operationCheck(schema: GraphQLSchema, limits: Limits, pagination
 function variablesKey(operation: OperationDefinitionNode, variables: Record<string, unknown>): string | null {
   // No prototype: a variable named `__proto__` is a key like any other, not a prototype to set.
   const declared: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
-  for (const { variable } of operation.variableDefinitions ?? []) {
-    if (Object.hasOwn(variables, variable.name.value)) declared[variable.name.value] = variables[variable.name.value];
+  for (const { variable, type } of operation.variableDefinitions ?? []) {
+    const name = variable.name.value;
+    if (!Object.hasOwn(variables, name)) continue;
+    const value = variables[name];
+    const scalar = idOrText(type);
+    if (scalar === null || value === null) declared[name] = value;
+    // An id or a text is never a size: only whether it is given can change the price (an argument's
+    // @cost), so one admission serves every id. A value that would not coerce is priced (and refused) each time.
+    else if (typeof value === 'string' || (scalar === 'ID' && Number.isInteger(value))) declared[name] = true;
+    else return null;
   }
   let key: string;
   try {
@@ -145,6 +155,13 @@ function variablesKey(operation: OperationDefinitionNode, variables: Record<stri
     return null;
   }
   return key.length <= MAX_REMEMBERED_VARIABLES_CHARS ? key : null;
+}
+
+/** `ID` or `String` for a variable of that type (nullable or not, not a list), else null. */
+function idOrText(type: TypeNode): 'ID' | 'String' | null {
+  const named = type.kind === Kind.NON_NULL_TYPE ? type.type : type;
+  if (named.kind !== Kind.NAMED_TYPE) return null;
+  return named.name.value === 'ID' || named.name.value === 'String' ? named.name.value : null;
 }
 
 /** What `extensions.cost` says of an answer, as Shopify's do; null turns it off (COST_EXTENSIONS=false). */

@@ -1,0 +1,133 @@
+/**
+ * Queries run by graphql-jit, compiled once per document: graphql-js walks the
+ * schema anew for every field of every answer, a compiled query does not.
+ * Handed to Apollo Server as the executor of a gateway holding our own schema,
+ * so everything around execution (plugins' hooks, executionDidStart, error
+ * formatting, the 400 of a bad variable) stays Apollo's. Anything not plainly
+ * a query of our own fields runs on graphql-js as before: mutations,
+ * subscriptions, the federation fields (`_entities`, `_service`),
+ * introspection, root fragments, and operations whose fields a plugin wants
+ * to see resolve (the federated trace a router asks for).
+ */
+import { execute, GraphQLError, isScalarType, isSpecifiedScalarType, Kind, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import { LRUCache } from 'lru-cache';
+import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
+
+type Gateway = ApolloServerOptionsWithGateway<BaseContext>['gateway'];
+type Executor = NonNullable<Awaited<ReturnType<Gateway['load']>>['executor']>;
+type ExecutorContext = Parameters<Executor>[0];
+
+export interface JitOptions {
+  /** Compiled documents kept (least recently used dropped first). */
+  maxDocuments: number;
+}
+
+/** The header a router sends to ask for a federated trace, which needs every field's resolution seen. */
+const TRACE_HEADER = 'apollo-federation-include-trace';
+
+/** A gateway in name only: our schema, never updated, run by `jitExecutor`. */
+export function jitGateway(schema: GraphQLSchema, options: JitOptions): Gateway {
+  return {
+    onSchemaLoadOrUpdate(callback) {
+      callback({ apiSchema: schema, coreSupergraphSdl: '' });
+      return () => {};
+    },
+    load: async () => ({ executor: jitExecutor(schema, options) }),
+    stop: async () => {},
+  };
+}
+
+export function jitExecutor(schema: GraphQLSchema, { maxDocuments }: JitOptions): Executor {
+  // false: graphql-jit refused the document; graphql-js runs it every time without asking again.
+  const compiled = new LRUCache<string, CompiledQuery | false>({ max: maxDocuments });
+  const serializers = keepingThrownErrors(schema);
+  const compiledFor = (context: ExecutorContext): CompiledQuery | false => {
+    const operationName = context.request.operationName ?? undefined;
+    // The text (Apollo's hash of it) and the operation chosen in it: one compiled query each.
+    const key = `${context.queryHash}:${operationName ?? ''}`;
+    let query = compiled.get(key);
+    if (query === undefined) {
+      const result = compileQuery(schema, context.document!, operationName, { customSerializers: serializers.byType });
+      query = isCompiledQuery(result) ? result : false;
+      compiled.set(key, query);
+    }
+    return query;
+  };
+  const byGraphqlJs = (context: ExecutorContext) =>
+    execute({
+      schema,
+      document: context.document!,
+      contextValue: context.context,
+      variableValues: context.request.variables,
+      operationName: context.request.operationName,
+    }) as ExecutionResult | Promise<ExecutionResult>;
+
+  return async (context) => {
+    if (!jitMayRun(context)) return byGraphqlJs(context);
+    const query = compiledFor(context);
+    if (!query) return byGraphqlJs(context);
+    const result = await query.query(undefined, context.context, context.request.variables ?? {});
+    // No data: the variables were refused before anything ran. graphql-js says why, in its own words
+    // (Apollo reads them to answer 400 BAD_USER_INPUT).
+    if (result.data === undefined) return byGraphqlJs(context);
+    return result.errors ? { ...result, errors: result.errors.map((error) => asGraphqlJsError(error, serializers.thrown)) } : result;
+  };
+}
+
+/**
+ * graphql-jit's errors only look like graphql-js's: no `extensions` object when the
+ * thrown error had none, which Apollo's error formatting reads (and, failing, masks the
+ * error, path and all). The same error rebuilt by graphql-js, with jit's locations.
+ */
+function asGraphqlJsError(error: GraphQLError, thrown: LRUCache<string, Error>): GraphQLError {
+  const fromSerializer = error.originalError ? undefined : thrown.get(error.message);
+  if (fromSerializer) thrown.delete(error.message);
+  const original = fromSerializer ?? error.originalError ?? undefined;
+  const rebuilt = new GraphQLError(original?.message ?? error.message, {
+    path: error.path,
+    originalError: original,
+    ...(error.extensions ? { extensions: error.extensions } : {}),
+  });
+  (rebuilt as { locations: GraphQLError['locations'] }).locations = error.locations;
+  return rebuilt;
+}
+
+/**
+ * Serializers of our own scalars for graphql-jit, which keeps only the message of what a
+ * serializer throws (graphql-js keeps the error: an upstream value no scalar can represent is
+ * UPSTREAM_ERROR, src/resolvers/scalars.ts). The error is thrown on under a token, and found
+ * again by it when the answer's errors are rebuilt.
+ */
+function keepingThrownErrors(schema: GraphQLSchema) {
+  const thrown = new LRUCache<string, Error>({ max: 1_000 });
+  let next = 0;
+  const byType: Record<string, (value: unknown) => unknown> = {};
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isScalarType(type) || isSpecifiedScalarType(type)) continue;
+    byType[type.name] = (value) => {
+      try {
+        return type.serialize(value);
+      } catch (error) {
+        const token = `\u0000serializer error ${++next}`;
+        thrown.set(token, error instanceof Error ? error : new Error(String(error)));
+        throw new Error(token);
+      }
+    };
+  }
+  return { byType, thrown };
+}
+
+function jitMayRun(context: ExecutorContext): boolean {
+  const operation = context.operation;
+  if (!operation || operation.operation !== 'query' || !context.document || !context.queryHash) return false;
+  if (context.request.http?.headers.get(TRACE_HEADER)) return false;
+  return ownFieldsOnly(operation);
+}
+
+/** Only plain fields at the root, none of the federation's or introspection's (names starting with `_`, but __typename). */
+function ownFieldsOnly(operation: OperationDefinitionNode): boolean {
+  return operation.selectionSet.selections.every(
+    (selection) => selection.kind === Kind.FIELD && (selection.name.value === '__typename' || !selection.name.value.startsWith('_')),
+  );
+}

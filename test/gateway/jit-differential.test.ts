@@ -1,0 +1,278 @@
+/**
+ * graphql-jit against graphql-js: the same operations, sent to two gateways over one
+ * emulator and one account, one running queries compiled by graphql-jit (the default),
+ * the other with GRAPHQL_JIT=false. Every answer must be the same bytes, with the same
+ * status and Cache-Control. The operations: a set written for what a compiler may get
+ * wrong (custom scalars, the union, fragments, @skip/@include, aliases, errors with
+ * partial data, variables refused), the explorer's examples, and every query the other
+ * test files send. The example app has no query (two mutations and a subscription).
+ * No trusted-documents manifest is kept in the repository (the suite writes its own).
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse, type OperationDefinitionNode } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { exampleTabs } from '../../src/explorer/examples.js';
+import { factories, type RestObject } from '../support/factories.js';
+import { emulatorAdmin, newKey, startGatewayOver, type GatewayOnly } from '../support/harness.js';
+
+// Counts what graphql-jit compiled and ran, so the comparison cannot pass by both gateways running graphql-js.
+const jit = vi.hoisted(() => ({ compiled: 0, runs: 0 }));
+vi.mock('graphql-jit', async (importOriginal) => {
+  const real = await importOriginal<typeof import('graphql-jit')>();
+  return {
+    ...real,
+    compileQuery: (...args: Parameters<typeof real.compileQuery>) => {
+      const result = real.compileQuery(...args);
+      if ('query' in result) {
+        jit.compiled += 1;
+        const run = result.query.bind(result);
+        result.query = (root, context, variables) => {
+          jit.runs += 1;
+          return run(root, context, variables);
+        };
+      }
+      return result;
+    },
+  };
+});
+
+interface Answer {
+  status: number;
+  cacheControl: string | null;
+  text: string;
+}
+
+async function post(gateway: GatewayOnly, key: string, body: Record<string, unknown>): Promise<Answer> {
+  const res = await fetch(gateway.gateway.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify(body),
+  });
+  // Each answer's request id is its own: the one part of the text that must differ.
+  const text = (await res.text()).replace(/"requestId":"[0-9a-f-]{36}"/g, '"requestId":"…"');
+  return { status: res.status, cacheControl: res.headers.get('cache-control'), text };
+}
+
+/** Every GraphQL document written as one literal string in the other test files. */
+function documentsOfTheSuite(): string[] {
+  const root = new URL('..', import.meta.url).pathname;
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (name.endsWith('.test.ts') && !name.startsWith('jit-differential')) files.push(path);
+    }
+  };
+  walk(root);
+  const documents = new Set<string>();
+  for (const file of files) {
+    for (const [, text] of readFileSync(file, 'utf8').matchAll(/[`'"]((?:query\b|\{\s*[a-z_])[^`'"]*)[`'"]/g)) {
+      // Request logs grow with every upstream call, so two gateways reading them in turn see two lists.
+      if (text!.includes('${') || /\blogs?\s*[({]/.test(text!)) continue;
+      try {
+        parse(text!);
+        documents.add(text!);
+      } catch {
+        // Not GraphQL, or not whole: a fragment of a larger string.
+      }
+    }
+  }
+  return [...documents];
+}
+
+function operationsOf(text: string): OperationDefinitionNode[] {
+  return parse(text).definitions.filter((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
+}
+
+describe('queries compiled by graphql-jit answer as graphql-js does', () => {
+  let emulator: RunningEmulator;
+  let jitGateway: GatewayOnly;
+  let jsGateway: GatewayOnly;
+  const key = newKey('jit');
+  let customer: RestObject;
+  let transaction: RestObject;
+  let canceled: RestObject;
+  let variables: Record<string, unknown>;
+
+  /** Sends to the compiled side first, then graphql-js, and checks the two answers are the same bytes. */
+  async function same(query: string, vars: Record<string, unknown> = variables, extra: Record<string, unknown> = {}): Promise<Answer> {
+    const body = { query, variables: vars, ...extra };
+    const compiled = await post(jitGateway, key, body);
+    const interpreted = await post(jsGateway, key, body);
+    expect(compiled, query).toEqual(interpreted);
+    return compiled;
+  }
+
+  beforeAll(async () => {
+    emulator = await startEmulator({ port: 0, settleMs: 50 });
+    jitGateway = await startGatewayOver(emulator.url);
+    jsGateway = await startGatewayOver(emulator.url, { GRAPHQL_JIT: 'false' });
+    const make = factories(emulator, key);
+    customer = await make.customer({ firstname: 'Kofi', lastname: 'Annan' });
+    transaction = await make.transaction({ amount: 2500, customer: { id: customer.id } });
+    canceled = await make.transaction({ amount: 1234, customer: { id: customer.id } });
+    await make.rest('PUT', `/v1/transactions/${canceled.id}`, { status: 'canceled' }).catch(() => undefined);
+    await make.payout({ amount: 700, customer: { id: customer.id } });
+    variables = { id: String(transaction.id), c: String(customer.id), first: 5, after: null, s: true, skip: false, more: true, i: true };
+  });
+  afterAll(async () => {
+    await jitGateway?.stop();
+    await jsGateway?.stop();
+    await emulator?.stop();
+  });
+
+  // What a compiler may get wrong; each is a query of our own fields, so graphql-jit must run it.
+  const caveats: [string, string, Record<string, unknown>?][] = [
+    [
+      'custom scalars: Decimal, DateTime, EmailAddress, CountryCode, JSONObject, enums',
+      `query ($id: ID!) { transaction(id: $id) { id amount amountMoney { amount currencyIso } feesMoney { amount currencyIso }
+        createdAt updatedAt status isPaid metadata callbackUrl
+        customer { email fullName createdAt phoneNumber { number country } } currency { iso code modes default } } }`,
+    ],
+    [
+      'the union of an event, with inline fragments on each member and __typename',
+      `query { events(first: 10) { totalCount pageInfo { hasNextPage endCursor }
+        nodes { id type objectId createdAt rawEntity entity { __typename
+          ... on Transaction { id status amountMoney { amount currencyIso } }
+          ... on Customer { id email } ... on Payout { id payoutStatus: status } ... on Currency { iso } } } } }`,
+    ],
+    [
+      'named fragments, nested and repeated, and aliases',
+      `fragment Money on PaymentsMoney { amount currencyIso }
+      fragment Who on Customer { id fullName email }
+      fragment Tx on Transaction { id amountMoney { ...Money } customer { ...Who } }
+      query ($id: ID!, $c: ID!) { one: transaction(id: $id) { ...Tx } again: transaction(id: $id) { ...Tx status }
+        buyer: customer(id: $c) { ...Who } page: transactions(first: 3) { nodes { ...Tx } } }`,
+    ],
+    [
+      '@skip and @include, on fields, fragments and inline fragments, by variable and literal',
+      `query ($id: ID!, $s: Boolean!, $skip: Boolean!) { transaction(id: $id) { id
+        customer @include(if: $s) { email } currency @skip(if: $s) { iso }
+        ... on Transaction @include(if: $skip) { status } ... @skip(if: false) { isPaid }
+        amount @include(if: false) } }`,
+    ],
+    ['lists, pagination and a payout', `query ($first: Int) { payouts(first: $first) { totalCount edges { cursor node { id status amountMoney { amount currencyIso } customer { id } } } } currencies { iso name } }`],
+    ['a final transaction, which may be kept (Cache-Control)', `query ($id: ID!) { transaction(id: $id) { id status amountMoney { amount currencyIso } } }`, { id: '' }],
+    ['an unknown id: null, no error', `query { transaction(id: "999999999") { id } customer(id: "999999999") { id } }`],
+    ['__typename alone', `{ __typename }`],
+  ];
+
+  it.each(caveats)('%s', async (_label, query, override) => {
+    const vars = override ? { ...variables, id: String(canceled.id) } : variables;
+    const runs = jit.runs;
+    const answer = await same(query, vars);
+    expect(answer.status, answer.text).toBe(200);
+    expect(JSON.parse(answer.text).errors).toBeUndefined();
+    expect(jit.runs).toBe(runs + 1);
+  });
+
+  it('compiles a document once, then runs it as compiled', async () => {
+    const query = 'query Twice($id: ID!) { transaction(id: $id) { id status } }';
+    const compiled = jit.compiled;
+    const runs = jit.runs;
+    for (let i = 0; i < 3; i++) await same(query);
+    expect(jit.compiled).toBe(compiled + 1);
+    expect(jit.runs).toBe(runs + 3);
+  });
+
+  it('writes each scalar by its own serializer (Decimal as a string, dates in ISO form)', async () => {
+    const answer = await same(`query ($id: ID!) { transaction(id: $id) { amountMoney { amount } createdAt customer { phoneNumber { country } } } }`);
+    const { transaction: tx } = JSON.parse(answer.text).data;
+    expect(tx.amountMoney.amount).toBe('2500');
+    expect(tx.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    expect(tx.customer.phoneNumber.country).toBe('BJ');
+  });
+
+  it('gives errors the same path, code and partial data, with the relation that failed null', async () => {
+    const admin = emulatorAdmin(emulator.url);
+    // A customer neither gateway has read (and kept) yet.
+    const make = factories(emulator, key);
+    const unread = await make.transaction({ customer: { id: (await make.customer()).id } });
+    await admin('POST', '/_emulator/faults', { route: 'GET /v1/customers/:id', status: 500 });
+    try {
+      const runs = jit.runs;
+      const answer = await same(`query ($id: ID!) { transaction(id: $id) { id customer { email } currency { iso } } }`, { id: String(unread.id) });
+      expect(jit.runs).toBe(runs + 1);
+      const body = JSON.parse(answer.text);
+      expect(body.data.transaction.customer).toBeNull();
+      expect(body.errors[0]).toMatchObject({ path: ['transaction', 'customer'], extensions: { code: 'UPSTREAM_ERROR' } });
+    } finally {
+      await admin('DELETE', '/_emulator/faults');
+    }
+  });
+
+  it.each([
+    ['a variable of the wrong type', `query ($id: ID!) { transaction(id: $id) { id } }`, { id: { not: 'an id' } }],
+    ['a required variable missing', `query ($id: ID!) { transaction(id: $id) { id } }`, {}],
+    ['a page too large', `query ($first: Int) { transactions(first: $first) { nodes { id } } }`, { first: 1000 }],
+    ['an argument the scalar refuses', `query { customers(filter: { email: "not-an-email" }) { nodes { id } } }`, {}],
+    ['a field that does not exist', `query { transaction(id: "1") { nope } }`, {}],
+  ])('refuses %s with the same coded error', async (_label, query, vars) => {
+    const answer = await same(query, vars);
+    expect(JSON.parse(answer.text).errors?.[0]?.extensions?.code).toMatch(/^[A-Z_]+$/);
+  });
+
+  it('leaves _entities, _service and introspection to graphql-js, with the same answers', async () => {
+    const compiled = jit.compiled;
+    await same(`query ($r: [_Any!]!) { _entities(representations: $r) { __typename ... on Transaction { id status } } }`, {
+      r: [{ __typename: 'Transaction', id: String(transaction.id) }],
+    });
+    await same(`{ _service { sdl } }`);
+    await same(`{ __schema { queryType { name } } __type(name: "Transaction") { name } }`);
+    expect(jit.compiled).toBe(compiled);
+  });
+
+  it('leaves a query whose federated trace a router asks for to graphql-js, so the trace has every field', async () => {
+    const query = 'query Traced($id: ID!) { transaction(id: $id) { id description customer { fullName } } }';
+    const send = (headers: Record<string, string>) =>
+      fetch(jitGateway.gateway.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
+        body: JSON.stringify({ query, variables }),
+      }).then((res) => res.json() as Promise<{ data: unknown; extensions: { ftv1?: string } }>);
+    // Compiled first, before Apollo wraps the schema's resolvers to time them: a compiled query would not see them.
+    const runs = jit.runs;
+    await send({});
+    expect(jit.runs).toBe(runs + 1);
+    const body = await send({ 'apollo-federation-include-trace': 'ftv1' });
+    expect(body.data).toEqual({ transaction: { id: String(transaction.id), description: 'Order', customer: { fullName: 'Kofi Annan' } } });
+    // The trace is protobuf: each field's response name is in it as text.
+    const trace = Buffer.from(body.extensions.ftv1!, 'base64').toString('latin1');
+    for (const field of ['transaction', 'description', 'customer', 'fullName']) expect(trace).toContain(field);
+    expect(jit.runs).toBe(runs + 1);
+  });
+
+  it("leaves mutations to graphql-js (the explorer's and the example app's are all mutations or subscriptions)", async () => {
+    const compiled = jit.compiled;
+    const answer = await post(jitGateway, key, {
+      query: 'mutation ($id: ID!) { updateTransaction(id: $id, input: { description: "jit" }) { transaction { id description } userErrors { code } } }',
+      variables: { id: String(transaction.id) },
+    });
+    expect(JSON.parse(answer.text).data.updateTransaction.transaction.description).toBe('jit');
+    expect(jit.compiled).toBe(compiled);
+  });
+
+  it("answers the explorer's example queries the same", async () => {
+    const queries = exampleTabs(String(transaction.id)).filter((tab) => operationsOf(tab.query).every((op) => op.operation === 'query'));
+    expect(queries.length).toBeGreaterThanOrEqual(2);
+    const runs = jit.runs;
+    for (const tab of queries) await same(tab.query, tab.variables ? JSON.parse(tab.variables) : {});
+    expect(jit.runs).toBe(runs + queries.length);
+  });
+
+  it('answers every query the other test files send the same', async () => {
+    const corpus = documentsOfTheSuite().flatMap((text) =>
+      operationsOf(text)
+        .filter((op) => op.operation === 'query')
+        .map((op) => ({ text, operationName: op.name?.value })),
+    );
+    expect(corpus.length).toBeGreaterThan(40);
+    const runs = jit.runs;
+    for (const { text, operationName } of corpus) await same(text, variables, operationName ? { operationName } : {});
+    // Most are plain queries the compiler runs; the rest are introspection, federation or refused before running.
+    expect(jit.runs - runs).toBeGreaterThan(corpus.length / 2);
+  });
+});
