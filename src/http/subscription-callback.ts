@@ -102,15 +102,25 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
   const addressOf = clientAddress(config.limits.trustedProxies);
   const liveByKey = new Tally();
   const live = new Set<CallbackStream>();
+  /** Set first thing in close(): no subscription starts after it, and one that was mid-check is ended at once. */
+  let closing = false;
+  const shuttingDown = (): CallbackAnswer => ({ status: 503, message: 'The gateway is shutting down: subscribe again.', code: 'SHUTTING_DOWN' });
   const format = (errors: readonly GraphQLError[]) => errors.map((e) => deps.formatError(e.toJSON(), e));
   const formatOne = (error: GraphQLError) => format([error]);
   /** The transport's own reasons for ending a subscription: written as they are, not through the resolvers' formatter. */
   const reason = (message: string, code: string): GraphQLFormattedError[] => [{ message, extensions: { code } }];
+  const shutdownReason = () => reason('The gateway is shutting down: subscribe again.', 'SHUTTING_DOWN');
+  /** `complete` for an id the router registered at its check but that never became a live subscription. */
+  const completeNow = async (target: CallbackTarget, errors: readonly GraphQLFormattedError[]): Promise<void> => {
+    const sent = await deliver(target, 'complete', { errors }, timeoutMs);
+    if (sent.outcome !== 'ok') logger.info({ action: 'complete', detail: sent.detail, origin: new URL(target.url).origin }, 'callback message not delivered');
+  };
 
   async function open(req: http.IncomingMessage, body: Record<string, unknown>, caller: Caller | null): Promise<CallbackAnswer> {
     if (allowed.length === 0) {
       return bad('Subscriptions over HTTP callbacks are off on this gateway (SUBSCRIPTION_CALLBACK_URLS is unset); use GraphQL over WebSocket.', 'CALLBACKS_OFF');
     }
+    if (closing) return shuttingDown();
     const extension = readExtension((body.extensions as Record<string, unknown>).subscription);
     if ('status' in extension) return extension;
     // Checked before anything else is done for the request: a URL outside the list is never called.
@@ -172,6 +182,11 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
       const detail = check.outcome !== 'ok' ? check.detail : check.status !== 204 ? `answered ${check.status}, not 204` : `answered without "subscription-protocol: ${CALLBACK_PROTOCOL}"`;
       return refused(bad(`The check message to the callback URL failed (${detail}): no subscription was started.`, 'CALLBACK_CHECK_FAILED'));
     }
+    // The router holds the id since its check: tell it, as at any other end.
+    if (closing) {
+      await completeNow(extension, shutdownReason());
+      return refused(shuttingDown());
+    }
 
     const telemetry: OperationTelemetry = observability.startOperation({ transport: 'callback', headers: req.headers });
     telemetry.by(callerId);
@@ -231,6 +246,11 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
       onDeliveryFailed: (action, detail) => logger.info({ callerId, action, detail, origin: new URL(extension.url).origin }, 'callback message not delivered'),
     });
     stream = subscription;
+    // Shutdown began during the awaits above: close() has already ended what was live, so this one ends here.
+    if (closing) {
+      await subscription.end(shutdownReason());
+      return shuttingDown();
+    }
     live.add(subscription);
     // The key revoked on any instance: the subscription ends, and the router is told why.
     stopLive = admission.live(caller, () => {
@@ -243,8 +263,8 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
     open,
     stats: () => ({ callbackSubscriptions: live.size }),
     async close() {
-      const shutdown = reason('The gateway is shutting down: subscribe again.', 'SHUTTING_DOWN');
-      await Promise.all([...live].map((s) => s.end(shutdown)));
+      closing = true;
+      await Promise.all([...live].map((s) => s.end(shutdownReason())));
     },
   };
 }

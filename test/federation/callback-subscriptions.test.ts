@@ -283,4 +283,22 @@ describe('callbacks off, and shutdown', () => {
       await router.close();
     }
   });
+
+  it('ends with complete SHUTTING_DOWN a subscription whose check was in flight when shutdown began, and answers it 503', async () => {
+    const router = await startCallbackRouter();
+    const stack = await startRealtimeStack({ env: { SUBSCRIPTION_CALLBACK_URLS: router.url } });
+    try {
+      const registration = router.register({ checkDelayMs: 1000 });
+      const answer = router.subscribe(`http://127.0.0.1:${stack.gateway.port}/graphql`, newKey('cb-stop-mid'), PAYMENT_EVENT, registration);
+      // Well inside the check's second: the request is past the door when shutdown begins.
+      await sleep(300);
+      const stopped = stack.stop();
+      expect(await answer).toMatchObject({ status: 503, body: { errors: [{ extensions: { code: 'SHUTTING_DOWN' } }] } });
+      await stopped;
+      const last = router.messages(registration.subscriptionId).at(-1);
+      expect(last).toMatchObject({ action: 'complete', errors: [{ extensions: { code: 'SHUTTING_DOWN' } }] });
+    } finally {
+      await router.close();
+    }
+  });
 });
