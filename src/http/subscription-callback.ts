@@ -34,6 +34,8 @@ import { realtimeSource, refreshContext, streamedResult, Tally } from './realtim
 
 /** Heartbeats more often than this would make one subscription a steady stream of POSTs. */
 export const MIN_HEARTBEAT_MS = 500;
+/** An hour; setInterval turns anything from 2^31 ms up into 1 ms, a POST per millisecond. */
+export const MAX_HEARTBEAT_MS = 3_600_000;
 const MAX_URL_CHARS = 2048;
 const MAX_TOKEN_CHARS = 512;
 
@@ -89,8 +91,8 @@ function readExtension(value: unknown): Extension | CallbackAnswer {
   if (url === null || id === null || verifier === null) {
     return bad(`extensions.subscription needs callbackUrl (at most ${MAX_URL_CHARS} characters), subscriptionId and verifier (at most ${MAX_TOKEN_CHARS} each).`, 'CALLBACK_EXTENSION_INVALID');
   }
-  if (typeof heartbeatMs !== 'number' || !Number.isInteger(heartbeatMs) || (heartbeatMs !== 0 && heartbeatMs < MIN_HEARTBEAT_MS)) {
-    return bad(`extensions.subscription.heartbeatIntervalMs must be 0 (no heartbeats) or at least ${MIN_HEARTBEAT_MS}.`, 'CALLBACK_EXTENSION_INVALID');
+  if (typeof heartbeatMs !== 'number' || !Number.isInteger(heartbeatMs) || (heartbeatMs !== 0 && (heartbeatMs < MIN_HEARTBEAT_MS || heartbeatMs > MAX_HEARTBEAT_MS))) {
+    return bad(`extensions.subscription.heartbeatIntervalMs must be 0 (no heartbeats) or from ${MIN_HEARTBEAT_MS} to ${MAX_HEARTBEAT_MS}.`, 'CALLBACK_EXTENSION_INVALID');
   }
   return { url, id, verifier, heartbeatMs };
 }
@@ -223,9 +225,12 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
       return refused({ status: 500, message: 'Internal server error.', code: ErrorCode.INTERNAL_SERVER_ERROR });
     }
     if (!(Symbol.asyncIterator in results)) {
-      // Refused by its resolver before any event (an unknown or foreign id): the router gets the errors now.
+      // Refused by its resolver before any event (an unknown or foreign id): the router gets the errors now, and,
+      // as it registered the id at the check, a `complete` with them (as Apollo's plugin sends).
       telemetry.end();
-      return refused({ status: 200, result: { data: null, ...present(results) } });
+      const answer = { data: null, ...present(results) };
+      await completeNow(extension, answer.errors ?? []);
+      return refused({ status: 200, result: answer });
     }
     observability.subscriptionStarted();
     let stopLive = () => {};

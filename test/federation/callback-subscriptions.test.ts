@@ -75,9 +75,43 @@ describe('subscriptions over the HTTP callback protocol', () => {
     expect(answer.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     expect(answer.body.errors?.[0]?.extensions).not.toHaveProperty('http');
     expect(answer.body.errors?.[0]?.extensions).toHaveProperty('requestId');
+    // The router registered the id at the check: it is told the subscription is over, with the same errors.
     await sleep(200);
-    expect(router.messages(registration.subscriptionId).map((m) => m.action)).toEqual(['check']);
+    const messages = router.messages(registration.subscriptionId);
+    expect(messages.map((m) => m.action)).toEqual(['check', 'complete']);
+    expect(messages[1]!.errors?.[0]).toMatchObject({ message: answer.body.errors?.[0]?.message, extensions: { code: 'FORBIDDEN' } });
     expect(await callbackCount()).toBe(before);
+  });
+
+  it('refuses a heartbeatIntervalMs below 500 or above an hour with CALLBACK_EXTENSION_INVALID, calling nothing', async () => {
+    for (const heartbeatIntervalMs of [100, 3_600_001, 2 ** 31]) {
+      const registration = router.register();
+      const answer = await router.subscribe(graphql, newKey('cb-beat'), PAYMENT_EVENT, registration, { heartbeatIntervalMs });
+      expect(answer.status, String(heartbeatIntervalMs)).toBe(400);
+      expect(answer.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_REQUEST', reason: 'CALLBACK_EXTENSION_INVALID' });
+      expect(router.messages(registration.subscriptionId)).toEqual([]);
+    }
+  });
+
+  it('refuses a query sent with extensions.subscription with NOT_A_SUBSCRIPTION, calling nothing', async () => {
+    const registration = router.register();
+    const answer = await router.subscribe(graphql, newKey('cb-query'), '{ transactions(first: 1) { edges { node { id } } } }', registration);
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_REQUEST', reason: 'NOT_A_SUBSCRIPTION' });
+    expect(router.messages(registration.subscriptionId)).toEqual([]);
+  });
+
+  it('ends the subscription with complete CALLBACK_FAILED when the router answers a next with 500, and frees its slot', async () => {
+    const key = newKey('cb-next-500');
+    const registration = router.register({ nextFails: true });
+    const before = await callbackCount();
+    expect((await router.subscribe(graphql, key, PAYMENT_EVENT, registration)).status).toBe(200);
+    await factories(stack.emulator, key).customer();
+    const messages = await router.waitFor(registration.subscriptionId, (m) => m.some((x) => x.action === 'complete'));
+    expect(messages.map((m) => [m.action, m.answered])).toEqual([['check', 204], ['next', 500], ['complete', 202]]);
+    expect(messages.at(-1)!.errors?.[0]).toMatchObject({ extensions: { code: 'CALLBACK_FAILED' } });
+    expect(messages.at(-1)!.errors?.[0]?.message).toMatch(/next message .* failed \(answered 500\)/);
+    await eventually(callbackCount, (n) => n === before);
   });
 
   it('starts nothing when the check is answered wrongly, and says why', async () => {
