@@ -55,7 +55,8 @@ export type CallbackAnswer =
   | { status: number; message: string; code: string; extra?: Record<string, unknown>; retryAfterSeconds?: number };
 
 export interface CallbackSubscriptions {
-  open(req: http.IncomingMessage, body: Record<string, unknown>, caller: Caller | null): Promise<CallbackAnswer>;
+  /** `fromRouter`: the request carries ROUTER_SHARED_SECRET (graphql-route.ts); when that is set, only such requests open callbacks. */
+  open(req: http.IncomingMessage, body: Record<string, unknown>, caller: Caller | null, fromRouter: boolean): Promise<CallbackAnswer>;
   /** Live callback subscriptions on this instance. */
   stats(): { callbackSubscriptions: number };
   /** Ends every subscription with `complete` (shutdown), waiting for those POSTs within their time-out. */
@@ -118,9 +119,13 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
     if (sent.outcome !== 'ok') logger.info({ action: 'complete', detail: sent.detail, origin: new URL(target.url).origin }, 'callback message not delivered');
   };
 
-  async function open(req: http.IncomingMessage, body: Record<string, unknown>, caller: Caller | null): Promise<CallbackAnswer> {
+  async function open(req: http.IncomingMessage, body: Record<string, unknown>, caller: Caller | null, fromRouter: boolean): Promise<CallbackAnswer> {
     if (allowed.length === 0) {
       return bad('Subscriptions over HTTP callbacks are off on this gateway (SUBSCRIPTION_CALLBACK_URLS is unset); use GraphQL over WebSocket.', 'CALLBACKS_OFF');
+    }
+    // Each subscription makes the gateway POST somewhere: with the router known, no other key holder may ask for that.
+    if (config.graphql.routerSharedSecret !== null && !fromRouter) {
+      return { status: 403, message: 'Subscriptions over HTTP callbacks are opened by the router only.', code: ErrorCode.FORBIDDEN, extra: { reason: 'NOT_FROM_ROUTER' } };
     }
     if (closing) return shuttingDown();
     const extension = readExtension((body.extensions as Record<string, unknown>).subscription);
@@ -182,7 +187,9 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
     const check = await deliver(extension, 'check', {}, timeoutMs);
     if (check.outcome !== 'ok' || check.status !== 204 || check.protocol !== CALLBACK_PROTOCOL) {
       const detail = check.outcome !== 'ok' ? check.detail : check.status !== 204 ? `answered ${check.status}, not 204` : `answered without "subscription-protocol: ${CALLBACK_PROTOCOL}"`;
-      return refused(bad(`The check message to the callback URL failed (${detail}): no subscription was started.`, 'CALLBACK_CHECK_FAILED'));
+      // The detail is for the operator: told to the caller it would map what answers at the allowed URLs.
+      logger.info({ callerId, detail, origin: new URL(extension.url).origin }, 'callback subscription refused: the check failed');
+      return refused(bad('The callback check failed: no subscription was started.', 'CALLBACK_CHECK_FAILED'));
     }
     // The router holds the id since its check: tell it, as at any other end.
     if (closing) {

@@ -58,7 +58,7 @@ export interface CallbackRouter {
   /** Resolves once `ok` holds for the subscription's messages, or rejects after `timeoutMs`. */
   waitFor(id: string, ok: (messages: CallbackMessage[]) => boolean, timeoutMs?: number): Promise<CallbackMessage[]>;
   /** The router's POST of a subscription to the subgraph, with the caller's Authorization forwarded. */
-  subscribe(gatewayUrl: string, key: string | null, query: string, registration: Registration, options?: { variables?: Record<string, unknown>; heartbeatIntervalMs?: number }): Promise<{ status: number; body: { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[] } }>;
+  subscribe(gatewayUrl: string, key: string | null, query: string, registration: Registration, options?: { variables?: Record<string, unknown>; heartbeatIntervalMs?: number; headers?: Record<string, string> }): Promise<{ status: number; body: { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[] } }>;
   close(): Promise<void>;
 }
 
@@ -145,7 +145,7 @@ export async function startCallbackRouter(): Promise<CallbackRouter> {
     async subscribe(gatewayUrl, key, query, registration, options = {}) {
       const res = await fetch(gatewayUrl, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json;callbackSpec=1.0', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+        headers: { 'content-type': 'application/json', accept: 'application/json;callbackSpec=1.0', ...(key ? { authorization: `Bearer ${key}` } : {}), ...options.headers },
         body: JSON.stringify({
           query,
           ...(options.variables ? { variables: options.variables } : {}),
