@@ -70,12 +70,22 @@ export function asksForCallback(body: unknown): body is Record<string, unknown> 
   return typeof extensions === 'object' && extensions !== null && 'subscription' in extensions;
 }
 
-/** The callback URL is under one of the allowed prefixes (each a parsed URL ending in "/", src/config.ts). */
-export function callbackAllowed(raw: string, allowed: readonly string[]): boolean {
-  if (raw.length > MAX_URL_CHARS || !URL.canParse(raw)) return false;
+/** A path segment with nothing to decode: no "/", no "%" (so no encoded slash or dot), no query. */
+const PLAIN_SEGMENT = /^[A-Za-z0-9._~-]+$/;
+
+/**
+ * The callback URL, normalised, when it is under one of the allowed prefixes (each a parsed URL ending in "/",
+ * src/config.ts) followed by plain path segments only: the router's is `<public_url>/<subscription id>`, with
+ * no query. Null otherwise.
+ */
+export function callbackAllowed(raw: string, allowed: readonly string[]): string | null {
+  if (raw.length > MAX_URL_CHARS || !URL.canParse(raw)) return null;
   const url = new URL(raw);
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) return false;
-  return allowed.some((prefix) => url.href.startsWith(prefix) || `${url.href}/` === prefix);
+  // Credentials always change the host the prefix is compared with, so this cannot change the outcome; it says the intent.
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash || raw.includes('?') || raw.includes('#')) return null;
+  const prefix = allowed.find((p) => url.href.startsWith(p));
+  if (prefix === undefined) return null;
+  return url.href.slice(prefix.length).split('/').every((segment) => PLAIN_SEGMENT.test(segment)) ? url.href : null;
 }
 
 const bad = (message: string, reason: string): CallbackAnswer => ({ status: 400, message, code: 'BAD_REQUEST', extra: { reason } });
@@ -131,9 +141,12 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
     const extension = readExtension((body.extensions as Record<string, unknown>).subscription);
     if ('status' in extension) return extension;
     // Checked before anything else is done for the request: a URL outside the list is never called.
-    if (!callbackAllowed(extension.url, allowed)) {
+    const href = callbackAllowed(extension.url, allowed);
+    if (href === null) {
       return bad('extensions.subscription.callbackUrl is not under a callback URL this gateway allows (SUBSCRIPTION_CALLBACK_URLS).', 'CALLBACK_URL_NOT_ALLOWED');
     }
+    // The URL the allowlist checked is the one called, not the raw string.
+    extension.url = href;
     if (caller === null) {
       return { status: 401, message: 'Authentication required: the router must forward the caller\'s "Authorization: Bearer <secret API key>".', code: ErrorCode.UNAUTHENTICATED };
     }

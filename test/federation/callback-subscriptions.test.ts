@@ -174,11 +174,22 @@ describe('subscriptions over the HTTP callback protocol', () => {
       const { port } = new URL(router.url);
       const tries = [
         elsewhere.register(),
-        // The allowed host and path as a prefix of something else, credentials, another port, a relative path.
+        // The allowed host and path as a prefix of something else, another host behind what looks like the allowed
+        // one (as userinfo: the host differs, so the prefix alone refuses it), another port, a relative path.
         { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}s/x` },
         { ...elsewhere.register(), callbackUrl: `http://127.0.0.1:${port}@${new URL(elsewhere.url).host}${CALLBACK_PATH}/x` },
         { ...elsewhere.register(), callbackUrl: `http://127.0.0.1:${Number(port) + 1}${CALLBACK_PATH}/x` },
         { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/../admin` },
+        // Encoded slashes and dots stay in the path as the URL parser leaves them: anything with "%" is refused.
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/..%2fadmin` },
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/..%2Fadmin` },
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/%2e%2e%2fadmin` },
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/x%252f..%252fadmin` },
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/x%5c..%5cadmin` },
+        // The router's URL is <public_url>/<id>: no query, no fragment, not the prefix alone.
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/x?next=/admin` },
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/x#admin` },
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/` },
         { ...elsewhere.register(), callbackUrl: 'file:///etc/passwd' },
       ];
       const before = router.received.length;
