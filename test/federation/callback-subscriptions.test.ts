@@ -167,6 +167,19 @@ describe('subscriptions over the HTTP callback protocol', () => {
     expect(await callbackCount()).toBe(live - 1);
   });
 
+  it('keeps sending heartbeats on time while a slow router holds a next', async () => {
+    const key = newKey('cb-beat-slow');
+    const registration = router.register({ nextDelayMs: 2500 });
+    expect((await router.subscribe(graphql, key, PAYMENT_EVENT, registration, { heartbeatIntervalMs: 500 })).status).toBe(200);
+    await factories(stack.emulator, key).customer();
+    const messages = await router.waitFor(registration.subscriptionId, (m) => nexts(m).length === 1, 6000);
+    const answeredAt = nexts(messages)[0]!.at;
+    // Heartbeats answered while the next was held (sent at about answeredAt - 2500): one per 500 ms, not none.
+    const during = messages.filter((m) => m.action === 'check' && m.answered === 204 && m.at > answeredAt - 2300 && m.at < answeredAt - 100);
+    expect(during.length).toBeGreaterThanOrEqual(3);
+    router.drop(registration.subscriptionId);
+  });
+
   it('refuses a callbackUrl outside SUBSCRIPTION_CALLBACK_URLS without any outbound request', async () => {
     const elsewhere = await startCallbackRouter();
     try {
