@@ -105,6 +105,8 @@ const envSchema = z
     // The router's callback endpoints (origins or URL prefixes, comma-separated): the only URLs subscription callbacks go to.
     SUBSCRIPTION_CALLBACK_URLS: optional(z.string().refine(validCallbackList, 'must be comma-separated http(s) URLs without credentials, query or fragment')),
     SUBSCRIPTION_CALLBACK_TIMEOUT_MS: int(100, 60_000).default(5_000),
+    // Live callback subscriptions on this instance, all keys together: each may hold one outbound POST.
+    SUBSCRIPTION_CALLBACK_MAX: int(1).default(10_000),
     TRUSTED_DOCUMENTS: optional(z.string()),
     // Proxies whose X-Forwarded-For names the client (proxy-addr syntax: IPs, CIDRs, loopback, uniquelocal...).
     TRUSTED_PROXIES: optional(z.string().refine(validProxyList, 'must be comma-separated IP addresses, CIDR ranges or loopback/linklocal/uniquelocal')),
@@ -283,7 +285,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       routerSharedSecret: e.ROUTER_SHARED_SECRET ?? null,
       costExtensions: e.COST_EXTENSIONS,
       routerInvalidation: e.ROUTER_INVALIDATION_URL && e.ROUTER_INVALIDATION_KEY ? Object.freeze({ url: e.ROUTER_INVALIDATION_URL, key: e.ROUTER_INVALIDATION_KEY }) : null,
-      subscriptionCallbacks: Object.freeze({ allowed: Object.freeze(callbackList(e.SUBSCRIPTION_CALLBACK_URLS)), timeoutMs: e.SUBSCRIPTION_CALLBACK_TIMEOUT_MS }),
+      subscriptionCallbacks: Object.freeze({ allowed: Object.freeze(callbackList(e.SUBSCRIPTION_CALLBACK_URLS)), timeoutMs: e.SUBSCRIPTION_CALLBACK_TIMEOUT_MS, max: e.SUBSCRIPTION_CALLBACK_MAX }),
     }),
     limits: Object.freeze({
       maxCost: e.MAX_OPERATION_COST,

@@ -110,10 +110,12 @@ function readExtension(value: unknown): Extension | CallbackAnswer {
 
 export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscriptions {
   const { config, logger, observability } = deps.context;
-  const { allowed, timeoutMs } = config.graphql.subscriptionCallbacks;
+  const { allowed, timeoutMs, max } = config.graphql.subscriptionCallbacks;
   const { admission } = deps;
   const addressOf = clientAddress(config.limits.trustedProxies);
   const liveByKey = new Tally();
+  /** Reserved or live subscriptions, all keys together (SUBSCRIPTION_CALLBACK_MAX). */
+  let total = 0;
   const live = new Set<CallbackStream>();
   /** Set first thing in close(): no subscription starts after it, and one that was mid-check is ended at once. */
   let closing = false;
@@ -170,13 +172,16 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
     const { callerId } = caller;
     const cap = config.limits.ws.maxSubscriptionsPerKey;
     if (liveByKey.get(callerId) >= cap) return { status: 429, message: `At most ${cap} live callback subscriptions per API key.`, code: ErrorCode.RATE_LIMITED };
-    // Reserved before the first await, so a burst of one key's requests cannot pass the cap together.
+    if (total >= max) return { status: 503, message: 'This gateway holds as many callback subscriptions as it may; try again later.', code: 'SUBSCRIPTIONS_FULL' };
+    // Reserved before the first await, so a burst of requests cannot pass either cap together.
     liveByKey.add(callerId);
+    total += 1;
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       liveByKey.remove(callerId);
+      total -= 1;
     };
     const refused = (answer: CallbackAnswer) => {
       release();

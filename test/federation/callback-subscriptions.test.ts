@@ -312,7 +312,7 @@ describe('a slow router', () => {
   });
 });
 
-describe('with ROUTER_SHARED_SECRET set', () => {
+describe('with ROUTER_SHARED_SECRET and SUBSCRIPTION_CALLBACK_MAX set', () => {
   const secret = 'router-secret-0123456789';
   const logs: string[] = [];
   let router: CallbackRouter;
@@ -320,7 +320,7 @@ describe('with ROUTER_SHARED_SECRET set', () => {
   let graphql: string;
   beforeAll(async () => {
     router = await startCallbackRouter();
-    stack = await startRealtimeStack({ env: { SUBSCRIPTION_CALLBACK_URLS: router.url, ROUTER_SHARED_SECRET: secret }, logs });
+    stack = await startRealtimeStack({ env: { SUBSCRIPTION_CALLBACK_URLS: router.url, ROUTER_SHARED_SECRET: secret, SUBSCRIPTION_CALLBACK_MAX: '3' }, logs });
     graphql = `http://127.0.0.1:${stack.gateway.port}/graphql`;
   });
   afterAll(async () => {
@@ -330,7 +330,7 @@ describe('with ROUTER_SHARED_SECRET set', () => {
 
   it('opens callbacks only for the router: a key holder without the secret gets 403 and nothing is called', async () => {
     const key = newKey('cb-not-router');
-    for (const headers of [{}, { 'x-router-secret': 'not-the-router-secret' }]) {
+    for (const headers of [{}, { 'x-router-secret': 'not-the-router-secret' }] as Record<string, string>[]) {
       const registration = router.register();
       const answer = await router.subscribe(graphql, key, PAYMENT_EVENT, registration, { headers });
       expect(answer.status).toBe(403);
@@ -354,6 +354,21 @@ describe('with ROUTER_SHARED_SECRET set', () => {
     expect(line).not.toContain(registration.subscriptionId);
     expect(line).not.toContain(registration.verifier);
     expect(line).not.toContain(secret);
+  });
+
+  // Last here: it leaves the instance full.
+  it('refuses a subscription past SUBSCRIPTION_CALLBACK_MAX, all keys together, with 503 SUBSCRIPTIONS_FULL and calls nothing', async () => {
+    const headers = { 'x-router-secret': secret };
+    const count = async () => ((await stack.health()).subscriptions as unknown as { callbackSubscriptions: number }).callbackSubscriptions;
+    // One key each, so the per-key cap is never what refuses.
+    for (let live = await count(); live < 3; live += 1) {
+      expect((await router.subscribe(graphql, newKey('cb-max'), PAYMENT_EVENT, router.register(), { headers })).status).toBe(200);
+    }
+    const registration = router.register();
+    const refused = await router.subscribe(graphql, newKey('cb-max-over'), PAYMENT_EVENT, registration, { headers });
+    expect(refused.status).toBe(503);
+    expect(refused.body.errors?.[0]?.extensions?.code).toBe('SUBSCRIPTIONS_FULL');
+    expect(router.messages(registration.subscriptionId)).toEqual([]);
   });
 });
 
