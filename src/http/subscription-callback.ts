@@ -247,6 +247,7 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
       // graphql-js reports a subscription's own failures as errors; a throw (or a failed context) is a bug: the slot is freed all the same.
       logger.error({ err: error }, 'callback subscription failed to start');
       telemetry.end();
+      await completeNow(extension, reason('Internal server error.', ErrorCode.INTERNAL_SERVER_ERROR));
       return refused({ status: 500, message: 'Internal server error.', code: ErrorCode.INTERNAL_SERVER_ERROR });
     }
     if (!(Symbol.asyncIterator in results)) {
