@@ -29,14 +29,17 @@ function validProxyList(value: string): boolean {
  * host case, default ports and dot segments are settled) and ending in "/", so that
  * `http://router:4000/callback` admits `/callback/<id>` and never `/callbacks` or `:40001`.
  */
+function callbackEntries(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '');
+}
 function callbackList(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '').map((v) => {
+  return callbackEntries(value).map((v) => {
     const url = new URL(v);
     return url.href.endsWith('/') ? url.href : `${url.href}/`;
   });
 }
 function validCallbackList(value: string): boolean {
-  return value.split(',').map((v) => v.trim()).filter((v) => v !== '').every((v) => {
+  return callbackEntries(value).every((v) => {
     if (!URL.canParse(v)) return false;
     const url = new URL(v);
     return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password && !url.search && !url.hash && !v.includes('#');

@@ -3,9 +3,12 @@
  * and the emulator running as servers, with a stand-in router written from
  * the protocol's text (callback-router.ts) receiving the callbacks: the check
  * handshake before the answer, events in order and only the key's own,
- * heartbeats, the router's 404 ending it, revocation and shutdown ending it
- * with `complete`, the URL allowlist, the live-stream cap per key, and a slow
- * router that neither grows memory nor slows other subscribers.
+ * heartbeats (on time beside a slow `next`), the router's 404 ending it,
+ * revocation, a refusal after the check and shutdown (one mid-check
+ * included) ending it with `complete`, the URL allowlist, the router-only
+ * rule, the caps per key and per instance, and a slow router whose
+ * subscription ends once its bounded queue overflows (SUBSCRIBER_TOO_SLOW)
+ * without slowing other subscribers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { factories } from '../support/factories.js';
