@@ -180,7 +180,9 @@ describe('subscriptions over the HTTP callback protocol', () => {
     // Heartbeats answered while the next was held (sent at about answeredAt - 2500): one per 500 ms, not none.
     const during = messages.filter((m) => m.action === 'check' && m.answered === 204 && m.at > answeredAt - 2300 && m.at < answeredAt - 100);
     expect(during.length).toBeGreaterThanOrEqual(3);
+    // Ended before the next test counts what reaches the router: the next heartbeat meets the 404.
     router.drop(registration.subscriptionId);
+    await router.waitFor(registration.subscriptionId, (m) => m.some((x) => x.answered === 404), 3000);
   });
 
   it('refuses a callbackUrl outside SUBSCRIPTION_CALLBACK_URLS without any outbound request', async () => {
