@@ -73,9 +73,9 @@ export interface Config {
     /**
      * Subscriptions over the router's HTTP callback protocol (src/http/subscription-callback.ts): the callback
      * URLs the gateway may POST to, as origins or URL prefixes (empty: the protocol is off), and the time-out of
-     * each of those POSTs.
+     * each of those POSTs, and how many may be live on this instance at once.
      */
-    subscriptionCallbacks: { allowed: readonly string[]; timeoutMs: number };
+    subscriptionCallbacks: { allowed: readonly string[]; timeoutMs: number; max: number };
   };
   limits: Limits;
   /** A persisted-documents manifest: when set, only its operations run (docs/security.md). */

@@ -29,14 +29,17 @@ function validProxyList(value: string): boolean {
  * host case, default ports and dot segments are settled) and ending in "/", so that
  * `http://router:4000/callback` admits `/callback/<id>` and never `/callbacks` or `:40001`.
  */
+function callbackEntries(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '');
+}
 function callbackList(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '').map((v) => {
+  return callbackEntries(value).map((v) => {
     const url = new URL(v);
     return url.href.endsWith('/') ? url.href : `${url.href}/`;
   });
 }
 function validCallbackList(value: string): boolean {
-  return value.split(',').map((v) => v.trim()).filter((v) => v !== '').every((v) => {
+  return callbackEntries(value).every((v) => {
     if (!URL.canParse(v)) return false;
     const url = new URL(v);
     return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password && !url.search && !url.hash && !v.includes('#');
@@ -105,6 +108,8 @@ const envSchema = z
     // The router's callback endpoints (origins or URL prefixes, comma-separated): the only URLs subscription callbacks go to.
     SUBSCRIPTION_CALLBACK_URLS: optional(z.string().refine(validCallbackList, 'must be comma-separated http(s) URLs without credentials, query or fragment')),
     SUBSCRIPTION_CALLBACK_TIMEOUT_MS: int(100, 60_000).default(5_000),
+    // Live callback subscriptions on this instance, all keys together: each may hold one outbound POST.
+    SUBSCRIPTION_CALLBACK_MAX: int(1).default(10_000),
     TRUSTED_DOCUMENTS: optional(z.string()),
     // Proxies whose X-Forwarded-For names the client (proxy-addr syntax: IPs, CIDRs, loopback, uniquelocal...).
     TRUSTED_PROXIES: optional(z.string().refine(validProxyList, 'must be comma-separated IP addresses, CIDR ranges or loopback/linklocal/uniquelocal')),
@@ -285,7 +290,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       costExtensions: e.COST_EXTENSIONS,
       jit: e.GRAPHQL_JIT,
       routerInvalidation: e.ROUTER_INVALIDATION_URL && e.ROUTER_INVALIDATION_KEY ? Object.freeze({ url: e.ROUTER_INVALIDATION_URL, key: e.ROUTER_INVALIDATION_KEY }) : null,
-      subscriptionCallbacks: Object.freeze({ allowed: Object.freeze(callbackList(e.SUBSCRIPTION_CALLBACK_URLS)), timeoutMs: e.SUBSCRIPTION_CALLBACK_TIMEOUT_MS }),
+      subscriptionCallbacks: Object.freeze({ allowed: Object.freeze(callbackList(e.SUBSCRIPTION_CALLBACK_URLS)), timeoutMs: e.SUBSCRIPTION_CALLBACK_TIMEOUT_MS, max: e.SUBSCRIPTION_CALLBACK_MAX }),
     }),
     limits: Object.freeze({
       maxCost: e.MAX_OPERATION_COST,

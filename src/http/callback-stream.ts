@@ -1,7 +1,8 @@
 /**
  * The outbound half of the router's HTTP callback protocol, for one
- * subscription: its POSTs to the callback URL (`check`, `next`, `complete`),
- * one at a time and in order, each under a time-out, and the end of the
+ * subscription: its POSTs to the callback URL, `next` and `complete` one at
+ * a time and in order, heartbeat `check`s beside them (at most one in
+ * flight), each under a time-out, and the end of the
  * subscription however it comes: its events end, the router answers 404 (it
  * dropped it: nothing more is sent), a POST fails, or the transport ends it
  * (revoked key, too slow, shutdown) with `complete` and its errors.
@@ -77,12 +78,12 @@ const failed = (action: CallbackAction, detail: string): GraphQLFormattedError[]
 ];
 
 export function callbackStream(o: CallbackStreamOptions): CallbackStream {
-  /** The POSTs, one after another: events reach the router in order, and one subscription holds one request at most. */
+  /** `next` and `complete`, one after another: events reach the router in order, and one subscription holds one of them at most. */
   let chain: Promise<unknown> = Promise.resolve();
   let state: 'live' | 'ending' | 'over' = 'live';
   let ended: Promise<void> | null = null;
   let heartbeat: NodeJS.Timeout | undefined;
-  let checkQueued = false;
+  let checkInFlight = false;
 
   const stopEvents = () => {
     clearInterval(heartbeat);
@@ -96,16 +97,19 @@ export function callbackStream(o: CallbackStreamOptions): CallbackStream {
     o.onEnd(how);
   };
 
+  const send = async (action: CallbackAction, extra: Record<string, unknown> = {}): Promise<Delivery['outcome']> => {
+    // After a 404, nothing more goes to the router.
+    if (state === 'over') return 'gone';
+    const delivery = await deliver(o.target, action, extra, o.timeoutMs);
+    if (delivery.outcome !== 'ok') o.onDeliveryFailed(action, delivery.detail);
+    if (delivery.outcome === 'gone') over('gone');
+    else if (delivery.outcome === 'failed' && action !== 'complete') void end(failed(action, delivery.detail));
+    return delivery.outcome;
+  };
+
+  /** `next` and `complete`, whose order the router sees. */
   const post = (action: CallbackAction, extra: Record<string, unknown> = {}): Promise<Delivery['outcome']> => {
-    const sent = chain.then(async () => {
-      // After a 404, nothing more goes to the router.
-      if (state === 'over') return 'gone' as const;
-      const delivery = await deliver(o.target, action, extra, o.timeoutMs);
-      if (delivery.outcome !== 'ok') o.onDeliveryFailed(action, delivery.detail);
-      if (delivery.outcome === 'gone') over('gone');
-      else if (delivery.outcome === 'failed' && action !== 'complete') void end(failed(action, delivery.detail));
-      return delivery.outcome;
-    });
+    const sent = chain.then(() => send(action, extra));
     chain = sent;
     return sent;
   };
@@ -137,10 +141,11 @@ export function callbackStream(o: CallbackStreamOptions): CallbackStream {
       if (state !== 'live') return;
       if (o.heartbeatMs > 0) {
         heartbeat = setInterval(() => {
-          // One check waiting at a time: a slow router is not sent a pile of them.
-          if (checkQueued || state !== 'live') return;
-          checkQueued = true;
-          void post('check').finally(() => (checkQueued = false));
+          // Outside the chain (a check's order means nothing), so a slow `next` never holds a heartbeat back;
+          // one check in flight at a time, so a slow router is not sent a pile of them.
+          if (checkInFlight || state !== 'live') return;
+          checkInFlight = true;
+          void send('check').finally(() => (checkInFlight = false));
         }, o.heartbeatMs);
         heartbeat.unref();
       }

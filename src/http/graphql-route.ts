@@ -154,7 +154,7 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     }
     // Before the trusted-document rewrite: the callback transport admits the document itself, as WebSocket and SSE do.
     if (callbacks && req.method === 'POST' && asksForCallback(body)) {
-      const opened = await callbacks.open(req, body, read);
+      const opened = await callbacks.open(req, body, read, fromRouter(req));
       if (!('message' in opened)) {
         // The handshake's own line in the metrics; the subscription's events have theirs (transport "callback").
         telemetry.answered(null, opened.result.errors as GraphQLFormattedError[] | undefined);

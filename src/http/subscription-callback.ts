@@ -34,6 +34,8 @@ import { realtimeSource, refreshContext, streamedResult, Tally } from './realtim
 
 /** Heartbeats more often than this would make one subscription a steady stream of POSTs. */
 export const MIN_HEARTBEAT_MS = 500;
+/** An hour; setInterval turns anything from 2^31 ms up into 1 ms, a POST per millisecond. */
+export const MAX_HEARTBEAT_MS = 3_600_000;
 const MAX_URL_CHARS = 2048;
 const MAX_TOKEN_CHARS = 512;
 
@@ -53,7 +55,8 @@ export type CallbackAnswer =
   | { status: number; message: string; code: string; extra?: Record<string, unknown>; retryAfterSeconds?: number };
 
 export interface CallbackSubscriptions {
-  open(req: http.IncomingMessage, body: Record<string, unknown>, caller: Caller | null): Promise<CallbackAnswer>;
+  /** `fromRouter`: the request carries ROUTER_SHARED_SECRET (graphql-route.ts); when that is set, only such requests open callbacks. */
+  open(req: http.IncomingMessage, body: Record<string, unknown>, caller: Caller | null, fromRouter: boolean): Promise<CallbackAnswer>;
   /** Live callback subscriptions on this instance. */
   stats(): { callbackSubscriptions: number };
   /** Ends every subscription with `complete` (shutdown), waiting for those POSTs within their time-out. */
@@ -67,12 +70,22 @@ export function asksForCallback(body: unknown): body is Record<string, unknown> 
   return typeof extensions === 'object' && extensions !== null && 'subscription' in extensions;
 }
 
-/** The callback URL is under one of the allowed prefixes (each a parsed URL ending in "/", src/config.ts). */
-export function callbackAllowed(raw: string, allowed: readonly string[]): boolean {
-  if (raw.length > MAX_URL_CHARS || !URL.canParse(raw)) return false;
+/** A path segment with nothing to decode: no "/", no "%" (so no encoded slash or dot), no query. */
+const PLAIN_SEGMENT = /^[A-Za-z0-9._~-]+$/;
+
+/**
+ * The callback URL, normalised, when it is under one of the allowed prefixes (each a parsed URL ending in "/",
+ * src/config.ts) followed by plain path segments only: the router's is `<public_url>/<subscription id>`, with
+ * no query. Null otherwise.
+ */
+export function callbackAllowed(raw: string, allowed: readonly string[]): string | null {
+  if (raw.length > MAX_URL_CHARS || !URL.canParse(raw)) return null;
   const url = new URL(raw);
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) return false;
-  return allowed.some((prefix) => url.href.startsWith(prefix) || `${url.href}/` === prefix);
+  // Credentials always change the host the prefix is compared with, so this cannot change the outcome; it says the intent.
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash || raw.includes('?') || raw.includes('#')) return null;
+  const prefix = allowed.find((p) => url.href.startsWith(p));
+  if (prefix === undefined) return null;
+  return url.href.slice(prefix.length).split('/').every((segment) => PLAIN_SEGMENT.test(segment)) ? url.href : null;
 }
 
 const bad = (message: string, reason: string): CallbackAnswer => ({ status: 400, message, code: 'BAD_REQUEST', extra: { reason } });
@@ -89,34 +102,53 @@ function readExtension(value: unknown): Extension | CallbackAnswer {
   if (url === null || id === null || verifier === null) {
     return bad(`extensions.subscription needs callbackUrl (at most ${MAX_URL_CHARS} characters), subscriptionId and verifier (at most ${MAX_TOKEN_CHARS} each).`, 'CALLBACK_EXTENSION_INVALID');
   }
-  if (typeof heartbeatMs !== 'number' || !Number.isInteger(heartbeatMs) || (heartbeatMs !== 0 && heartbeatMs < MIN_HEARTBEAT_MS)) {
-    return bad(`extensions.subscription.heartbeatIntervalMs must be 0 (no heartbeats) or at least ${MIN_HEARTBEAT_MS}.`, 'CALLBACK_EXTENSION_INVALID');
+  if (typeof heartbeatMs !== 'number' || !Number.isInteger(heartbeatMs) || (heartbeatMs !== 0 && (heartbeatMs < MIN_HEARTBEAT_MS || heartbeatMs > MAX_HEARTBEAT_MS))) {
+    return bad(`extensions.subscription.heartbeatIntervalMs must be 0 (no heartbeats) or from ${MIN_HEARTBEAT_MS} to ${MAX_HEARTBEAT_MS}.`, 'CALLBACK_EXTENSION_INVALID');
   }
   return { url, id, verifier, heartbeatMs };
 }
 
 export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscriptions {
   const { config, logger, observability } = deps.context;
-  const { allowed, timeoutMs } = config.graphql.subscriptionCallbacks;
+  const { allowed, timeoutMs, max } = config.graphql.subscriptionCallbacks;
   const { admission } = deps;
   const addressOf = clientAddress(config.limits.trustedProxies);
   const liveByKey = new Tally();
+  /** Reserved or live subscriptions, all keys together (SUBSCRIPTION_CALLBACK_MAX). */
+  let total = 0;
   const live = new Set<CallbackStream>();
+  /** Set first thing in close(): no subscription starts after it, and one that was mid-check is ended at once. */
+  let closing = false;
+  const shuttingDown = (): CallbackAnswer => ({ status: 503, message: 'The gateway is shutting down: subscribe again.', code: 'SHUTTING_DOWN' });
   const format = (errors: readonly GraphQLError[]) => errors.map((e) => deps.formatError(e.toJSON(), e));
   const formatOne = (error: GraphQLError) => format([error]);
   /** The transport's own reasons for ending a subscription: written as they are, not through the resolvers' formatter. */
   const reason = (message: string, code: string): GraphQLFormattedError[] => [{ message, extensions: { code } }];
+  const shutdownReason = () => reason('The gateway is shutting down: subscribe again.', 'SHUTTING_DOWN');
+  /** `complete` for an id the router registered at its check but that never became a live subscription. */
+  const completeNow = async (target: CallbackTarget, errors: readonly GraphQLFormattedError[]): Promise<void> => {
+    const sent = await deliver(target, 'complete', { errors }, timeoutMs);
+    if (sent.outcome !== 'ok') logger.info({ action: 'complete', detail: sent.detail, origin: new URL(target.url).origin }, 'callback message not delivered');
+  };
 
-  async function open(req: http.IncomingMessage, body: Record<string, unknown>, caller: Caller | null): Promise<CallbackAnswer> {
+  async function open(req: http.IncomingMessage, body: Record<string, unknown>, caller: Caller | null, fromRouter: boolean): Promise<CallbackAnswer> {
     if (allowed.length === 0) {
       return bad('Subscriptions over HTTP callbacks are off on this gateway (SUBSCRIPTION_CALLBACK_URLS is unset); use GraphQL over WebSocket.', 'CALLBACKS_OFF');
     }
+    // Each subscription makes the gateway POST somewhere: with the router known, no other key holder may ask for that.
+    if (config.graphql.routerSharedSecret !== null && !fromRouter) {
+      return { status: 403, message: 'Subscriptions over HTTP callbacks are opened by the router only.', code: ErrorCode.FORBIDDEN, extra: { reason: 'NOT_FROM_ROUTER' } };
+    }
+    if (closing) return shuttingDown();
     const extension = readExtension((body.extensions as Record<string, unknown>).subscription);
     if ('status' in extension) return extension;
     // Checked before anything else is done for the request: a URL outside the list is never called.
-    if (!callbackAllowed(extension.url, allowed)) {
+    const href = callbackAllowed(extension.url, allowed);
+    if (href === null) {
       return bad('extensions.subscription.callbackUrl is not under a callback URL this gateway allows (SUBSCRIPTION_CALLBACK_URLS).', 'CALLBACK_URL_NOT_ALLOWED');
     }
+    // The URL the allowlist checked is the one called, not the raw string.
+    extension.url = href;
     if (caller === null) {
       return { status: 401, message: 'Authentication required: the router must forward the caller\'s "Authorization: Bearer <secret API key>".', code: ErrorCode.UNAUTHENTICATED };
     }
@@ -140,13 +172,16 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
     const { callerId } = caller;
     const cap = config.limits.ws.maxSubscriptionsPerKey;
     if (liveByKey.get(callerId) >= cap) return { status: 429, message: `At most ${cap} live callback subscriptions per API key.`, code: ErrorCode.RATE_LIMITED };
-    // Reserved before the first await, so a burst of one key's requests cannot pass the cap together.
+    if (total >= max) return { status: 503, message: 'This gateway holds as many callback subscriptions as it may; try again later.', code: 'SUBSCRIPTIONS_FULL' };
+    // Reserved before the first await, so a burst of requests cannot pass either cap together.
     liveByKey.add(callerId);
+    total += 1;
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       liveByKey.remove(callerId);
+      total -= 1;
     };
     const refused = (answer: CallbackAnswer) => {
       release();
@@ -170,7 +205,14 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
     const check = await deliver(extension, 'check', {}, timeoutMs);
     if (check.outcome !== 'ok' || check.status !== 204 || check.protocol !== CALLBACK_PROTOCOL) {
       const detail = check.outcome !== 'ok' ? check.detail : check.status !== 204 ? `answered ${check.status}, not 204` : `answered without "subscription-protocol: ${CALLBACK_PROTOCOL}"`;
-      return refused(bad(`The check message to the callback URL failed (${detail}): no subscription was started.`, 'CALLBACK_CHECK_FAILED'));
+      // The detail is for the operator: told to the caller it would map what answers at the allowed URLs.
+      logger.info({ callerId, detail, origin: new URL(extension.url).origin }, 'callback subscription refused: the check failed');
+      return refused(bad('The callback check failed: no subscription was started.', 'CALLBACK_CHECK_FAILED'));
+    }
+    // The router holds the id since its check: tell it, as at any other end.
+    if (closing) {
+      await completeNow(extension, shutdownReason());
+      return refused(shuttingDown());
     }
 
     const telemetry: OperationTelemetry = observability.startOperation({ transport: 'callback', headers: req.headers });
@@ -205,12 +247,16 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
       // graphql-js reports a subscription's own failures as errors; a throw (or a failed context) is a bug: the slot is freed all the same.
       logger.error({ err: error }, 'callback subscription failed to start');
       telemetry.end();
+      await completeNow(extension, reason('Internal server error.', ErrorCode.INTERNAL_SERVER_ERROR));
       return refused({ status: 500, message: 'Internal server error.', code: ErrorCode.INTERNAL_SERVER_ERROR });
     }
     if (!(Symbol.asyncIterator in results)) {
-      // Refused by its resolver before any event (an unknown or foreign id): the router gets the errors now.
+      // Refused by its resolver before any event (an unknown or foreign id): the router gets the errors now, and,
+      // as it registered the id at the check, a `complete` with them (as Apollo's plugin sends).
       telemetry.end();
-      return refused({ status: 200, result: { data: null, ...present(results) } });
+      const answer = { data: null, ...present(results) };
+      await completeNow(extension, answer.errors ?? []);
+      return refused({ status: 200, result: answer });
     }
     observability.subscriptionStarted();
     let stopLive = () => {};
@@ -231,6 +277,11 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
       onDeliveryFailed: (action, detail) => logger.info({ callerId, action, detail, origin: new URL(extension.url).origin }, 'callback message not delivered'),
     });
     stream = subscription;
+    // Shutdown began during the awaits above: close() has already ended what was live, so this one ends here.
+    if (closing) {
+      await subscription.end(shutdownReason());
+      return shuttingDown();
+    }
     live.add(subscription);
     // The key revoked on any instance: the subscription ends, and the router is told why.
     stopLive = admission.live(caller, () => {
@@ -243,8 +294,8 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
     open,
     stats: () => ({ callbackSubscriptions: live.size }),
     async close() {
-      const shutdown = reason('The gateway is shutting down: subscribe again.', 'SHUTTING_DOWN');
-      await Promise.all([...live].map((s) => s.end(shutdown)));
+      closing = true;
+      await Promise.all([...live].map((s) => s.end(shutdownReason())));
     },
   };
 }

@@ -35,6 +35,10 @@ interface Held {
   redirectTo?: string;
   /** Each `next` is answered this late (a slow router). */
   nextDelayMs: number;
+  /** `check` is answered this late (a router mid-handshake). */
+  checkDelayMs: number;
+  /** `next` is answered 500 (a router failing). */
+  nextFails: boolean;
 }
 
 export interface Registration {
@@ -47,14 +51,14 @@ export interface CallbackRouter {
   url: string;
   /** Every message received, in order. */
   received: CallbackMessage[];
-  register(options?: Partial<Pick<Held, 'check' | 'nextDelayMs' | 'redirectTo'>>): Registration;
+  register(options?: Partial<Pick<Held, 'check' | 'nextDelayMs' | 'checkDelayMs' | 'nextFails' | 'redirectTo'>>): Registration;
   /** The router terminates the subscription: from now on it answers 404. */
   drop(id: string): void;
   messages(id: string, action?: string): CallbackMessage[];
   /** Resolves once `ok` holds for the subscription's messages, or rejects after `timeoutMs`. */
   waitFor(id: string, ok: (messages: CallbackMessage[]) => boolean, timeoutMs?: number): Promise<CallbackMessage[]>;
   /** The router's POST of a subscription to the subgraph, with the caller's Authorization forwarded. */
-  subscribe(gatewayUrl: string, key: string | null, query: string, registration: Registration, options?: { variables?: Record<string, unknown>; heartbeatIntervalMs?: number }): Promise<{ status: number; body: { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[] } }>;
+  subscribe(gatewayUrl: string, key: string | null, query: string, registration: Registration, options?: { variables?: Record<string, unknown>; heartbeatIntervalMs?: number; headers?: Record<string, string> }): Promise<{ status: number; body: { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[] } }>;
   close(): Promise<void>;
 }
 
@@ -96,8 +100,10 @@ export async function startCallbackRouter(): Promise<CallbackRouter> {
           if (subscription.check === 'refuse') return answer(400, {}, record);
           if (subscription.check === 'hang') return void received.push({ ...record, answered: 0, at: Date.now() });
           if (subscription.check === 'redirect') return answer(307, { location: subscription.redirectTo ?? '/' }, record);
+          if (subscription.checkDelayMs > 0) return void setTimeout(() => answer(204, { 'subscription-protocol': 'callback/1.0' }, record), subscription.checkDelayMs);
           return answer(204, subscription.check === 'ok' ? { 'subscription-protocol': 'callback/1.0' } : {}, record);
         case 'next':
+          if (subscription.nextFails) return answer(500, {}, record);
           if (subscription.nextDelayMs > 0) return void setTimeout(() => answer(200, {}, record), subscription.nextDelayMs);
           return answer(200, {}, record);
         case 'complete':
@@ -119,7 +125,7 @@ export async function startCallbackRouter(): Promise<CallbackRouter> {
     register(options = {}) {
       const subscriptionId = randomUUID();
       const verifier = randomUUID();
-      held.set(subscriptionId, { verifier, dropped: false, check: options.check ?? 'ok', nextDelayMs: options.nextDelayMs ?? 0, ...(options.redirectTo ? { redirectTo: options.redirectTo } : {}) });
+      held.set(subscriptionId, { verifier, dropped: false, check: options.check ?? 'ok', nextDelayMs: options.nextDelayMs ?? 0, checkDelayMs: options.checkDelayMs ?? 0, nextFails: options.nextFails ?? false, ...(options.redirectTo ? { redirectTo: options.redirectTo } : {}) });
       return { callbackUrl: `${url}${CALLBACK_PATH}/${subscriptionId}`, subscriptionId, verifier };
     },
     drop(id) {
@@ -139,7 +145,7 @@ export async function startCallbackRouter(): Promise<CallbackRouter> {
     async subscribe(gatewayUrl, key, query, registration, options = {}) {
       const res = await fetch(gatewayUrl, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json;callbackSpec=1.0', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+        headers: { 'content-type': 'application/json', accept: 'application/json;callbackSpec=1.0', ...(key ? { authorization: `Bearer ${key}` } : {}), ...options.headers },
         body: JSON.stringify({
           query,
           ...(options.variables ? { variables: options.variables } : {}),

@@ -3,9 +3,12 @@
  * and the emulator running as servers, with a stand-in router written from
  * the protocol's text (callback-router.ts) receiving the callbacks: the check
  * handshake before the answer, events in order and only the key's own,
- * heartbeats, the router's 404 ending it, revocation and shutdown ending it
- * with `complete`, the URL allowlist, the live-stream cap per key, and a slow
- * router that neither grows memory nor slows other subscribers.
+ * heartbeats (on time beside a slow `next`), the router's 404 ending it,
+ * revocation, a refusal after the check and shutdown (one mid-check
+ * included) ending it with `complete`, the URL allowlist, the router-only
+ * rule, the caps per key and per instance, and a slow router whose
+ * subscription ends once its bounded queue overflows (SUBSCRIBER_TOO_SLOW)
+ * without slowing other subscribers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { factories } from '../support/factories.js';
@@ -75,12 +78,46 @@ describe('subscriptions over the HTTP callback protocol', () => {
     expect(answer.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     expect(answer.body.errors?.[0]?.extensions).not.toHaveProperty('http');
     expect(answer.body.errors?.[0]?.extensions).toHaveProperty('requestId');
+    // The router registered the id at the check: it is told the subscription is over, with the same errors.
     await sleep(200);
-    expect(router.messages(registration.subscriptionId).map((m) => m.action)).toEqual(['check']);
+    const messages = router.messages(registration.subscriptionId);
+    expect(messages.map((m) => m.action)).toEqual(['check', 'complete']);
+    expect(messages[1]!.errors?.[0]).toMatchObject({ message: answer.body.errors?.[0]?.message, extensions: { code: 'FORBIDDEN' } });
     expect(await callbackCount()).toBe(before);
   });
 
-  it('starts nothing when the check is answered wrongly, and says why', async () => {
+  it('refuses a heartbeatIntervalMs below 500 or above an hour with CALLBACK_EXTENSION_INVALID, calling nothing', async () => {
+    for (const heartbeatIntervalMs of [100, 3_600_001, 2 ** 31]) {
+      const registration = router.register();
+      const answer = await router.subscribe(graphql, newKey('cb-beat'), PAYMENT_EVENT, registration, { heartbeatIntervalMs });
+      expect(answer.status, String(heartbeatIntervalMs)).toBe(400);
+      expect(answer.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_REQUEST', reason: 'CALLBACK_EXTENSION_INVALID' });
+      expect(router.messages(registration.subscriptionId)).toEqual([]);
+    }
+  });
+
+  it('refuses a query sent with extensions.subscription with NOT_A_SUBSCRIPTION, calling nothing', async () => {
+    const registration = router.register();
+    const answer = await router.subscribe(graphql, newKey('cb-query'), '{ transactions(first: 1) { edges { node { id } } } }', registration);
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_REQUEST', reason: 'NOT_A_SUBSCRIPTION' });
+    expect(router.messages(registration.subscriptionId)).toEqual([]);
+  });
+
+  it('ends the subscription with complete CALLBACK_FAILED when the router answers a next with 500, and frees its slot', async () => {
+    const key = newKey('cb-next-500');
+    const registration = router.register({ nextFails: true });
+    const before = await callbackCount();
+    expect((await router.subscribe(graphql, key, PAYMENT_EVENT, registration)).status).toBe(200);
+    await factories(stack.emulator, key).customer();
+    const messages = await router.waitFor(registration.subscriptionId, (m) => m.some((x) => x.action === 'complete'));
+    expect(messages.map((m) => [m.action, m.answered])).toEqual([['check', 204], ['next', 500], ['complete', 202]]);
+    expect(messages.at(-1)!.errors?.[0]).toMatchObject({ extensions: { code: 'CALLBACK_FAILED' } });
+    expect(messages.at(-1)!.errors?.[0]?.message).toMatch(/next message .* failed \(answered 500\)/);
+    await eventually(callbackCount, (n) => n === before);
+  });
+
+  it('starts nothing when the check is answered wrongly, and tells the caller no more than that', async () => {
     const key = newKey('cb-check');
     const refused: string[] = [];
     for (const check of ['refuse', 'no-header'] as const) {
@@ -88,7 +125,8 @@ describe('subscriptions over the HTTP callback protocol', () => {
       const answer = await router.subscribe(graphql, key, PAYMENT_EVENT, registration);
       expect(answer.status).toBe(400);
       expect(answer.body.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_REQUEST', reason: 'CALLBACK_CHECK_FAILED' } });
-      expect(answer.body.errors?.[0]?.message).toMatch(check === 'refuse' ? /answered 400/ : /subscription-protocol/);
+      // The caller is not told what answered at the URL; the operator's log is.
+      expect(answer.body.errors?.[0]?.message).toBe('The callback check failed: no subscription was started.');
       refused.push(registration.subscriptionId);
     }
     expect(await callbackCount()).toBe(0);
@@ -132,6 +170,21 @@ describe('subscriptions over the HTTP callback protocol', () => {
     expect(await callbackCount()).toBe(live - 1);
   });
 
+  it('keeps sending heartbeats on time while a slow router holds a next', async () => {
+    const key = newKey('cb-beat-slow');
+    const registration = router.register({ nextDelayMs: 2500 });
+    expect((await router.subscribe(graphql, key, PAYMENT_EVENT, registration, { heartbeatIntervalMs: 500 })).status).toBe(200);
+    await factories(stack.emulator, key).customer();
+    const messages = await router.waitFor(registration.subscriptionId, (m) => nexts(m).length === 1, 6000);
+    const answeredAt = nexts(messages)[0]!.at;
+    // Heartbeats answered while the next was held (sent at about answeredAt - 2500): one per 500 ms, not none.
+    const during = messages.filter((m) => m.action === 'check' && m.answered === 204 && m.at > answeredAt - 2300 && m.at < answeredAt - 100);
+    expect(during.length).toBeGreaterThanOrEqual(3);
+    // Ended before the next test counts what reaches the router: the next heartbeat meets the 404.
+    router.drop(registration.subscriptionId);
+    await router.waitFor(registration.subscriptionId, (m) => m.some((x) => x.answered === 404), 3000);
+  });
+
   it('refuses a callbackUrl outside SUBSCRIPTION_CALLBACK_URLS without any outbound request', async () => {
     const elsewhere = await startCallbackRouter();
     try {
@@ -139,11 +192,22 @@ describe('subscriptions over the HTTP callback protocol', () => {
       const { port } = new URL(router.url);
       const tries = [
         elsewhere.register(),
-        // The allowed host and path as a prefix of something else, credentials, another port, a relative path.
+        // The allowed host and path as a prefix of something else, another host behind what looks like the allowed
+        // one (as userinfo: the host differs, so the prefix alone refuses it), another port, a relative path.
         { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}s/x` },
         { ...elsewhere.register(), callbackUrl: `http://127.0.0.1:${port}@${new URL(elsewhere.url).host}${CALLBACK_PATH}/x` },
         { ...elsewhere.register(), callbackUrl: `http://127.0.0.1:${Number(port) + 1}${CALLBACK_PATH}/x` },
         { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/../admin` },
+        // Encoded slashes and dots stay in the path as the URL parser leaves them: anything with "%" is refused.
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/..%2fadmin` },
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/..%2Fadmin` },
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/%2e%2e%2fadmin` },
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/x%252f..%252fadmin` },
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/x%5c..%5cadmin` },
+        // The router's URL is <public_url>/<id>: no query, no fragment, not the prefix alone.
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/x?next=/admin` },
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/x#admin` },
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/` },
         { ...elsewhere.register(), callbackUrl: 'file:///etc/passwd' },
       ];
       const before = router.received.length;
@@ -237,7 +301,7 @@ describe('a slow router', () => {
     const started = Date.now();
     const hung = await router.subscribe(graphql, key, PAYMENT_EVENT, router.register({ check: 'hang' }));
     expect(hung.status).toBe(400);
-    expect(hung.body.errors?.[0]?.message).toMatch(/no answer within 1000 ms/);
+    expect(hung.body.errors?.[0]?.extensions?.reason).toBe('CALLBACK_CHECK_FAILED');
     expect(Date.now() - started).toBeLessThan(3000);
 
     const elsewhere = await startCallbackRouter();
@@ -245,11 +309,71 @@ describe('a slow router', () => {
       const target = elsewhere.register();
       const redirected = await router.subscribe(graphql, key, PAYMENT_EVENT, router.register({ check: 'redirect', redirectTo: target.callbackUrl }));
       expect(redirected.status).toBe(400);
-      expect(redirected.body.errors?.[0]?.message).toMatch(/answered 307/);
+      expect(redirected.body.errors?.[0]?.extensions?.reason).toBe('CALLBACK_CHECK_FAILED');
       expect(elsewhere.received).toEqual([]);
     } finally {
       await elsewhere.close();
     }
+  });
+});
+
+describe('with ROUTER_SHARED_SECRET and SUBSCRIPTION_CALLBACK_MAX set', () => {
+  const secret = 'router-secret-0123456789';
+  const logs: string[] = [];
+  let router: CallbackRouter;
+  let stack: RealtimeStack;
+  let graphql: string;
+  beforeAll(async () => {
+    router = await startCallbackRouter();
+    stack = await startRealtimeStack({ env: { SUBSCRIPTION_CALLBACK_URLS: router.url, ROUTER_SHARED_SECRET: secret, SUBSCRIPTION_CALLBACK_MAX: '3' }, logs });
+    graphql = `http://127.0.0.1:${stack.gateway.port}/graphql`;
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await router?.close();
+  });
+
+  it('opens callbacks only for the router: a key holder without the secret gets 403 and nothing is called', async () => {
+    const key = newKey('cb-not-router');
+    for (const headers of [{}, { 'x-router-secret': 'not-the-router-secret' }] as Record<string, string>[]) {
+      const registration = router.register();
+      const answer = await router.subscribe(graphql, key, PAYMENT_EVENT, registration, { headers });
+      expect(answer.status).toBe(403);
+      expect(answer.body.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN', reason: 'NOT_FROM_ROUTER' });
+      expect(router.messages(registration.subscriptionId)).toEqual([]);
+    }
+    const registration = router.register();
+    expect((await router.subscribe(graphql, key, PAYMENT_EVENT, registration, { headers: { 'x-router-secret': secret } })).status).toBe(200);
+    router.drop(registration.subscriptionId);
+  });
+
+  it("tells the caller only that the check failed, and logs what answered with the URL's origin alone", async () => {
+    const registration = router.register({ check: 'refuse' });
+    const answer = await router.subscribe(graphql, newKey('cb-probe'), PAYMENT_EVENT, registration, { headers: { 'x-router-secret': secret } });
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors?.[0]?.message).toBe('The callback check failed: no subscription was started.');
+    expect(JSON.stringify(answer.body)).not.toMatch(/answered|reach|\b400\b/);
+    const line = logs.find((l) => l.includes('the check failed'));
+    expect(line).toBeDefined();
+    expect(JSON.parse(line!)).toMatchObject({ detail: 'answered 400', origin: router.url });
+    expect(line).not.toContain(registration.subscriptionId);
+    expect(line).not.toContain(registration.verifier);
+    expect(line).not.toContain(secret);
+  });
+
+  // Last here: it leaves the instance full.
+  it('refuses a subscription past SUBSCRIPTION_CALLBACK_MAX, all keys together, with 503 SUBSCRIPTIONS_FULL and calls nothing', async () => {
+    const headers = { 'x-router-secret': secret };
+    const count = async () => ((await stack.health()).subscriptions as unknown as { callbackSubscriptions: number }).callbackSubscriptions;
+    // One key each, so the per-key cap is never what refuses.
+    for (let live = await count(); live < 3; live += 1) {
+      expect((await router.subscribe(graphql, newKey('cb-max'), PAYMENT_EVENT, router.register(), { headers })).status).toBe(200);
+    }
+    const registration = router.register();
+    const refused = await router.subscribe(graphql, newKey('cb-max-over'), PAYMENT_EVENT, registration, { headers });
+    expect(refused.status).toBe(503);
+    expect(refused.body.errors?.[0]?.extensions?.code).toBe('SUBSCRIPTIONS_FULL');
+    expect(router.messages(registration.subscriptionId)).toEqual([]);
   });
 });
 
@@ -279,6 +403,24 @@ describe('callbacks off, and shutdown', () => {
       const last = router.messages(registration.subscriptionId).at(-1);
       expect(last).toMatchObject({ action: 'complete', answered: 202 });
       expect(last!.errors?.[0]?.message).toMatch(/shutting down/);
+    } finally {
+      await router.close();
+    }
+  });
+
+  it('ends with complete SHUTTING_DOWN a subscription whose check was in flight when shutdown began, and answers it 503', async () => {
+    const router = await startCallbackRouter();
+    const stack = await startRealtimeStack({ env: { SUBSCRIPTION_CALLBACK_URLS: router.url } });
+    try {
+      const registration = router.register({ checkDelayMs: 1000 });
+      const answer = router.subscribe(`http://127.0.0.1:${stack.gateway.port}/graphql`, newKey('cb-stop-mid'), PAYMENT_EVENT, registration);
+      // Well inside the check's second: the request is past the door when shutdown begins.
+      await sleep(300);
+      const stopped = stack.stop();
+      expect(await answer).toMatchObject({ status: 503, body: { errors: [{ extensions: { code: 'SHUTTING_DOWN' } }] } });
+      await stopped;
+      const last = router.messages(registration.subscriptionId).at(-1);
+      expect(last).toMatchObject({ action: 'complete', errors: [{ extensions: { code: 'SHUTTING_DOWN' } }] });
     } finally {
       await router.close();
     }

@@ -37,6 +37,8 @@ export interface RealtimeStackOptions {
   forward?: boolean;
   /** Reuse an emulator (several gateways over one upstream). */
   sharedEmulator?: RunningEmulator;
+  /** Collect the gateway's log lines (at info) here. */
+  logs?: string[];
 }
 
 export async function startRealtimeStack(options: RealtimeStackOptions = {}): Promise<RealtimeStack> {
@@ -54,7 +56,7 @@ export async function startRealtimeStack(options: RealtimeStackOptions = {}): Pr
     config,
     // The scope carries the operation's deadline and its gate (budget, key guard): passed on whole.
     upstream: { forKey: (key, scope) => upstream!.forKey(key, scope) },
-    logger: createLogger(config.logLevel),
+    logger: options.logs ? createLogger('info', { destination: { write: (line: string) => void options.logs!.push(line) } }) : createLogger(config.logLevel),
   });
   const forward = options.forward ?? true;
   const emulator =

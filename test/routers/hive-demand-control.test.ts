@@ -5,12 +5,11 @@
  * price is the `extensions.cost.requestedQueryCost` of the same operation sent
  * to it directly; Hive's is its `extensions.cost.estimated`.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { composeSupergraph } from '../federation/router.js';
 import { newKey, startStack, type Stack } from '../support/harness.js';
 import { describeWith } from '../support/tools.js';
-import { createHiveRuntime, PROPAGATE_AUTHORIZATION, type HiveRuntime } from './hive.js';
+import { createHiveRuntime, PAYMENTS_SDL, PROPAGATE_AUTHORIZATION, type HiveRuntime } from './hive.js';
 
 const PAYOUT = (id: number) => `{ id: "${id}", phoneNumber: { number: "64000001", country: "BJ" } }`;
 
@@ -34,8 +33,7 @@ describeWith('hive-gateway', 'Hive Gateway demand control and the gateway price 
 
   beforeAll(async () => {
     stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '0' } });
-    const sdl = readFileSync(new URL('../../supergraph/payments.graphql', import.meta.url), 'utf8');
-    const supergraph = composeSupergraph([{ name: 'payments', url: stack.gateway.url, sdl }]);
+    const supergraph = composeSupergraph([{ name: 'payments', url: stack.gateway.url, sdl: PAYMENTS_SDL }]);
     // The configuration of docs/federation.md: a list without @listSize is 10 items, no price per operation type.
     hive = await createHiveRuntime({
       supergraph,

@@ -101,8 +101,8 @@ export function useRouterInvalidation(options: RouterInvalidationOptions) {
     if (request.method !== 'POST') return answer(405, { error: 'POST only' });
     if (!timingSafeEqual(digest(request.headers.get('authorization') ?? ''), expected)) return answer(401, { error: 'invalid key' });
     if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) return answer(413, { error: `body over ${MAX_BODY_BYTES} bytes` });
-    const text = await request.text();
-    if (text.length > MAX_BODY_BYTES) return answer(413, { error: `body over ${MAX_BODY_BYTES} bytes` });
+    const text = await readCapped(request, MAX_BODY_BYTES);
+    if (text === null) return answer(413, { error: `body over ${MAX_BODY_BYTES} bytes` });
     let items: CacheTagInvalidation[];
     try {
       items = JSON.parse(text) as CacheTagInvalidation[];
@@ -130,6 +130,24 @@ export function useRouterInvalidation(options: RouterInvalidationOptions) {
       if (url.pathname === path) endResponse(await handle(request));
     },
   };
+}
+
+/** The body as text, read a chunk at a time and given up (null) once past `max` bytes: a larger one is never held whole. */
+async function readCapped(request: Request, max: number): Promise<string | null> {
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return Buffer.concat(chunks).toString('utf8');
+    size += value.byteLength;
+    if (size > max) {
+      void reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
 }
 
 function digest(value: string): Buffer {

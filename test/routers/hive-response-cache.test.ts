@@ -9,17 +9,15 @@
  * between Hive and the gateway.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { composeSupergraph, startRecordingProxy, type RecordingProxy } from '../federation/router.js';
 import { eventually, postWebhook, setUpstreamStatus, startRealtimeStack, transactionEvent, type RealtimeStack } from '../realtime/support.js';
 import { factories, type RestObject } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
 import { describeWith } from '../support/tools.js';
-import { createHiveCache, PROPAGATE_AUTHORIZATION, startHiveServer, type HiveServer } from './hive.js';
+import { createHiveCache, PAYMENTS_SDL, PROPAGATE_AUTHORIZATION, startHiveServer, type HiveServer } from './hive.js';
 import { usePaymentsNoStore, useRouterInvalidation, type HiveKeyValueCache } from './hive-invalidation.js';
 
-const PAYMENTS_SDL = readFileSync(new URL('../../supergraph/payments.graphql', import.meta.url), 'utf8');
 const READ = 'query Read($id: ID!) { transaction(id: $id) { id status amount } }';
 
 interface Read {
@@ -169,6 +167,14 @@ describeWith('hive-gateway', "Hive Gateway's response cache with the gateway's h
     expect(wrong.status).toBe(401);
     const malformed = await fetch(url, { method: 'POST', headers: { authorization: routerKey, 'content-type': 'application/json' }, body: '[{"kind":"cache_tag","cache_tag":"everything"}]' });
     expect(malformed.status).toBe(400);
+    // A body past the cap with no length given, that never ends: refused once the cap is passed, not read to its end.
+    const endless = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(`[${' '.repeat(70 * 1024)}`));
+      },
+    });
+    const oversized = await fetch(url, { method: 'POST', headers: { authorization: routerKey, 'content-type': 'application/json' }, body: endless, duplex: 'half', signal: AbortSignal.timeout(3000) } as RequestInit);
+    expect(oversized.status).toBe(413);
     const before = subgraphCalls();
     await read(keyA, transaction.id as number);
     expect(subgraphCalls() - before).toBe(0);

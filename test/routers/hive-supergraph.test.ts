@@ -4,16 +4,14 @@
  * (docs/federation.md, "Hive Gateway"), counted at the payments subgraph (a
  * recording proxy) and at the payments API (the emulator's request log).
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ORDERS_SDL, startOrdersSubgraph, type OrderRow, type RunningOrders } from '../federation/orders-subgraph.js';
 import { composeSupergraph, startRecordingProxy, type RecordingProxy } from '../federation/router.js';
 import { factories, type RestObject } from '../support/factories.js';
 import { newKey, startStack, type Stack } from '../support/harness.js';
 import { describeWith } from '../support/tools.js';
-import { PROPAGATE_AUTHORIZATION, startHiveServer, type HiveServer } from './hive.js';
+import { PAYMENTS_SDL, PROPAGATE_AUTHORIZATION, startHiveServer, type HiveServer } from './hive.js';
 
-const PAYMENTS_SDL = readFileSync(new URL('../../supergraph/payments.graphql', import.meta.url), 'utf8');
 const ORDER_COUNT = 20;
 const TRANSACTION_COUNT = 12;
 const CUSTOMER_COUNT = 4;

@@ -13,13 +13,14 @@ describe('loadConfig', () => {
   });
 
   it('reads SUBSCRIPTION_CALLBACK_URLS as URL prefixes ending in "/", off when unset, and refuses entries a prefix check could be fooled by', () => {
-    expect(loadConfig({}).graphql.subscriptionCallbacks).toEqual({ allowed: [], timeoutMs: 5000 });
-    const config = loadConfig({ SUBSCRIPTION_CALLBACK_URLS: 'http://Router.internal:4000/callback, https://r2.example:443', SUBSCRIPTION_CALLBACK_TIMEOUT_MS: '2000' });
-    expect(config.graphql.subscriptionCallbacks).toEqual({ allowed: ['http://router.internal:4000/callback/', 'https://r2.example/'], timeoutMs: 2000 });
+    expect(loadConfig({}).graphql.subscriptionCallbacks).toEqual({ allowed: [], timeoutMs: 5000, max: 10_000 });
+    const config = loadConfig({ SUBSCRIPTION_CALLBACK_URLS: 'http://Router.internal:4000/callback, https://r2.example:443', SUBSCRIPTION_CALLBACK_TIMEOUT_MS: '2000', SUBSCRIPTION_CALLBACK_MAX: '7' });
+    expect(config.graphql.subscriptionCallbacks).toEqual({ allowed: ['http://router.internal:4000/callback/', 'https://r2.example/'], timeoutMs: 2000, max: 7 });
     for (const bad of ['ftp://router/callback', 'http://user:pw@router/callback', 'http://router/callback?x=1', 'http://router/callback#x', 'router/callback']) {
       expect(() => loadConfig({ SUBSCRIPTION_CALLBACK_URLS: bad }), bad).toThrow(/SUBSCRIPTION_CALLBACK_URLS/);
     }
     expect(() => loadConfig({ SUBSCRIPTION_CALLBACK_TIMEOUT_MS: '50' })).toThrow(/SUBSCRIPTION_CALLBACK_TIMEOUT_MS/);
+    expect(() => loadConfig({ SUBSCRIPTION_CALLBACK_MAX: '0' })).toThrow(/SUBSCRIPTION_CALLBACK_MAX/);
   });
 
   it('splits WEBHOOK_SECRETS on commas', () => {
