@@ -5,7 +5,7 @@
  * processes of their own; CPU is each serving process's utime + stime, as
  * the peer bench counts it. Three Hives over the one gateway, taking turns:
  * no response cache; the response cache with the gateway's hints honoured
- * (private per key, no-store kept out: docs/federation.md, "Hive Gateway");
+ * (private per key, no-store kept out: docs/routers.md, "Hive Gateway");
  * and the response cache as it comes, which keeps no-store answers (stale
  * pages: the ceiling, not a configuration to run).
  */

@@ -132,7 +132,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         const params = ctx.connectionParams ?? {};
         // Browsers cannot set headers on a WebSocket, so clients put the key in connectionParams. Apollo
         // Router in passthrough mode sends the Authorization it propagates as `{ token: <header value> }`,
-        // and on the upgrade request itself (supergraph/router.yaml, docs/federation.md).
+        // and on the upgrade request itself (supergraph/router.yaml, docs/routers.md).
         const upgradeHeader = ctx.extra.request.headers.authorization;
         const header = [params.authorization, params.Authorization, params.token, upgradeHeader].find((v): v is string => typeof v === 'string');
         const caller = admission.caller(header);

@@ -34,7 +34,7 @@ describeWith('hive-gateway', 'Hive Gateway demand control and the gateway price 
   beforeAll(async () => {
     stack = await startStack({ env: { RATE_LIMIT_PER_MINUTE: '0' } });
     const supergraph = composeSupergraph([{ name: 'payments', url: stack.gateway.url, sdl: PAYMENTS_SDL }]);
-    // The configuration of docs/federation.md: a list without @listSize is 10 items, no price per operation type.
+    // The configuration of docs/routers.md: a list without @listSize is 10 items, no price per operation type.
     hive = await createHiveRuntime({
       supergraph,
       propagateHeaders: PROPAGATE_AUTHORIZATION,
@@ -66,7 +66,7 @@ describeWith('hive-gateway', 'Hive Gateway demand control and the gateway price 
     expect(prices[0]!.gateway).toBe(151);
   });
 
-  it('differs where Hive reads less of the spec, as docs/federation.md says', async () => {
+  it('differs where Hive reads less of the spec, as docs/routers.md says', async () => {
     // Hive prices a connection without `first` at one item; the gateway at DEFAULT_PAGE_SIZE (the SDL's assumedSize).
     const unsliced = '{ transactions { nodes { id } } }';
     expect({ hive: await hivePrice(unsliced), gateway: await ownPrice(unsliced) }).toEqual({ hive: 2, gateway: 21 });

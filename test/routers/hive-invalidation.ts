@@ -1,6 +1,6 @@
 /**
  * Two Hive Gateway plugins that make its response cache (`responseCaching`)
- * keep what the payments subgraph says about its answers (docs/federation.md,
+ * keep what the payments subgraph says about its answers (docs/routers.md,
  * "Hive Gateway"). Plain TypeScript with no imports from Hive: a
  * gateway.config.ts can copy this file whole.
  *

@@ -1,6 +1,6 @@
 /**
  * Hive Gateway's response cache, run for real in front of the gateway with
- * the configuration of docs/federation.md ("Hive Gateway"): it keeps what the
+ * the configuration of docs/routers.md ("Hive Gateway"): it keeps what the
  * gateway's Cache-Control allows (a final transaction), keeps nothing the
  * gateway marks `no-store` (a pending one), keeps each caller's answers apart
  * (`private`: the session is the caller's Authorization), and drops an entity

@@ -2,7 +2,7 @@
  * A subscription through Hive Gateway, run for real: clients subscribe to
  * Hive over Server-Sent Events with their own key; Hive opens graphql-ws
  * connections to the gateway's /graphql with the caller's key in
- * `connection_init` (the `transportEntries` of docs/federation.md, "Hive
+ * `connection_init` (the `transportEntries` of docs/routers.md, "Hive
  * Gateway"). Each caller gets the events of its own account only.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';

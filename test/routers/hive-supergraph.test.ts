@@ -1,7 +1,7 @@
 /**
  * Hive Gateway, run for real over HTTP, in front of a supergraph of the
  * payments subgraph and a small `orders` subgraph: queries that need both
- * (docs/federation.md, "Hive Gateway"), counted at the payments subgraph (a
+ * (docs/routers.md, "Hive Gateway"), counted at the payments subgraph (a
  * recording proxy) and at the payments API (the emulator's request log).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';

@@ -85,7 +85,7 @@ export async function startHiveServer(): Promise<HiveServer> {
 /** The payments subgraph's SDL, as the supergraph is composed from it. */
 export const PAYMENTS_SDL = readFileSync(new URL('../../supergraph/payments.graphql', import.meta.url), 'utf8');
 
-/** The caller's key goes on to the subgraphs over HTTP (docs/federation.md, "Hive Gateway"). */
+/** The caller's key goes on to the subgraphs over HTTP (docs/routers.md, "Hive Gateway"). */
 export const PROPAGATE_AUTHORIZATION = {
   fromClientToSubgraphs: ({ request }: { request: Request }) => ({ authorization: request.headers.get('authorization') ?? '' }),
 };
