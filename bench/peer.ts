@@ -148,24 +148,28 @@ export async function startServer(name: string, script: string, env: Record<stri
   return { name, url, child, cpuMs: () => cpuOf(`/proc/${child.pid}/stat`), mainThreadCpuMs: () => cpuOf(`/proc/${child.pid}/task/${child.pid}/stat`) };
 }
 
-interface Operation {
+/** One measured operation: its document, variables per iteration, and a check that its answer is whole. */
+export interface Operation {
   name: string;
   query: string;
   variables(i: number): Record<string, unknown>;
   check(data: Record<string, unknown> | undefined): void;
 }
 
+/** The 50-item page with each node's customer and currency: the operation every CPU comparison starts from. */
+export const PAGE_OF_50: Operation = {
+  name: 'transactions(first: 50) { customer currency }',
+  query: '{ transactions(first: 50) { nodes { id amount status customer { email fullName } currency { iso } } } }',
+  variables: () => ({}),
+  check: (data) => {
+    const nodes = (data?.transactions as { nodes: { customer: { email: string } | null; currency: { iso: string } | null }[] } | undefined)?.nodes ?? [];
+    if (nodes.length !== SEED.transactions || nodes.some((n) => !n.customer?.email || n.currency?.iso !== 'XOF')) throw new Error(`incomplete page: ${nodes.length} nodes`);
+  },
+};
+
 function operations(ids: number[]): Operation[] {
   return [
-    {
-      name: 'transactions(first: 50) { customer currency }',
-      query: '{ transactions(first: 50) { nodes { id amount status customer { email fullName } currency { iso } } } }',
-      variables: () => ({}),
-      check: (data) => {
-        const nodes = (data?.transactions as { nodes: { customer: { email: string } | null; currency: { iso: string } | null }[] } | undefined)?.nodes ?? [];
-        if (nodes.length !== SEED.transactions || nodes.some((n) => !n.customer?.email || n.currency?.iso !== 'XOF')) throw new Error(`incomplete page: ${nodes.length} nodes`);
-      },
-    },
+    PAGE_OF_50,
     {
       name: 'transaction(id) { customer currency }',
       query: 'query ($id: ID!) { transaction(id: $id) { id amount status customer { email fullName } currency { iso } } }',

@@ -18,7 +18,7 @@ import { factories } from '../test/support/factories.js';
 import { freePort } from '../test/support/ports.js';
 import { toolAvailable } from '../test/support/tools.js';
 import { startBenchEmulator, type BenchEmulator } from './emulator-process.js';
-import { entryPoints, gatewayNodeFlags, startServer, type Server } from './peer.js';
+import { entryPoints, gatewayNodeFlags, PAGE_OF_50, startServer, type Operation, type Server } from './peer.js';
 import { codeLine, createJsonClient, loadLine, machineLine, markdownTable, ms, percentile, type Bench } from './support.js';
 
 const KEY = 'sk_sandbox_bench_router_cache';
@@ -63,24 +63,9 @@ export const routerCacheBench: Bench = {
   run: async (argv) => runRouterCacheBench(readSettings(argv)),
 };
 
-interface Operation {
-  name: string;
-  query: string;
-  variables(i: number): Record<string, unknown>;
-  check(data: Record<string, unknown> | undefined): void;
-}
-
 function operations(ids: number[]): Operation[] {
   return [
-    {
-      name: 'transactions(first: 50) { customer currency }',
-      query: '{ transactions(first: 50) { nodes { id amount status customer { email fullName } currency { iso } } } }',
-      variables: () => ({}),
-      check: (data) => {
-        const nodes = (data?.transactions as { nodes: { customer: { email: string } | null; currency: { iso: string } | null }[] } | undefined)?.nodes ?? [];
-        if (nodes.length !== SEED.transactions || nodes.some((n) => !n.customer?.email || n.currency?.iso !== 'XOF')) throw new Error(`incomplete page: ${nodes.length} nodes`);
-      },
-    },
+    PAGE_OF_50,
     {
       name: 'transaction(id) { status customer currency }, final',
       query: 'query ($id: ID!) { transaction(id: $id) { id amount status customer { email fullName } currency { iso } } }',
