@@ -132,8 +132,12 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     idempotencyStore: idempotencyStore ?? ownStore!,
     observability,
   };
-  const schema = buildSchema();
-  observability.traceResolvers(schema);
+  const ownSchema = () => {
+    const built = buildSchema();
+    observability.traceResolvers(built);
+    return built;
+  };
+  const schema = ownSchema();
   const formatError = createErrorFormatter({
     // With the operation's request id, so the masked error and the caller's report meet in the logs.
     // Attributed as raised, or as thrown before Apollo wrapped it (a failed context).
@@ -152,7 +156,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   const apollo = new ApolloServer<HttpContext>({
     // Queries compiled by graphql-jit (src/graphql/jit-executor.ts), unless turned off or usage reports
     // are sent (they time every field, which a compiled query does not let them see).
-    ...(config.graphql.jit && !config.observability.apollo?.usageReporting ? { gateway: jitGateway(schema, { maxDocuments: JIT_MAX_DOCUMENTS }) } : { schema }),
+    ...(config.graphql.jit && !config.observability.apollo?.usageReporting ? { gateway: jitGateway(schema, { maxDocuments: JIT_MAX_DOCUMENTS, compiledSchema: ownSchema() }) } : { schema }),
     introspection: config.graphql.introspection,
     includeStacktraceInErrorResponses: false,
     formatError,

@@ -8,6 +8,11 @@
  * subscriptions, the federation fields (`_entities`, `_service`),
  * introspection, root fragments, and operations whose fields a plugin wants
  * to see resolve (the federated trace a router asks for).
+ *
+ * graphql-jit compiles against a schema of its own, a second build of ours: the
+ * first traced request makes Apollo wrap every field's resolver of the schema it
+ * holds, in place and for good, and every document compiled after would call
+ * that wrapper and build a resolve info for each field.
  */
 import { execute, GraphQLError, isScalarType, isSpecifiedScalarType, Kind, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
@@ -21,6 +26,8 @@ type ExecutorContext = Parameters<Executor>[0];
 export interface JitOptions {
   /** Compiled documents kept (least recently used dropped first). */
   maxDocuments: number;
+  /** What graphql-jit compiles against: the same schema built apart from Apollo's, whose resolvers Apollo may wrap. */
+  compiledSchema: GraphQLSchema;
 }
 
 /** The header a router sends to ask for a federated trace, which needs every field's resolution seen. */
@@ -38,17 +45,18 @@ export function jitGateway(schema: GraphQLSchema, options: JitOptions): Gateway 
   };
 }
 
-export function jitExecutor(schema: GraphQLSchema, { maxDocuments }: JitOptions): Executor {
+/** graphql-jit over `compiledSchema`; graphql-js, when it runs, over Apollo's `schema` (which a trace needs). */
+export function jitExecutor(schema: GraphQLSchema, { maxDocuments, compiledSchema }: JitOptions): Executor {
   // false: graphql-jit refused the document; graphql-js runs it every time without asking again.
   const compiled = new LRUCache<string, CompiledQuery | false>({ max: maxDocuments });
-  const serializers = keepingThrownErrors(schema);
+  const serializers = keepingThrownErrors(compiledSchema);
   const compiledFor = (context: ExecutorContext): CompiledQuery | false => {
     const operationName = context.request.operationName ?? undefined;
     // The text (Apollo's hash of it) and the operation chosen in it: one compiled query each.
     const key = `${context.queryHash}:${operationName ?? ''}`;
     let query = compiled.get(key);
     if (query === undefined) {
-      const result = compileQuery(schema, context.document!, operationName, { customSerializers: serializers.byType });
+      const result = compileQuery(compiledSchema, context.document!, operationName, { customSerializers: serializers.byType });
       query = isCompiledQuery(result) ? result : false;
       compiled.set(key, query);
     }

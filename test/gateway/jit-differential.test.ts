@@ -10,7 +10,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse, type OperationDefinitionNode } from 'graphql';
+import { isObjectType, parse, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { exampleTabs } from '../../src/explorer/examples.js';
@@ -64,6 +64,21 @@ function documentsOfTheSuite(): string[] {
     }
   }
   return [...documents];
+}
+
+/** Each object field's resolver (undefined for the default one), by `Type.field`. */
+function resolversOf(schema: GraphQLSchema): Map<string, unknown> {
+  const resolvers = new Map<string, unknown>();
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    for (const field of Object.values(type.getFields())) resolvers.set(`${type.name}.${field.name}`, field.resolve);
+  }
+  return resolvers;
+}
+
+/** The mark Apollo leaves on a schema whose resolvers it wrapped (its enablePluginsForSchemaResolvers). */
+function wrappedByApollo(schema: GraphQLSchema): boolean {
+  return Object.getOwnPropertySymbols(schema).some((symbol) => symbol.description === 'apolloServerPluginsEnabled');
 }
 
 function operationsOf(text: string): OperationDefinitionNode[] {
@@ -230,6 +245,28 @@ describe('queries compiled by graphql-jit answer as graphql-js does', () => {
     const trace = Buffer.from(body.extensions.ftv1!, 'base64').toString('latin1');
     for (const field of ['transaction', 'description', 'customer', 'fullName']) expect(trace).toContain(field);
     expect(jit.runs).toBe(runs + 1);
+  });
+
+  it("compiles later documents over resolvers Apollo did not wrap for a trace, and they answer the same", async () => {
+    await same('query BeforeTrace($id: ID!) { transaction(id: $id) { id } }');
+    const before = resolversOf(jit.schema!);
+    expect(before.size).toBeGreaterThan(50);
+    expect(wrappedByApollo(jit.schema!)).toBe(false);
+    // Apollo wraps the resolvers of the schema it holds, in place, on the first request asking for a trace.
+    const traced = await fetch(jitGateway.gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'apollo-federation-include-trace': 'ftv1' },
+      body: JSON.stringify({ query: '{ currencies { iso } }' }),
+    }).then((res) => res.json() as Promise<{ extensions?: { ftv1?: string } }>);
+    expect(traced.extensions?.ftv1).toBeTruthy();
+    const compiled = jit.compiled;
+    const runs = jit.runs;
+    await same('query AfterTrace($id: ID!, $c: ID!) { transaction(id: $id) { id status customer { email } } customer(id: $c) { fullName } currencies { iso } }');
+    expect(jit.compiled).toBe(compiled + 1);
+    expect(jit.runs).toBe(runs + 1);
+    expect(wrappedByApollo(jit.schema!)).toBe(false);
+    const after = resolversOf(jit.schema!);
+    expect([...after].filter(([field, resolve]) => before.get(field) !== resolve).map(([field]) => field)).toEqual([]);
   });
 
   it("leaves mutations to graphql-js (the explorer's and the example app's are all mutations or subscriptions)", async () => {
