@@ -8,6 +8,8 @@ import type { GraphQLSchema } from 'graphql';
 import type * as GraphqlJit from 'graphql-jit';
 
 export const jit = {
+  /** Documents handed to graphql-jit, refused ones included. */
+  attempts: 0,
   /** Documents graphql-jit compiled (refused ones not counted). */
   compiled: 0,
   /** Compiled queries run. */
@@ -16,11 +18,12 @@ export const jit = {
   schema: null as GraphQLSchema | null,
 };
 
-export async function spiedGraphqlJit(importOriginal: () => Promise<unknown>): Promise<typeof GraphqlJit> {
+export async function spiedGraphqlJit(importOriginal: () => Promise<unknown>): Promise<Record<string, unknown>> {
   const real = (await importOriginal()) as typeof GraphqlJit;
   return {
     ...real,
     compileQuery: (...args: Parameters<typeof real.compileQuery>) => {
+      jit.attempts += 1;
       const result = real.compileQuery(...args);
       if ('query' in result) {
         jit.compiled += 1;
