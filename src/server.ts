@@ -15,7 +15,7 @@ import type { Config } from './config.js';
 import type { ContextDeps, UpstreamClientFactory } from './context.js';
 import { createErrorFormatter } from './errors.js';
 import { createCacheHints, type CacheHintRules } from './graphql/cache-hints.js';
-import { jitGateway } from './graphql/jit-executor.js';
+import { jitGateway, MAX_COMPILED_DOCUMENTS } from './graphql/jit-executor.js';
 import { createRouterInvalidation, withRouterInvalidation } from './cache/router-invalidation.js';
 import { isFinalPayout, isFinalTransaction } from './payments/rules.js';
 import { authGate, cacheHeaders, createGraphQLRoute, MAX_BODY_BYTES, type HttpContext } from './http/graphql-route.js';
@@ -44,9 +44,6 @@ import { gatewayExplorer, type ExplorerOptions } from './explorer/gateway.js';
 import { Observability, operationLoggerOf, operationTelemetryPlugin } from './observability/index.js';
 
 export type { UpstreamClientFactory } from './context.js';
-
-/** Compiled queries kept by graphql-jit: far more than the distinct documents of a deployment's clients. */
-const JIT_MAX_DOCUMENTS = 1_000;
 
 export interface GatewayDeps {
   config: Readonly<Config>;
@@ -132,8 +129,12 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     idempotencyStore: idempotencyStore ?? ownStore!,
     observability,
   };
-  const schema = buildSchema();
-  observability.traceResolvers(schema);
+  const ownSchema = () => {
+    const built = buildSchema();
+    observability.traceResolvers(built);
+    return built;
+  };
+  const schema = ownSchema();
   const formatError = createErrorFormatter({
     // With the operation's request id, so the masked error and the caller's report meet in the logs.
     // Attributed as raised, or as thrown before Apollo wrapped it (a failed context).
@@ -152,7 +153,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   const apollo = new ApolloServer<HttpContext>({
     // Queries compiled by graphql-jit (src/graphql/jit-executor.ts), unless turned off or usage reports
     // are sent (they time every field, which a compiled query does not let them see).
-    ...(config.graphql.jit && !config.observability.apollo?.usageReporting ? { gateway: jitGateway(schema, { maxDocuments: JIT_MAX_DOCUMENTS }) } : { schema }),
+    ...(config.graphql.jit && !config.observability.apollo?.usageReporting ? { gateway: jitGateway(schema, { maxDocuments: MAX_COMPILED_DOCUMENTS, compiledSchema: ownSchema() }) } : { schema }),
     introspection: config.graphql.introspection,
     includeStacktraceInErrorResponses: false,
     formatError,

@@ -8,11 +8,17 @@
  * subscriptions, the federation fields (`_entities`, `_service`),
  * introspection, root fragments, and operations whose fields a plugin wants
  * to see resolve (the federated trace a router asks for).
+ *
+ * graphql-jit compiles against a schema of its own, a second build of ours: the
+ * first traced request makes Apollo wrap every field's resolver of the schema it
+ * holds, in place and for good, and every document compiled after would call
+ * that wrapper and build a resolve info for each field.
  */
-import { execute, GraphQLError, isScalarType, isSpecifiedScalarType, Kind, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { execute, GraphQLError, Kind, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
 import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
+import { SerializerErrors } from './jit-serializer-errors.js';
 
 type Gateway = ApolloServerOptionsWithGateway<BaseContext>['gateway'];
 type Executor = NonNullable<Awaited<ReturnType<Gateway['load']>>['executor']>;
@@ -21,7 +27,12 @@ type ExecutorContext = Parameters<Executor>[0];
 export interface JitOptions {
   /** Compiled documents kept (least recently used dropped first). */
   maxDocuments: number;
+  /** What graphql-jit compiles against: the same schema built apart from Apollo's, whose resolvers Apollo may wrap. */
+  compiledSchema: GraphQLSchema;
 }
+
+/** Compiled documents kept by default: far more than the distinct documents of a deployment's clients. */
+export const MAX_COMPILED_DOCUMENTS = 1_000;
 
 /** The header a router sends to ask for a federated trace, which needs every field's resolution seen. */
 const TRACE_HEADER = 'apollo-federation-include-trace';
@@ -38,17 +49,18 @@ export function jitGateway(schema: GraphQLSchema, options: JitOptions): Gateway 
   };
 }
 
-export function jitExecutor(schema: GraphQLSchema, { maxDocuments }: JitOptions): Executor {
+/** graphql-jit over `compiledSchema`; graphql-js, when it runs, over Apollo's `schema` (which a trace needs). */
+export function jitExecutor(schema: GraphQLSchema, { maxDocuments, compiledSchema }: JitOptions): Executor {
   // false: graphql-jit refused the document; graphql-js runs it every time without asking again.
   const compiled = new LRUCache<string, CompiledQuery | false>({ max: maxDocuments });
-  const serializers = keepingThrownErrors(schema);
+  const serializers = new SerializerErrors(compiledSchema);
   const compiledFor = (context: ExecutorContext): CompiledQuery | false => {
     const operationName = context.request.operationName ?? undefined;
     // The text (Apollo's hash of it) and the operation chosen in it: one compiled query each.
     const key = `${context.queryHash}:${operationName ?? ''}`;
     let query = compiled.get(key);
     if (query === undefined) {
-      const result = compileQuery(schema, context.document!, operationName, { customSerializers: serializers.byType });
+      const result = compileQuery(compiledSchema, context.document!, operationName, { customSerializers: serializers.byType });
       query = isCompiledQuery(result) ? result : false;
       compiled.set(key, query);
     }
@@ -67,11 +79,13 @@ export function jitExecutor(schema: GraphQLSchema, { maxDocuments }: JitOptions)
     if (!jitMayRun(context)) return byGraphqlJs(context);
     const query = compiledFor(context);
     if (!query) return byGraphqlJs(context);
-    const result = await query.query(undefined, context.context, context.request.variables ?? {});
+    const result = await serializers.during(async () => {
+      const answer = await query.query(undefined, context.context, context.request.variables ?? {});
+      return answer.errors && answer.data !== undefined ? { ...answer, errors: answer.errors.map((error) => asGraphqlJsError(error, serializers)) } : answer;
+    });
     // No data: the variables were refused before anything ran. graphql-js says why, in its own words
     // (Apollo reads them to answer 400 BAD_USER_INPUT).
-    if (result.data === undefined) return byGraphqlJs(context);
-    return result.errors ? { ...result, errors: result.errors.map((error) => asGraphqlJsError(error, serializers.thrown)) } : result;
+    return result.data === undefined ? byGraphqlJs(context) : result;
   };
 }
 
@@ -80,9 +94,8 @@ export function jitExecutor(schema: GraphQLSchema, { maxDocuments }: JitOptions)
  * thrown error had none, which Apollo's error formatting reads (and, failing, masks the
  * error, path and all). The same error rebuilt by graphql-js, with jit's locations.
  */
-function asGraphqlJsError(error: GraphQLError, thrown: LRUCache<string, Error>): GraphQLError {
-  const fromSerializer = error.originalError ? undefined : thrown.get(error.message);
-  if (fromSerializer) thrown.delete(error.message);
+function asGraphqlJsError(error: GraphQLError, serializers: SerializerErrors): GraphQLError {
+  const fromSerializer = error.originalError ? undefined : serializers.errorOf(error.message);
   const original = fromSerializer ?? error.originalError ?? undefined;
   const rebuilt = new GraphQLError(original?.message ?? error.message, {
     path: error.path,
@@ -91,31 +104,6 @@ function asGraphqlJsError(error: GraphQLError, thrown: LRUCache<string, Error>):
   });
   (rebuilt as { locations: GraphQLError['locations'] }).locations = error.locations;
   return rebuilt;
-}
-
-/**
- * Serializers of our own scalars for graphql-jit, which keeps only the message of what a
- * serializer throws (graphql-js keeps the error: an upstream value no scalar can represent is
- * UPSTREAM_ERROR, src/resolvers/scalars.ts). The error is thrown on under a token, and found
- * again by it when the answer's errors are rebuilt.
- */
-function keepingThrownErrors(schema: GraphQLSchema) {
-  const thrown = new LRUCache<string, Error>({ max: 1_000 });
-  let next = 0;
-  const byType: Record<string, (value: unknown) => unknown> = {};
-  for (const type of Object.values(schema.getTypeMap())) {
-    if (!isScalarType(type) || isSpecifiedScalarType(type)) continue;
-    byType[type.name] = (value) => {
-      try {
-        return type.serialize(value);
-      } catch (error) {
-        const token = `\u0000serializer error ${++next}`;
-        thrown.set(token, error instanceof Error ? error : new Error(String(error)));
-        throw new Error(token);
-      }
-    };
-  }
-  return { byType, thrown };
 }
 
 function jitMayRun(context: ExecutorContext): boolean {

@@ -13,19 +13,10 @@ import { createLogger } from '../../src/logger.js';
 import { startGateway } from '../../src/server.js';
 import { createUpstreamClient } from '../../src/upstream/index.js';
 import { newKey } from '../support/harness.js';
+import { jit } from '../support/jit-spy.js';
 
 // Usage reports time every field, which a query compiled by graphql-jit would not let them see.
-const jit = vi.hoisted(() => ({ compiled: 0 }));
-vi.mock('graphql-jit', async (importOriginal) => {
-  const real = await importOriginal<typeof import('graphql-jit')>();
-  return {
-    ...real,
-    compileQuery: (...args: Parameters<typeof real.compileQuery>) => {
-      jit.compiled += 1;
-      return real.compileQuery(...args);
-    },
-  };
-});
+vi.mock('graphql-jit', (real) => import('../support/jit-spy.js').then((spy) => spy.spiedGraphqlJit(real)));
 
 interface Report {
   apiKey: string | undefined;
