@@ -89,7 +89,7 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
   // Every upstream call of the operation passes its gate first: budget, refused key, one probe of an unknown key.
   const upstreamGate = caller ? new UpstreamGate({ maxCalls: deps.config.limits.maxUpstreamCalls, callerId, keys: deps.keys }) : undefined;
   const api = caller && upstreamGate
-    ? deps.upstream.forKey(caller.apiKey, { deadlineAt, requestId: telemetry.requestId, observed: telemetry, gate: upstreamGate })
+    ? deps.upstream.forKey(caller.apiKey, { deadlineAt, requestId: telemetry.requestId, observed: telemetry, gate: upstreamGate, keyId: callerId })
     : anonymousApi();
   // A key not proven lately reads the upstream, which proves it or refuses it, before the cache serves it again:
   // a revoked key gets none of its cached objects, whether or not this instance saw the revocation.

@@ -38,6 +38,8 @@ export class UpstreamGate implements OperationGate {
   /** Calls admitted so far (made, or refused before any I/O by the client's own checks): `extensions.cost`'s actualQueryCost. */
   calls = 0;
   private rejection: Error | null = null;
+  /** The key status was told that the upstream took the key (once per operation is enough). */
+  private accepted = false;
   /** The probe (the first call of a key not yet seen accepted): the others wait until it has ended. */
   private probe: { ended: Promise<void>; end: () => void } | null = null;
   private readonly maxCalls: number;
@@ -67,7 +69,7 @@ export class UpstreamGate implements OperationGate {
   }
 
   succeeded(probe: boolean): void {
-    this.keys.accept(this.callerId);
+    this.accept();
     // Only the probe's end lets the others go: a call admitted while the key was known may end first.
     if (probe) this.probe!.end();
   }
@@ -78,9 +80,19 @@ export class UpstreamGate implements OperationGate {
       if (error instanceof UpstreamAuthenticationError) this.keys.revoke(this.callerId);
     } else if (refusalProvesKey(error)) {
       // A refusal of the request itself (404, 422...) means the upstream took the key.
-      this.keys.accept(this.callerId);
+      this.accept();
     }
     if (probe) this.probe!.end();
+  }
+
+  /**
+   * Tells the key status once per operation: its calls answer within moments of each other, and each
+   * telling is four lookups in its caches. A later revocation is not undone by it (key-status.ts).
+   */
+  private accept(): void {
+    if (this.accepted) return;
+    this.accepted = true;
+    this.keys.accept(this.callerId);
   }
 }
 

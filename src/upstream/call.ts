@@ -116,8 +116,7 @@ export class UpstreamCalls {
       const url = buildUrl(this.deps.baseUrl, endpoint.pattern, request, endpoint.route);
       checkBodyIds(request.bodyIds, endpoint.route);
       checkApiKey(caller.apiKey, endpoint.route);
-      const signals = [opts.signal, caller.scope.signal].filter((s): s is AbortSignal => s !== undefined);
-      const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+      const signal = opts.signal === undefined ? caller.scope.signal : caller.scope.signal === undefined ? opts.signal : AbortSignal.any([opts.signal, caller.scope.signal]);
       signal?.throwIfAborted();
       // Amounts are `Decimal`s, written as JSON number tokens from their digits.
       const body = request.body === undefined ? undefined : encodeJsonBody(request.body);
@@ -138,7 +137,7 @@ export class UpstreamCalls {
     const { route } = flight.endpoint;
     const { deadlineAt } = flight.caller.scope;
     const { retry } = this.deps.guards.options;
-    const id = (flight.caller.id ??= keyId(flight.caller.apiKey));
+    const id = (flight.caller.id ??= flight.caller.scope.keyId ?? keyId(flight.caller.apiKey));
     const guards: Guards = { route: this.deps.guards.of(route), key: this.deps.guards.keys.of(route, id), keyId: id };
     const { route: guard, key: mine } = guards;
     mine.budget.deposit();

@@ -36,6 +36,8 @@ export interface OperationScope {
   observed?: unknown;
   /** The operation's budget and key guard, passed before anything else (absent: no guard, e.g. the gateway's own reads). */
   gate?: OperationGate;
+  /** The key's hash (key-id.ts) when the caller has made it already (auth.ts), so no call makes it again. */
+  keyId?: string;
 }
 
 export type { HttpMethod } from './transport.js';

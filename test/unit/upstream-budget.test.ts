@@ -226,6 +226,34 @@ describe('UpstreamGate', () => {
     }
   });
 
+  it('tells the key status once per operation that the upstream took the key, however many of its calls answer', async () => {
+    const api = fakeApi();
+    const { keys } = status(true);
+    let told = 0;
+    const accept = keys.accept.bind(keys);
+    keys.accept = (callerId: string) => {
+      told += 1;
+      accept(callerId);
+    };
+    const t = guarded(api, { maxCalls: 10, callerId: ID, keys });
+    const answers = [t.get(1), t.get(2), t.list(3)];
+    await flush();
+    api.calls.forEach((c) => c.resolve());
+    expect(await Promise.all(answers)).toEqual([1, 2, 3]);
+    const refused = t.get(4).catch((e: unknown) => e);
+    await flush();
+    api.calls[3]!.reject(new UpstreamNotFoundError({ route, statusCode: 404 }));
+    await refused;
+    expect(told).toBe(1);
+    expect(keys.isKnown(ID)).toBe(true);
+    // Another operation of the same key tells it again.
+    const next = guarded(api, { maxCalls: 10, callerId: ID, keys }).get(5);
+    await flush();
+    api.calls[4]!.resolve();
+    await next;
+    expect(told).toBe(2);
+  });
+
   it('counts every call it admits, and none it refuses, for extensions.cost', async () => {
     const api = fakeApi();
     const gate = new UpstreamGate({ maxCalls: 2, callerId: ID, keys: status(true).keys });
