@@ -46,8 +46,8 @@ export interface Context {
 export const UPSTREAM_MAX_PER_PAGE = 100;
 
 export interface UpstreamClientFactory {
-  /** Must hand `scope` to the client whole: it carries the operation's deadline and its gate (budget, key guard). */
-  forKey(apiKey: string, scope?: OperationScope): PaymentsApi;
+  /** `scope` carries the operation's deadline and its gate (budget, key guard); a wrapper passes it on whole. */
+  forKey(apiKey: string, scope: OperationScope): PaymentsApi;
   /** Per-route circuit breaker states, reported by /readyz. */
   breakerStates?(): Record<string, BreakerState>;
   /** Breaker states and bulkhead occupancy per route, read by the metrics scrape. */

@@ -192,7 +192,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     logger,
     // With a subscriber's own key, and an operation's deadline: a re-read is the subscriber's read, made later.
     read: async (apiKey, kind, id) => {
-      const api = upstream.forKey(apiKey, { deadlineAt: Date.now() + config.operationDeadlineMs });
+      const api = upstream.forKey(apiKey, { deadlineAt: Date.now() + config.operationDeadlineMs, gate: null });
       try {
         const current = kind === 'transaction' ? await api.transactions.retrieve(id) : await api.payouts.retrieve(id);
         keys.accept(keyId(apiKey));

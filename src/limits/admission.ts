@@ -24,6 +24,7 @@ import { ErrorCode, unauthenticated } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { PaymentsApi } from '../upstream/api.js';
 import { UpstreamAuthenticationError } from '../upstream/errors.js';
+import { UNGATED, type OperationScope } from '../upstream/http.js';
 import { admitDocument, type OperationCheck } from './graphql-limits.js';
 import { refusalProvesKey, type KeyStatus } from './key-status.js';
 import { createRateLimiter } from './rate-limit.js';
@@ -64,7 +65,7 @@ export interface StreamDocumentLimits {
 export interface AdmissionDeps {
   config: Readonly<Config>;
   keys: KeyStatus;
-  upstream: { forKey(apiKey: string): PaymentsApi };
+  upstream: { forKey(apiKey: string, scope: OperationScope): PaymentsApi };
   logger: Logger;
   schema: GraphQLSchema;
   documents: DocumentLimits;
@@ -175,7 +176,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     let pending = proving.get(caller.callerId);
     if (!pending) {
       // The cheapest call of the spec every key may make; its answer is not kept.
-      pending = learn(caller, deps.upstream.forKey(caller.apiKey).currencies.list()).then(
+      pending = learn(caller, deps.upstream.forKey(caller.apiKey, UNGATED).currencies.list()).then(
         () => true,
         () => false,
       );
@@ -256,7 +257,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       let pending = keys.isProven(caller.callerId) ? accounts.get(caller.callerId) : undefined;
       if (!pending) {
         // The connection's own call, not an operation's: no deadline but the upstream time-out.
-        pending = learn(caller, deps.upstream.forKey(caller.apiKey).accounts.current()).then((a) => a.id);
+        pending = learn(caller, deps.upstream.forKey(caller.apiKey, UNGATED).accounts.current()).then((a) => a.id);
         pending.catch(() => accounts.delete(caller.callerId));
         if (accounts.size >= ACCOUNTS_REMEMBERED) accounts.delete(accounts.keys().next().value!);
         accounts.set(caller.callerId, pending);

@@ -108,7 +108,7 @@ export class UpstreamCalls {
   async call(caller: Caller, endpoint: Endpoint, args: readonly unknown[]): Promise<unknown> {
     // 1. The gate: it may refuse the call or hold it back; it hears how the call ended, decoding included.
     const gate = caller.scope.gate;
-    const probe = gate === undefined ? false : await gate.admit();
+    const probe = gate === null ? false : await gate.admit();
     try {
       // 2. The request, every id checked before any I/O.
       const request = (endpoint.build as (...a: readonly unknown[]) => WireRequest)(...args.slice(0, endpoint.build.length));

@@ -40,7 +40,7 @@ export interface UpstreamClient {
   /** The transport in use (UpstreamClientOptions.httpClient). */
   readonly httpClient: HttpClientName;
   /** The API as seen by one caller; cheap, no I/O: call it per request. */
-  forKey(apiKey: string, scope?: OperationScope): PaymentsApi;
+  forKey(apiKey: string, scope: OperationScope): PaymentsApi;
   /** Circuit breaker state per route called so far (for /readyz). */
   breakerStates(): Record<string, BreakerState>;
   /** Breaker state and bulkhead occupancy per route called so far (for metrics). */
@@ -69,7 +69,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   const calls = new UpstreamCalls({ transport, guards, baseUrl, callTimeoutMs: timeoutMs, memo });
   return {
     httpClient,
-    forKey(apiKey, scope = {}) {
+    forKey(apiKey, scope) {
       const caller: Caller = { apiKey, scope };
       const api: Record<string, Record<string, (...args: unknown[]) => Promise<unknown>>> = {};
       for (const [resource, verbs] of RESOURCES) {

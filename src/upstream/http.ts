@@ -34,11 +34,17 @@ export interface OperationScope {
   requestId?: string;
   /** The operation as its observer knows it (its span); opaque to the client, handed back to the observer. */
   observed?: unknown;
-  /** The operation's budget and key guard, passed before anything else (absent: no guard, e.g. the gateway's own reads). */
-  gate?: OperationGate;
+  /**
+   * The operation's budget and key guard, passed before anything else. Required, so a wrapper that
+   * rebuilds the scope must name it; `null` says out loud that no operation guards the call (UNGATED).
+   */
+  gate: OperationGate | null;
   /** The key's hash (key-id.ts) when the caller has made it already (auth.ts), so no call makes it again. */
   keyId?: string;
 }
+
+/** The scope of the gateway's own reads (a key's proof, its account, a subscriber's re-read): no operation, no gate. */
+export const UNGATED: OperationScope = Object.freeze({ gate: null });
 
 export type { HttpMethod } from './transport.js';
 

@@ -4,7 +4,7 @@ export * from './errors.js';
 export { createUpstreamClient } from './client.js';
 export { everyItem } from './decode.js';
 export type { UpstreamClient, UpstreamClientOptions } from './client.js';
-export { routeLabel, DEFAULT_TIMEOUT_MS, MODE_PATTERN } from './http.js';
+export { routeLabel, DEFAULT_TIMEOUT_MS, MODE_PATTERN, UNGATED } from './http.js';
 export type { HttpMethod, OperationGate, OperationScope } from './http.js';
 export { HTTP_CLIENTS, MAX_RESPONSE_BYTES } from './transport.js';
 export type { HttpClientName } from './transport.js';

@@ -1,11 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { HTTP_CLIENTS, UpstreamValidationError, createUpstreamClient, routeLabel, type PaymentsApi } from '../../src/upstream/index.js';
+import { HTTP_CLIENTS, UpstreamValidationError, createUpstreamClient, routeLabel, UNGATED, type PaymentsApi } from '../../src/upstream/index.js';
 import { aCurrency, aCustomer, aPayout, aTransaction, aWebhook, anEvent, aLog, enveloped } from './fixtures.js';
 import { TEST_KEY, useUpstreamHarness } from './harness.js';
 import { Decimal } from '../../src/upstream/decimal.js';
 
 /** Amounts travel as Decimals (src/upstream/decimal.ts). */
 const dec = (text: string): Decimal => Decimal.parse(text) as Decimal;
+
+describe('forKey', () => {
+  // Checked by the type checker (npm run typecheck): each line below must stay an error. A wrapper
+  // that dropped the scope, or rebuilt it without its gate, would silently lift the operation's budget and key guard.
+  it('cannot be called without a scope that names its gate', () => {
+    const neverCalled = (client: ReturnType<typeof createUpstreamClient>) => {
+      // @ts-expect-error: no scope
+      client.forKey(TEST_KEY);
+      // @ts-expect-error: a scope rebuilt without its gate
+      client.forKey(TEST_KEY, { deadlineAt: 1 });
+      return client.forKey(TEST_KEY, UNGATED);
+    };
+    expect(neverCalled).toBeTypeOf('function');
+  });
+});
 
 describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
   const h = useUpstreamHarness(httpClient);
@@ -33,7 +48,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
     it('sends each bound key on its own calls', async () => {
       h.upstream.replyWith({ json: aTransaction() });
 
-      await h.client.forKey('sk_live_other').transactions.retrieve(101);
+      await h.client.forKey('sk_live_other', UNGATED).transactions.retrieve(101);
       await h.api.transactions.retrieve(101);
 
       expect(h.upstream.requests.map((r) => r.headers.authorization)).toEqual(['Bearer sk_live_other', `Bearer ${TEST_KEY}`]);
@@ -109,7 +124,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       const prefixed = createUpstreamClient({ baseUrl: `${h.upstream.url}/api/`, httpClient });
       h.upstream.replyWith({ json: aCustomer() });
 
-      await prefixed.forKey(TEST_KEY).customers.retrieve(7);
+      await prefixed.forKey(TEST_KEY, UNGATED).customers.retrieve(7);
       prefixed.close();
 
       expect(lastRequest().path).toBe('/api/v1/customers/7');

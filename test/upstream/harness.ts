@@ -13,6 +13,7 @@ import {
   type PaymentsApi,
   type ResilienceOptions,
   type UpstreamClient,
+  UNGATED,
 } from '../../src/upstream/index.js';
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream.js';
 
@@ -48,9 +49,9 @@ export function useUpstreamHarness(httpClient: HttpClientName = 'got'): Harness 
   beforeAll(async () => {
     upstream = await startFakeUpstream();
     client = createUpstreamClient({ baseUrl: upstream.url, httpClient, resilience: ONE_ATTEMPT });
-    api = client.forKey(TEST_KEY);
+    api = client.forKey(TEST_KEY, UNGATED);
     quickClient = createUpstreamClient({ baseUrl: upstream.url, httpClient, timeoutMs: QUICK_TIMEOUT_MS, resilience: ONE_ATTEMPT });
-    quickApi = quickClient.forKey(TEST_KEY);
+    quickApi = quickClient.forKey(TEST_KEY, UNGATED);
   });
   beforeEach(() => {
     upstream?.requests.splice(0);
