@@ -100,6 +100,12 @@ function cpuOf(statPath: string): number {
 }
 
 
+/** The process's peak resident set so far (`VmHWM` in `/proc/<pid>/status`), in MB. */
+function peakRssMb(pid: number | undefined): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'));
+  return Number(line?.replace(/\D+/g, '') ?? Number.NaN) / 1024;
+}
+
 /** The V8 flags `npm start` runs the gateway with (the Dockerfile's are the same): the bench measures it as deployed. */
 export function gatewayNodeFlags(): string[] {
   const start = (JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start;
@@ -374,6 +380,8 @@ async function runPeerBench(s: Settings): Promise<void> {
       transportRows.push([op.name, ratio(viaNode.callsPerOp, viaGot.callsPerOp), ratio(viaNode.cpuMsPerOp, viaGot.cpuMsPerOp), ratio(viaNode.cpuMsPerOpConcurrent, viaGot.cpuMsPerOpConcurrent), ratio(viaNode.reqPerSec, viaGot.reqPerSec), ratio(viaNode.p50, viaGot.p50)]);
     }
     console.log(markdownTable(['operation', 'calls', 'CPU (c=1)', `CPU (c=${s.concurrency})`, 'req/s', 'p50'], transportRows));
+    console.log('\npeak resident memory of each serving process over the whole run (VmHWM):\n');
+    console.log(markdownTable(['server', 'peak RSS MB'], servers.map((server) => [server.name, fixed(peakRssMb(server.child.pid))])));
     console.log(`\nafter: ${loadLine()}`);
   } finally {
     client.close();
