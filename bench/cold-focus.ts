@@ -7,10 +7,9 @@
  *   npx tsx bench/cold-focus.ts [--transport node|got] [--rounds 5] [--ops 400] [--cpu-prof dir] [--peer] [--no-build]
  */
 import { parseArgs } from 'node:util';
-import { factories } from '../test/support/factories.js';
 import { freePort } from '../test/support/ports.js';
 import { startBenchEmulator } from './emulator-process.js';
-import { entryPoints, gatewayNodeFlags, startServer, type Server } from './peer.js';
+import { entryPoints, gatewayNodeFlags, seed, startServer, type Server } from './peer.js';
 import { createJsonClient, loadLine } from './support.js';
 
 const KEY = 'sk_sandbox_bench_peer';
@@ -32,11 +31,7 @@ const emulator = await startBenchEmulator({ latencyMs: 5, separateProcess: true 
 const client = createJsonClient(Number(values.concurrency));
 const servers: Server[] = [];
 try {
-  const make = factories(emulator, KEY);
-  const customers: number[] = [];
-  for (let i = 0; i < 10; i++) customers.push((await make.customer()).id);
-  const ids: number[] = [];
-  for (let i = 0; i < 50; i++) ids.push((await make.transaction({ amount: 1000 + i, customer: { id: customers[i % 10] } })).id);
+  const ids = await seed(emulator, KEY);
   const entry = values['no-build'] ? { gateway: 'dist/main.js', peer: 'node_modules/.cache/bench-peer/server.mjs' } : entryPoints(false);
   const prof = values['cpu-prof'] ?? null;
   const port = await freePort();

@@ -25,7 +25,7 @@ import { startBenchEmulator, type BenchEmulator } from './emulator-process.js';
 import { codeLine, createJsonClient, loadLine, machineLine, markdownTable, ms, percentile, type Bench } from './support.js';
 
 const KEY = 'sk_sandbox_bench_peer';
-const SEED = { customers: 10, transactions: 50 };
+export const SEED = { customers: 10, transactions: 50 };
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 const OPTIONS = {
@@ -304,21 +304,22 @@ async function measureAll(servers: Server[], op: Operation, emulator: BenchEmula
   return servers.map((server) => rowOf(server, op, tallies.get(server)!));
 }
 
-async function seed(emulator: BenchEmulator): Promise<number[]> {
-  const make = factories(emulator, KEY);
+/** The benches' account under `key`: SEED's customers, and its transactions spread over them, canceled (final); their ids. */
+export async function seed(emulator: BenchEmulator, key = KEY): Promise<number[]> {
+  const make = factories(emulator, key);
   const customers: number[] = [];
   for (let i = 0; i < SEED.customers; i++) customers.push((await make.customer()).id);
   const ids: number[] = [];
   for (let i = 0; i < SEED.transactions; i++) {
     const t = await make.transaction({ amount: 1000 + i, customer: { id: customers[i % customers.length] } });
-    // Final, so the warm gateway may keep it.
+    // Final, so a warm gateway, or a router's cache, may keep it.
     await make.rest('PUT', `/v1/transactions/${t.id}`, { status: 'canceled' });
     ids.push(t.id);
   }
   return ids;
 }
 
-const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
+export const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
 const ratio = (a: number, b: number) => (b > 0 ? `${fixed(a / b)}` : a > 0 ? '∞' : '-');
 
 async function runPeerBench(s: Settings): Promise<void> {

@@ -14,15 +14,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { composeSupergraph } from '../test/federation/router.js';
-import { factories } from '../test/support/factories.js';
 import { freePort } from '../test/support/ports.js';
 import { toolAvailable } from '../test/support/tools.js';
 import { startBenchEmulator, type BenchEmulator } from './emulator-process.js';
-import { entryPoints, gatewayNodeFlags, PAGE_OF_50, startServer, type Operation, type Server } from './peer.js';
+import { entryPoints, fixed, gatewayNodeFlags, PAGE_OF_50, seed, SEED, startServer, type Operation, type Server } from './peer.js';
 import { codeLine, createJsonClient, loadLine, machineLine, markdownTable, ms, percentile, type Bench } from './support.js';
 
 const KEY = 'sk_sandbox_bench_router_cache';
-const SEED = { customers: 10, transactions: 50 };
 
 const OPTIONS = {
   latency: { type: 'string', default: process.env.BENCH_LATENCY_MS ?? '5' },
@@ -119,29 +117,13 @@ async function measure(hives: Server[], gateway: Server, op: Operation, emulator
   return hives.map((hive) => ({ hive: hive.name, op: op.name, ...tallies.get(hive)! }));
 }
 
-async function seed(emulator: BenchEmulator): Promise<number[]> {
-  const make = factories(emulator, KEY);
-  const customers: number[] = [];
-  for (let i = 0; i < SEED.customers; i++) customers.push((await make.customer()).id);
-  const ids: number[] = [];
-  for (let i = 0; i < SEED.transactions; i++) {
-    const t = await make.transaction({ amount: 1000 + i, customer: { id: customers[i % customers.length] } });
-    // Final, so the gateway's hints let a router keep transaction(id).
-    await make.rest('PUT', `/v1/transactions/${t.id}`, { status: 'canceled' });
-    ids.push(t.id);
-  }
-  return ids;
-}
-
-const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
-
 async function runRouterCacheBench(s: Settings): Promise<void> {
   if (!toolAvailable('hive-gateway')) throw new Error('Hive Gateway is not installed: npm ci --prefix test/routers');
   const emulator = await startBenchEmulator({ latencyMs: s.latencyMs, separateProcess: true });
   const servers: Server[] = [];
   const client = createJsonClient(1);
   try {
-    const ids = await seed(emulator);
+    const ids = await seed(emulator, KEY);
     const gatewayPort = await freePort();
     const entry = entryPoints(s.fromSource);
     const gateway = await startServer(
