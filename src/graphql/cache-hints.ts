@@ -35,9 +35,11 @@ export interface DocumentCacheHint {
   maxAge: number;
   /** Response keys of `status` on a type kept only when final, with the test of each. */
   statusChecks: ReadonlyMap<string, (status: string) => boolean>;
+  /** Response keys of fields holding such a type: a null there (not found) is not final either. */
+  holders: ReadonlySet<string>;
 }
 
-const NO_STORE: DocumentCacheHint = { maxAge: 0, statusChecks: new Map() };
+const NO_STORE: DocumentCacheHint = { maxAge: 0, statusChecks: new Map(), holders: new Set() };
 
 function weighsNothing(type: GraphQLNamedType): boolean {
   const cost = type.astNode?.directives?.find((d) => d.name.value === 'cost');
@@ -68,9 +70,11 @@ function hintOf(schema: GraphQLSchema, rules: CacheHintRules, document: Document
 
   let maxAge = Number.POSITIVE_INFINITY;
   const statusChecks = new Map<string, (status: string) => boolean>();
+  const holders = new Set<string>();
   let refused = false;
 
-  const visit = (selectionSet: SelectionSetNode, parent: GraphQLCompositeType): void => {
+  /** `holder`: the response key of the field whose value this selection reads. */
+  const visit = (selectionSet: SelectionSetNode, parent: GraphQLCompositeType, holder?: string): void => {
     for (const selection of selectionSet.selections) {
       if (refused) return;
       if (selection.kind === Kind.FRAGMENT_SPREAD || selection.kind === Kind.INLINE_FRAGMENT) {
@@ -79,8 +83,8 @@ function hintOf(schema: GraphQLSchema, rules: CacheHintRules, document: Document
         const on = condition ? schema.getType(condition) : parent;
         if (!fragment || !on || !isCompositeType(on)) continue;
         // Under a union or interface (`_entities`), the fragment's type is the one read.
-        if (isAbstractType(parent) && !isAbstractType(on)) enter(on, fragment.selectionSet);
-        else visit(fragment.selectionSet, on);
+        if (isAbstractType(parent) && !isAbstractType(on)) enter(on, fragment.selectionSet, holder);
+        else visit(fragment.selectionSet, on, holder);
         continue;
       }
       const name = selection.name.value;
@@ -92,13 +96,14 @@ function hintOf(schema: GraphQLSchema, rules: CacheHintRules, document: Document
       }
       const type = getNamedType(field.type);
       if (!isCompositeType(type) || !selection.selectionSet) continue;
-      if (isObjectType(type)) enter(type, selection.selectionSet);
-      else visit(selection.selectionSet, type);
+      const key = selection.alias?.value ?? name;
+      if (isObjectType(type)) enter(type, selection.selectionSet, key);
+      else visit(selection.selectionSet, type, key);
     }
   };
 
   /** An object type read: its TTL bounds the answer's, and its status is checked if it must be final. */
-  const enter = (type: GraphQLCompositeType, selectionSet: SelectionSetNode): void => {
+  const enter = (type: GraphQLCompositeType, selectionSet: SelectionSetNode, holder: string | undefined): void => {
     if (isObjectType(type) && !weighsNothing(type)) {
       const age = rules.maxAge[type.name];
       const isFinal = rules.finalWhen[type.name];
@@ -106,6 +111,7 @@ function hintOf(schema: GraphQLSchema, rules: CacheHintRules, document: Document
         refused = true;
         return;
       }
+      if (isFinal && holder !== undefined) holders.add(holder);
       maxAge = Math.min(maxAge, age);
     }
     visit(selectionSet, type);
@@ -124,15 +130,21 @@ function hintOf(schema: GraphQLSchema, rules: CacheHintRules, document: Document
 
   visit(operation.selectionSet, query);
   if (refused || !Number.isFinite(maxAge)) return NO_STORE;
-  return { maxAge, statusChecks };
+  return { maxAge, statusChecks, holders };
 }
 
 /**
- * Whether every status the answer carries under a checked key is final: a walk of
- * the answer's objects, once, only for documents that select such a type.
+ * Whether every status the answer carries under a checked key is final, and no
+ * field that holds such an object is null (not found yet is not final): a walk
+ * of the answer's objects, once, only for documents that select such a type.
  */
-export function finalAnswer(data: unknown, statusChecks: ReadonlyMap<string, (status: string) => boolean>): boolean {
+export function finalAnswer(
+  data: unknown,
+  statusChecks: ReadonlyMap<string, (status: string) => boolean>,
+  holders: ReadonlySet<string> = new Set(),
+): boolean {
   if (statusChecks.size === 0) return true;
+  if (typeof data !== 'object' || data === null) return false;
   const pending: unknown[] = [data];
   while (pending.length > 0) {
     const value = pending.pop();
@@ -143,6 +155,7 @@ export function finalAnswer(data: unknown, statusChecks: ReadonlyMap<string, (st
         const isFinal = statusChecks.get(key);
         // A status missing or not a string (null after an error) is not known to be final.
         if (isFinal && (typeof child !== 'string' || !isFinal(child))) return false;
+        if (holders.has(key) && (child === null || (Array.isArray(child) && child.includes(null)))) return false;
         if (typeof child === 'object') pending.push(child);
       }
     }

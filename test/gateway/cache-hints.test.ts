@@ -60,6 +60,30 @@ describe('Cache-Control from cache hints', () => {
     expect(await cacheControl(entities, { r: both })).toBe('private, no-store');
   });
 
+  it('keeps nothing, and tags nothing, where a transaction or payout asked for is not found: it may exist a moment later', async () => {
+    const notFound = async (query: string, variables: Record<string, unknown>) => {
+      const res = await fetch(stack.gateway.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ query, variables }),
+      });
+      const body = (await res.json()) as { data?: Record<string, unknown>; extensions?: Record<string, unknown> };
+      return { cacheControl: res.headers.get('cache-control'), data: body.data, tags: Object.keys(body.extensions ?? {}).filter((k) => /CacheTags$/.test(k)) };
+    };
+    const transaction = await notFound('query ($id: ID!) { transaction(id: $id) { id status } }', { id: '999999' });
+    expect(transaction).toEqual({ cacheControl: 'private, no-store', data: { transaction: null }, tags: [] });
+    const payoutAnswer = await notFound('query ($id: ID!) { p: payout(id: $id) { id status } }', { id: '999999' });
+    expect(payoutAnswer).toEqual({ cacheControl: 'private, no-store', data: { p: null }, tags: [] });
+    const payoutEntities = 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on Payout { id status } } }';
+    const unknownPayout = await notFound(payoutEntities, { r: [{ __typename: 'Payout', id: '999999' }] });
+    const entities = 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on Transaction { id status } } }';
+    expect(unknownPayout).toEqual({ cacheControl: 'private, no-store', data: { _entities: [null] }, tags: [] });
+    const finalAndUnknown = await notFound(entities, { r: [{ __typename: 'Transaction', id: String(final.id) }, { __typename: 'Transaction', id: '999999' }] });
+    expect(finalAndUnknown.cacheControl).toBe('private, no-store');
+    // The same final transaction alone is still kept: the rule is about the null, not the document.
+    expect((await notFound(entities, { r: [{ __typename: 'Transaction', id: String(final.id) }] })).cacheControl).toBe('private, max-age=3600');
+  });
+
   it('keeps currencies and customers for their TTL, and no list whose members change', async () => {
     expect(await cacheControl('{ currencies { iso } }')).toBe('private, max-age=120');
     expect(await cacheControl('{ transactions(first: 2) { nodes { id status } } }')).toBe('private, no-store');
