@@ -1,22 +1,40 @@
 /**
- * Repeats, after the run's summary, which suites were skipped for a missing
+ * Names, after the run's summary, every suite that was skipped for a missing
  * program (see tools.ts), so a green run on a bare machine says what it did
- * not check.
+ * not check. The suites append to a file this setup creates for the run.
  */
-import { inCi, toolAvailable, type Tool } from './tools.js';
-
-const SUITES: Record<Tool, string> = {
-  'redis-server': 'the tests over a real Redis (scale-out, shared idempotency, entity cache, reconciliation leases)',
-  chromium: 'the browser tests (bundled explorer, emulator console, example checkout)',
-  'hive-gateway': 'the tests through Hive Gateway (test/routers: demand control agreeing with the gateway\'s prices)',
-};
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SKIP_LOG_ENV, type SkippedSuite } from './tools.js';
 
 export default function setup(): () => void {
+  // CI names the file itself, to re-run what was skipped once it has installed the programs.
+  const given = process.env[SKIP_LOG_ENV];
+  const dir = given ? undefined : mkdtempSync(join(tmpdir(), 'gateway-test-skips-'));
+  const log = given ?? join(dir!, 'skipped.jsonl');
+  // Test workers start after the global setup and inherit this.
+  process.env[SKIP_LOG_ENV] = log;
   return () => {
-    if (inCi()) return;
-    const missing = (Object.keys(SUITES) as Tool[]).filter((tool) => !toolAvailable(tool));
-    if (missing.length === 0) return;
-    const lines = missing.map((tool) => `  - no ${tool}: skipped ${SUITES[tool]}`);
-    console.warn(['', '*** Some suites were SKIPPED on this machine (CI runs them all):', ...lines, '*** docs/development.md, "Tests", says how to install what they need.', ''].join('\n'));
+    let skipped: SkippedSuite[] = [];
+    try {
+      skipped = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as SkippedSuite);
+    } catch {
+      // No file: nothing was skipped.
+    }
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    if (skipped.length === 0) return;
+    const lines = [...new Map(skipped.map((s) => [`${s.file}\0${s.suite}`, s])).values()]
+      .sort((a, b) => a.file.localeCompare(b.file))
+      .map((s) => `  - ${s.file}: "${s.suite}" (no ${s.tool})`);
+    console.warn(
+      [
+        '',
+        `*** ${lines.length} suite(s) were SKIPPED on this machine for a missing program (CI runs them all):`,
+        ...lines,
+        '*** docs/development.md, "Tests", says how to install what they need.',
+        '',
+      ].join('\n'),
+    );
   };
 }

@@ -6,9 +6,10 @@
  * `.ci/run` installs both and a skip there would hide a lost check.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
+import { relative } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { describe, it } from 'vitest';
+import { describe, it, TestRunner } from 'vitest';
 
 export { freePort } from './ports.js';
 
@@ -59,7 +60,25 @@ export function describeWith(tool: Tool, name: string, body: () => void): void {
     return;
   }
   console.warn(`\n*** ${skipNotice(tool, name)} ***\n`);
+  recordSkip(tool, name);
   describe.skip(`${name} [skipped: no ${tool}]`, body);
+}
+
+/** Where the run's global setup collects skipped suites, one JSON line each, to name them all after the summary. */
+export const SKIP_LOG_ENV = 'TEST_SKIP_LOG';
+
+export interface SkippedSuite {
+  tool: Tool;
+  suite: string;
+  file: string;
+}
+
+function recordSkip(tool: Tool, suite: string): void {
+  const log = process.env[SKIP_LOG_ENV];
+  if (!log) return;
+  const path = TestRunner.getCurrentSuite().file?.filepath ?? 'unknown file';
+  const entry: SkippedSuite = { tool, suite, file: relative(process.cwd(), path) };
+  appendFileSync(log, `${JSON.stringify(entry)}\n`);
 }
 
 /** Debian's Chromium, headless, with nothing that reaches the network on its own. */
