@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
 
@@ -10,11 +10,32 @@ export default defineConfig({
     alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
   },
   test: {
-    include: ['test/**/*.test.ts'],
     // Says after the summary which suites a missing redis-server or Chromium skipped.
     globalSetup: ['test/support/global-setup.ts'],
+    reporters: ['default', './test/support/slowest-files.ts'],
+    slowTestThreshold: 2_000,
     // Integration suites start real servers on 127.0.0.1; give slow shared machines room.
     testTimeout: 20_000,
     hookTimeout: 30_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          // In-process only (no servers, processes, Redis or browser): the one-minute loop, `npm run test:unit`.
+          include: ['test/unit/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/unit/**/*.redis.test.ts'],
+          setupFiles: ['test/support/in-process-only.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/unit/**/!(*.redis).test.ts'],
+        },
+      },
+    ],
   },
 });

@@ -18,10 +18,12 @@ if (group !== undefined && !(group in MUTATION_GROUPS)) throw new Error(`MUTATE_
 const chosen = group === undefined ? Object.values(MUTATION_GROUPS) : [MUTATION_GROUPS[group]!];
 
 // Spread, not mergeConfig: that would append this list to the base's `test/**` and run everything.
+// One flat list, not the base's projects, whose includes would override it.
+const { projects: _projects, reporters: _reporters, ...baseTest } = base.test ?? {};
 export default defineConfig({
   ...base,
   test: {
-    ...base.test,
+    ...baseTest,
     include: [...new Set(chosen.flatMap((g) => g.tests))],
   },
 });

@@ -3,7 +3,7 @@
  * map to the schema's enums, which statuses count as paid or final, what may
  * be filtered on, and the input rules checked before any upstream call.
  * Status lists come from the generated enums (schema/*.graphql), never copied
- * by hand; test/unit/payment-rules.test.ts walks every value.
+ * by hand; test/unit/payments/rules.test.ts walks every value.
  */
 import {
   PaymentIntentStatus,

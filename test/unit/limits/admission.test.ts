@@ -1,0 +1,433 @@
+/**
+ * The one way in (limits/admission.ts), over a fake upstream and the real key status: who the caller is, whose
+ * rate an operation, a connection or a stream spends, what a streaming transport's document must be, and how a
+ * live stream's key is proven and ended. The transports' own suites (test/security/*) check the same door over
+ * HTTP, WebSocket and SSE; this one reaches the branches they cannot vary cheaply.
+ */
+import { GraphQLError } from 'graphql';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../../src/config.js';
+import { createAdmission, REVOKED_KEY_MESSAGE, type Admission, type RateLimitName } from '../../../src/limits/admission.js';
+import { documentRules, operationCheck, validatedDocuments } from '../../../src/limits/graphql-limits.js';
+import { KeyStatus } from '../../../src/limits/key-status.js';
+import { createLogger } from '../../../src/logger.js';
+import { buildSchema } from '../../../src/schema.js';
+import { keyId } from '../../../src/upstream/key-id.js';
+import type { PaymentsApi } from '../../../src/upstream/api.js';
+import { UpstreamAuthenticationError, UpstreamNotFoundError, UpstreamServerError } from '../../../src/upstream/errors.js';
+
+const schema = buildSchema();
+const route = 'GET /v1/currencies';
+const caller = (name: string) => ({ apiKey: `sk_sandbox_${name}`, callerId: keyId(`sk_sandbox_${name}`) });
+
+type Answer = () => Promise<unknown>;
+
+function setup(
+  env: Record<string, string> = {},
+  trusted: { resolve(body: Record<string, unknown>): string | null; size: number } | null = null,
+  keyOptions: { rejectedTtlMs?: number; max?: number } = {},
+) {
+  const config = loadConfig({ RATE_LIMIT_PER_MINUTE: '2', WS_CONNECTS_PER_MINUTE: '2', WS_SUBSCRIBE_PER_MINUTE: '2', KEY_REVALIDATE_MS: '60000', ...env });
+  const keys = new KeyStatus({ rejectedTtlMs: 30_000, revalidateMs: config.limits.keyRevalidateMs, ...keyOptions });
+  const limited: RateLimitName[] = [];
+  const upstreamCalls: string[] = [];
+  let currencies: Answer = async () => [];
+  let account: Answer = async () => ({ id: 7 });
+  const upstream = {
+    forKey: (apiKey: string) =>
+      ({
+        currencies: { list: () => (upstreamCalls.push(`currencies ${apiKey}`), currencies()) },
+        accounts: { current: () => (upstreamCalls.push(`account ${apiKey}`), account()) },
+      }) as unknown as PaymentsApi,
+  };
+  const documents = {
+    maxTokens: config.limits.maxTokens,
+    rules: documentRules(config.limits),
+    check: operationCheck(schema, config.limits, config.pagination),
+    maxResponseBytes: 1_000_000,
+    trusted,
+  };
+  const streams = { rules: documents.rules, refusedRootFields: [] as string[], validated: validatedDocuments() };
+  const admission = createAdmission({
+    config,
+    keys,
+    upstream,
+    logger: createLogger('silent'),
+    schema,
+    documents,
+    streams,
+    redis: null,
+    onRateLimited: (limit) => void limited.push(limit),
+  });
+  opened.push(admission);
+  return {
+    admission,
+    keys,
+    limited,
+    upstreamCalls,
+    streams,
+    answerCurrencies: (a: Answer) => void (currencies = a),
+    answerAccount: (a: Answer) => void (account = a),
+  };
+}
+
+const opened: Admission[] = [];
+afterEach(async () => {
+  for (const a of opened.splice(0)) await a.close();
+});
+
+const flush = () => new Promise((r) => setImmediate(r));
+
+describe('admission: the caller', () => {
+  it('no header is no caller; a key that can never work keeps its own refusal', () => {
+    const { admission } = setup();
+    expect(admission.caller(undefined)).toBeNull();
+    const malformed = admission.caller('Bearer nope') as GraphQLError;
+    expect(malformed.extensions.code).toBe('UNAUTHENTICATED');
+    expect(malformed.message).toMatch(/malformed/);
+    expect((admission.caller('Bearer sk_live_abc') as GraphQLError).extensions.code).toBe('FORBIDDEN');
+  });
+
+  it('a key revoked lately is refused with its own message before anything else', () => {
+    const { admission, keys } = setup();
+    const c = caller('revoked');
+    expect(admission.caller(`Bearer ${c.apiKey}`)).toEqual(c);
+    keys.revoke(c.callerId);
+    const refused = admission.caller(`Bearer ${c.apiKey}`) as GraphQLError;
+    expect(refused).toBeInstanceOf(GraphQLError);
+    expect(refused.message).toBe(REVOKED_KEY_MESSAGE);
+    expect(refused.extensions).toMatchObject({ code: 'UNAUTHENTICATED', http: { status: 401 } });
+  });
+});
+
+describe('admission: rates', () => {
+  it('a proven key spends its own rate only, refused "by key" and counted as operations', async () => {
+    const { admission, keys, limited } = setup();
+    const c = caller('known');
+    keys.accept(c.callerId);
+    expect(await admission.operation(c, '10.0.0.1')).toBeNull();
+    expect(await admission.operation(c, '10.0.0.1')).toBeNull();
+    const refused = await admission.operation(c, '10.0.0.1');
+    expect(refused).toEqual({ retryAfterSeconds: 60, by: 'key' });
+    expect(limited).toEqual(['operations']);
+    // Its address was never charged: another caller from there still has its whole budget.
+    expect(await admission.operation(null, '10.0.0.1')).toBeNull();
+    expect(await admission.operation(null, '10.0.0.1')).toBeNull();
+  });
+
+  it('no key spends the address\'s rate, refused "by address"', async () => {
+    const { admission } = setup();
+    await admission.operation(null, '10.0.0.2');
+    await admission.operation(null, '10.0.0.2');
+    expect(await admission.operation(null, '10.0.0.2')).toEqual({ retryAfterSeconds: 60, by: 'address' });
+    expect(await admission.operation(null, '10.0.0.3')).toBeNull();
+  });
+
+  it('keys nobody proved spend their address\'s rate too: fresh keys buy no fresh rate', async () => {
+    const { admission, limited } = setup();
+    expect(await admission.operation(caller('fresh-1'), '10.0.0.4')).toBeNull();
+    expect(await admission.operation(caller('fresh-2'), '10.0.0.4')).toBeNull();
+    expect(await admission.operation(caller('fresh-3'), '10.0.0.4')).toEqual({ retryAfterSeconds: 60, by: 'address' });
+    expect(limited).toEqual(['operations']);
+  });
+
+  it('connections are counted per address', async () => {
+    const { admission, limited } = setup();
+    expect(await admission.connection('10.0.0.5')).toBeNull();
+    expect(await admission.connection('10.0.0.5')).toBeNull();
+    expect(await admission.connection('10.0.0.5')).toEqual({ retryAfterSeconds: 60, by: 'address' });
+    expect(await admission.connection('10.0.0.6')).toBeNull();
+    expect(limited).toEqual(['ws_connect']);
+  });
+
+  it('streams: per key and transport, named by transport; a proven key is not charged to its address', async () => {
+    const { admission, keys, limited } = setup();
+    const c = caller('streams');
+    keys.accept(c.callerId);
+    for (let i = 0; i < 2; i += 1) {
+      expect(await admission.stream('ws', c, '10.0.0.7')).toBeNull();
+      expect(await admission.stream('sse', c, '10.0.0.7')).toBeNull();
+    }
+    expect(await admission.stream('ws', c, '10.0.0.7')).toEqual({ retryAfterSeconds: 60, by: 'key' });
+    expect(await admission.stream('sse', c, '10.0.0.7')).toEqual({ retryAfterSeconds: 60, by: 'key' });
+    expect(limited).toEqual(['ws_subscribe', 'sse_subscribe']);
+  });
+
+  it('callback subscriptions have their own per-key budget, named callback_subscribe', async () => {
+    const { admission, keys, limited } = setup();
+    const c = caller('callbacks');
+    keys.accept(c.callerId);
+    for (let i = 0; i < 2; i += 1) expect(await admission.stream('sse', c, '10.0.0.9')).toBeNull();
+    // The SSE budget spent leaves the callback one whole.
+    for (let i = 0; i < 2; i += 1) expect(await admission.stream('callback', c, '10.0.0.9')).toBeNull();
+    expect(await admission.stream('callback', c, '10.0.0.9')).toEqual({ retryAfterSeconds: 60, by: 'key' });
+    expect(limited).toEqual(['callback_subscribe']);
+  });
+
+  it('streams of keys nobody proved spend their address\'s budget of streams', async () => {
+    const { admission, limited } = setup();
+    expect(await admission.stream('ws', caller('s1'), '10.0.0.8')).toBeNull();
+    expect(await admission.stream('sse', caller('s2'), '10.0.0.8')).toBeNull();
+    expect(await admission.stream('sse', caller('s3'), '10.0.0.8')).toEqual({ retryAfterSeconds: 60, by: 'address' });
+    expect(limited).toEqual(['sse_subscribe']);
+  });
+});
+
+describe('admission: a streaming transport\'s document', () => {
+  const query = '{ currencies { code } }';
+
+  it('runs the query it is given and says BAD_USER_INPUT when there is none', () => {
+    const { admission, keys } = setup();
+    const c = caller('doc');
+    keys.accept(c.callerId);
+    const admitted = admission.document({ query }, undefined, {}, c);
+    expect('document' in admitted && admitted.source).toBe(query);
+    const none = admission.document({}, undefined, {}, c);
+    expect('errors' in none && none.errors.map((e) => [e.message, e.extensions.code])).toEqual([['The request has no query.', 'BAD_USER_INPUT']]);
+  });
+
+  it('with trusted documents, runs what the manifest resolves and refuses the rest as PERSISTED_QUERY_NOT_FOUND', () => {
+    const trusted = { resolve: (body: Record<string, unknown>) => (body.documentId === 'known' ? query : null), size: 1 };
+    const { admission } = setup({}, trusted);
+    const c = caller('trusted');
+    const admitted = admission.document({ documentId: 'known' }, undefined, {}, c);
+    expect('document' in admitted && admitted.source).toBe(query);
+    const refused = admission.document({ query }, undefined, {}, c);
+    expect('errors' in refused && refused.errors.map((e) => [e.message, e.extensions.code])).toEqual([
+      ['Only trusted documents run here: send a documentId or persisted-query hash from the manifest.', 'PERSISTED_QUERY_NOT_FOUND'],
+    ]);
+  });
+
+  it('passes on the limits\' refusal, and remembers documents of proven keys only', () => {
+    const { admission, keys, streams } = setup();
+    const stranger = caller('stranger');
+    expect('errors' in admission.document({ query: '{ nope }' }, undefined, {}, stranger)).toBe(true);
+    admission.document({ query }, undefined, {}, stranger);
+    expect(streams.validated.size).toBe(0);
+    const known = caller('known-doc');
+    keys.accept(known.callerId);
+    admission.document({ query }, undefined, {}, known);
+    expect(streams.validated.size).toBe(1);
+  });
+});
+
+describe('admission: the account behind a key', () => {
+  it('asks once while the key stays proven, and proves the key by asking', async () => {
+    const { admission, keys, upstreamCalls } = setup();
+    const c = caller('account');
+    expect(await admission.account(c)).toBe(7);
+    expect(keys.isProven(c.callerId)).toBe(true);
+    expect(await admission.account(c)).toBe(7);
+    expect(upstreamCalls).toEqual([`account ${c.apiKey}`]);
+  });
+
+  it('asks again once the key is no longer proven (revoked meanwhile)', async () => {
+    const { admission, keys, upstreamCalls, answerAccount } = setup();
+    const c = caller('account-revoked');
+    expect(await admission.account(c)).toBe(7);
+    keys.revoke(c.callerId);
+    answerAccount(async () => ({ id: 8 }));
+    expect(await admission.account(c)).toBe(8);
+    expect(upstreamCalls).toHaveLength(2);
+  });
+
+  it('remembers the accounts of 10,000 keys: the oldest is forgotten for a new one', async () => {
+    const { admission, upstreamCalls } = setup({}, null, { max: 20_000 });
+    const callers = Array.from({ length: 10_001 }, (_, i) => caller(`many${i}`));
+    for (const c of callers.slice(0, 10_000)) await admission.account(c);
+    await admission.account(callers[0]!);
+    expect(upstreamCalls).toHaveLength(10_000);
+    await admission.account(callers[10_000]!);
+    await admission.account(callers[1]!);
+    expect(upstreamCalls).toHaveLength(10_001);
+    await admission.account(callers[0]!);
+    expect(upstreamCalls).toHaveLength(10_002);
+    expect(upstreamCalls.at(-1)).toBe(`account ${callers[0]!.apiKey}`);
+  });
+
+  it('forgets a failed look-up; a 401 revokes the key, a 404 proves it', async () => {
+    const { admission, keys, upstreamCalls, answerAccount } = setup();
+    const c = caller('account-fails');
+    keys.accept(c.callerId);
+    answerAccount(async () => {
+      throw new UpstreamServerError({ route, statusCode: 500 });
+    });
+    await expect(admission.account(c)).rejects.toBeInstanceOf(UpstreamServerError);
+    answerAccount(async () => ({ id: 9 }));
+    expect(await admission.account(c)).toBe(9);
+    expect(upstreamCalls).toHaveLength(2);
+
+    const refused = caller('account-401');
+    answerAccount(async () => {
+      throw new UpstreamAuthenticationError({ route, statusCode: 401 });
+    });
+    await expect(admission.account(refused)).rejects.toBeInstanceOf(UpstreamAuthenticationError);
+    expect(keys.isRevoked(refused.callerId)).toBe(true);
+
+    const taken = caller('account-404');
+    answerAccount(async () => {
+      throw new UpstreamNotFoundError({ route, statusCode: 404 });
+    });
+    await expect(admission.account(taken)).rejects.toBeInstanceOf(UpstreamNotFoundError);
+    expect(keys.isProven(taken.callerId)).toBe(true);
+  });
+});
+
+describe('admission: proving a key', () => {
+  it('a proven key needs no call; an unproven one makes one call, shared by everyone asking meanwhile', async () => {
+    const { admission, keys, upstreamCalls, answerCurrencies } = setup();
+    const c = caller('prove');
+    let answer: (v: unknown) => void = () => {};
+    answerCurrencies(() => new Promise((r) => (answer = r)));
+    const one = admission.prove(c);
+    const two = admission.prove(c);
+    expect(admission.proven(c)).toBe(false);
+    answer([]);
+    expect(await Promise.all([one, two])).toEqual([true, true]);
+    expect(upstreamCalls).toEqual([`currencies ${c.apiKey}`]);
+    expect(admission.proven(c)).toBe(true);
+    expect(await admission.prove(c)).toBe(true);
+    expect(upstreamCalls).toHaveLength(1);
+    keys.revoke(c.callerId);
+    expect(admission.proven(c)).toBe(false);
+  });
+
+  it('a refused proof is false (a 401 revokes the key), and the next proof asks again', async () => {
+    const { admission, keys, upstreamCalls, answerCurrencies } = setup();
+    const c = caller('prove-401');
+    answerCurrencies(async () => {
+      throw new UpstreamAuthenticationError({ route, statusCode: 401 });
+    });
+    expect(await admission.prove(c)).toBe(false);
+    expect(keys.isRevoked(c.callerId)).toBe(true);
+    answerCurrencies(async () => {
+      throw new UpstreamServerError({ route, statusCode: 500 });
+    });
+    const d = caller('prove-500');
+    expect(await admission.prove(d)).toBe(false);
+    expect(await admission.prove(d)).toBe(false);
+    expect(upstreamCalls).toEqual([`currencies ${c.apiKey}`, `currencies ${d.apiKey}`, `currencies ${d.apiKey}`]);
+  });
+});
+
+describe('admission: live streams', () => {
+  it('ends every stream of a key once when the key is revoked, and spares other keys', () => {
+    const { admission, keys } = setup();
+    const c = caller('live');
+    const other = caller('live-other');
+    const ended: string[] = [];
+    admission.live(c, () => ended.push('a'));
+    admission.live(c, () => ended.push('b'));
+    admission.live(other, () => ended.push('other'));
+    keys.revoke(c.callerId);
+    keys.revoke(c.callerId);
+    expect(ended).toEqual(['a', 'b']);
+  });
+
+  it('a released stream is not ended; the key\'s other streams still are', () => {
+    const { admission, keys } = setup();
+    const c = caller('live-release');
+    const ended: string[] = [];
+    const release = admission.live(c, () => ended.push('released'));
+    admission.live(c, () => ended.push('kept'));
+    release();
+    keys.revoke(c.callerId);
+    expect(ended).toEqual(['kept']);
+  });
+
+  it('a key with every stream released is no longer watched: a new stream after that is ended on revocation', () => {
+    const { admission, keys } = setup();
+    const c = caller('live-again');
+    const ended: string[] = [];
+    admission.live(c, () => ended.push('first'))();
+    admission.live(c, () => ended.push('second'));
+    keys.revoke(c.callerId);
+    expect(ended).toEqual(['second']);
+  });
+
+  it('a stream opened for a key revoked meanwhile ends at once, once', async () => {
+    const { admission, keys } = setup();
+    const c = caller('live-late');
+    keys.revoke(c.callerId);
+    const ended: string[] = [];
+    admission.live(c, () => ended.push('late'));
+    expect(ended).toEqual([]);
+    await flush();
+    expect(ended).toEqual(['late']);
+    keys.revoke(c.callerId);
+    expect(ended).toEqual(['late']);
+  });
+
+  it('proves a live key with no other traffic every quarter of KEY_REVALIDATE_MS, and ends its streams on a 401', async () => {
+    const { admission, keys, upstreamCalls, answerCurrencies } = setup({ KEY_REVALIDATE_MS: '1000' });
+    const c = caller('live-prove');
+    const ended: string[] = [];
+    admission.live(c, () => ended.push('ended'));
+    // Not sooner than a quarter of the interval: timers fire late, never early.
+    await new Promise((r) => setTimeout(r, 120));
+    expect(upstreamCalls).toEqual([]);
+    await vi.waitFor(() => expect(upstreamCalls).toEqual([`currencies ${c.apiKey}`]), { timeout: 2_000, interval: 20 });
+    await vi.waitFor(() => expect(keys.isProven(c.callerId)).toBe(true));
+    answerCurrencies(async () => {
+      throw new UpstreamAuthenticationError({ route, statusCode: 401 });
+    });
+    // Proven for the interval, then asked again within a tick: the 401 ends the stream.
+    await vi.waitFor(() => expect(ended).toEqual(['ended']), { timeout: 4_000, interval: 20 });
+    expect(upstreamCalls).toHaveLength(2);
+  });
+
+  it('a stream opened for a revoked key and revoked again before it ends is ended once', async () => {
+    const { admission, keys } = setup();
+    const c = caller('live-twice');
+    keys.revoke(c.callerId);
+    const ended: string[] = [];
+    admission.live(c, () => ended.push('ended'));
+    keys.revoke(c.callerId);
+    await flush();
+    expect(ended).toEqual(['ended']);
+  });
+
+  it('a release after the key was revoked is harmless, and leaves a later stream of the key watched', () => {
+    // Refused keys not remembered: a new stream of the key opens as a new watch.
+    const { admission, keys } = setup({}, null, { rejectedTtlMs: 0 });
+    const c = caller('live-late-release');
+    const ended: string[] = [];
+    const releaseA = admission.live(c, () => ended.push('a'));
+    keys.revoke(c.callerId);
+    admission.live(c, () => ended.push('b'));
+    expect(() => releaseA()).not.toThrow();
+    keys.revoke(c.callerId);
+    expect(ended).toEqual(['a', 'b']);
+    const releaseC = admission.live(caller('gone'), () => {});
+    keys.revoke(caller('gone').callerId);
+    expect(() => releaseC()).not.toThrow();
+  });
+
+  it('a key whose streams were all released is no longer proven in the background', async () => {
+    const { admission, upstreamCalls } = setup({ KEY_REVALIDATE_MS: '200' });
+    admission.live(caller('released'), () => {})();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(upstreamCalls).toEqual([]);
+  });
+
+  it('proves at most 16 live keys at once; the rest wait for a tick with room', async () => {
+    const { admission, upstreamCalls, answerCurrencies } = setup({ KEY_REVALIDATE_MS: '200' });
+    answerCurrencies(() => new Promise(() => {}));
+    for (let i = 0; i < 20; i += 1) admission.live(caller(`many-live${i}`), () => {});
+    await vi.waitFor(() => expect(upstreamCalls).toHaveLength(16), { timeout: 2_000, interval: 10 });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(upstreamCalls).toHaveLength(16);
+  });
+
+  it('stops proving and listening once closed', async () => {
+    const { admission, keys, upstreamCalls } = setup({ KEY_REVALIDATE_MS: '200' });
+    const c = caller('live-closed');
+    const ended: string[] = [];
+    admission.live(c, () => ended.push('ended'));
+    await admission.close();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(upstreamCalls).toEqual([]);
+    keys.revoke(c.callerId);
+    expect(ended).toEqual([]);
+  });
+});

@@ -1,0 +1,272 @@
+/**
+ * The guard one operation's upstream calls pass first (limits/upstream-budget.ts, `UpstreamGate`), through the
+ * client's real call chain (upstream/call.ts) over a fake transport whose exchanges the test answers: the budget
+ * of calls, the short-circuit once the key is refused, the single probe of a key not yet seen accepted, what each
+ * answer tells the key status, and the count of calls `extensions.cost` reports.
+ */
+import type { GraphQLError } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { KeyStatus } from '../../../src/limits/key-status.js';
+import { UpstreamGate, upstreamCallsOf } from '../../../src/limits/upstream-budget.js';
+import { UpstreamCalls } from '../../../src/upstream/call.js';
+import { ENDPOINTS } from '../../../src/upstream/endpoints.js';
+import { UpstreamAuthenticationError, UpstreamError, UpstreamNotFoundError, UpstreamPermissionError, UpstreamServerError } from '../../../src/upstream/errors.js';
+import { DEFAULT_RESILIENCE, RouteGuards } from '../../../src/upstream/resilience.js';
+import type { Transport } from '../../../src/upstream/transport.js';
+
+const ID = 'b'.repeat(32);
+const route = 'GET /v1/transactions/:id';
+
+/**
+ * A fake upstream: every exchange is recorded (the transaction id it reads) and waits for the test to settle
+ * it, `resolve` answering that transaction. One attempt per call, so a 500 is not retried behind the test's back.
+ */
+function fakeApi() {
+  const calls: { args: unknown[]; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  const transport: Transport = {
+    send: (url) =>
+      new Promise((resolve, reject) => {
+        const id = Number(url.pathname.split('/').pop());
+        const answer = () => resolve({ statusCode: 200, headers: {}, body: JSON.stringify({ id, amount: 100, status: 'pending' }) });
+        calls.push({ args: [id], resolve: answer, reject });
+      }),
+    close: () => undefined,
+  };
+  const guards = new RouteGuards({ ...DEFAULT_RESILIENCE, retry: { ...DEFAULT_RESILIENCE.retry, maxAttempts: 1 } });
+  const chain = new UpstreamCalls({ transport, guards, baseUrl: new URL('http://upstream.test'), callTimeoutMs: 5_000 });
+  const through = (gate: UpstreamGate): Verbs => {
+    const caller = { apiKey: 'sk_sandbox_gate', scope: { gate } };
+    const get = (id: number) => chain.call(caller, ENDPOINTS.transactions.retrieve, [id]).then((t) => (t as { id: number }).id);
+    return { get, list: get };
+  };
+  return { through, calls };
+}
+
+function status(known: boolean) {
+  const keys = new KeyStatus({ rejectedTtlMs: 30_000, revalidateMs: 60_000 });
+  if (known) keys.accept(ID);
+  const told: string[] = [];
+  keys.onRevoked(() => told.push('revoked'));
+  return { keys, told };
+}
+
+const flush = () => new Promise((r) => setImmediate(r));
+type Verbs = { get: (id: number) => Promise<unknown>; list: (id: number) => Promise<unknown> };
+/** The transactions read through a fresh gate over `api`. */
+function guarded(api: ReturnType<typeof fakeApi>, options: { maxCalls: number; callerId: string; keys: KeyStatus }): Verbs {
+  return api.through(new UpstreamGate(options));
+}
+
+describe('UpstreamGate', () => {
+  it('lets maxCalls calls through, then fails each further one with UPSTREAM_BUDGET_EXCEEDED and makes no call', async () => {
+    const api = fakeApi();
+    const { calls } = api;
+    const { keys } = status(true);
+    const t = guarded(api, { maxCalls: 2, callerId: ID, keys });
+    const answers = [t.get(1), t.list(2)];
+    await flush();
+    calls.forEach((c) => c.resolve());
+    expect(await Promise.all(answers)).toEqual([1, 2]);
+    const over = (await t.get(3).catch((e: unknown) => e)) as GraphQLError;
+    expect(over.message).toBe('This operation reached its budget of 2 upstream calls; this field was not read.');
+    expect(over.extensions).toEqual({ code: 'UPSTREAM_BUDGET_EXCEEDED', limit: 2 });
+    expect(calls.map((c) => c.args)).toEqual([[1], [2]]);
+  });
+
+  it('a budget of 0 makes no call at all', async () => {
+    const api = fakeApi();
+    const { calls } = api;
+    const t = guarded(api, { maxCalls: 0, callerId: ID, keys: status(true).keys });
+    await expect(t.get(1)).rejects.toMatchObject({ extensions: { code: 'UPSTREAM_BUDGET_EXCEEDED', limit: 0 } });
+    expect(calls).toHaveLength(0);
+  });
+
+  it('a known key\'s calls go out together', async () => {
+    const api = fakeApi();
+    const { calls } = api;
+    const t = guarded(api, { maxCalls: 10, callerId: ID, keys: status(true).keys });
+    void t.get(1);
+    void t.get(2);
+    void t.list(3);
+    await flush();
+    expect(calls).toHaveLength(3);
+  });
+
+  it('a key not yet seen accepted sends one call; the others wait for it, then go out once it is accepted', async () => {
+    const api = fakeApi();
+    const { calls } = api;
+    const { keys } = status(false);
+    const t = guarded(api, { maxCalls: 10, callerId: ID, keys });
+    const first = t.get(1);
+    const second = t.get(2);
+    const third = t.list(3);
+    await flush();
+    expect(calls.map((c) => c.args)).toEqual([[1]]);
+    calls[0]!.resolve();
+    expect(await first).toBe(1);
+    expect(keys.isKnown(ID)).toBe(true);
+    await flush();
+    expect(calls.map((c) => c.args)).toEqual([[1], [2], [3]]);
+    calls[1]!.resolve();
+    calls[2]!.resolve();
+    expect(await Promise.all([second, third])).toEqual([2, 3]);
+  });
+
+  it('a call admitted while the key was known does not let the probe\'s waiters go when it ends first', async () => {
+    const api = fakeApi();
+    const { calls } = api;
+    const { keys } = status(true);
+    const t = guarded(api, { maxCalls: 10, callerId: ID, keys });
+    const early = t.get(1);
+    await flush();
+    // Another instance revokes the key meanwhile: the next call probes it, the one after waits for that probe.
+    keys.revoke(ID);
+    const probe = t.get(2).catch((e: unknown) => e);
+    const waiting = t.get(3).catch((e: unknown) => e);
+    await flush();
+    expect(calls.map((c) => c.args)).toEqual([[1], [2]]);
+    calls[0]!.resolve();
+    expect(await early).toBe(1);
+    await flush();
+    expect(calls.map((c) => c.args)).toEqual([[1], [2]]);
+    const refused = new UpstreamAuthenticationError({ route, statusCode: 401 });
+    calls[1]!.reject(refused);
+    expect(await probe).toBe(refused);
+    expect(await waiting).toBe(refused);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('the others still go out when the probe failed for another reason than the key', async () => {
+    const api = fakeApi();
+    const { calls } = api;
+    const { keys } = status(false);
+    const t = guarded(api, { maxCalls: 10, callerId: ID, keys });
+    const first = t.get(1).catch((e: unknown) => e);
+    const second = t.get(2);
+    await flush();
+    const failure = new UpstreamServerError({ route, statusCode: 500 });
+    calls[0]!.reject(failure);
+    expect(await first).toBe(failure);
+    expect(keys.isKnown(ID)).toBe(false);
+    await flush();
+    expect(calls).toHaveLength(2);
+    calls[1]!.resolve();
+    expect(await second).toBe(2);
+  });
+
+  it('a 401 on the probe fails the waiting calls with it, revokes the key, and no later call is made', async () => {
+    const api = fakeApi();
+    const { calls } = api;
+    const { keys, told } = status(false);
+    const t = guarded(api, { maxCalls: 10, callerId: ID, keys });
+    const first = t.get(1).catch((e: unknown) => e);
+    const second = t.get(2).catch((e: unknown) => e);
+    await flush();
+    const refused = new UpstreamAuthenticationError({ route, statusCode: 401 });
+    calls[0]!.reject(refused);
+    expect(await first).toBe(refused);
+    expect(await second).toBe(refused);
+    expect(await t.list(3).catch((e: unknown) => e)).toBe(refused);
+    expect(calls).toHaveLength(1);
+    expect(keys.isRevoked(ID)).toBe(true);
+    expect(told).toEqual(['revoked']);
+  });
+
+  it('a 403 short-circuits the operation but revokes nothing (it may concern one route)', async () => {
+    const api = fakeApi();
+    const { calls } = api;
+    const { keys, told } = status(true);
+    const t = guarded(api, { maxCalls: 10, callerId: ID, keys });
+    const first = t.get(1).catch((e: unknown) => e);
+    await flush();
+    const denied = new UpstreamPermissionError({ route, statusCode: 403 });
+    calls[0]!.reject(denied);
+    expect(await first).toBe(denied);
+    expect(await t.get(2).catch((e: unknown) => e)).toBe(denied);
+    expect(calls).toHaveLength(1);
+    expect(keys.isRevoked(ID)).toBe(false);
+    expect(keys.isKnown(ID)).toBe(true);
+    expect(told).toEqual([]);
+  });
+
+  it('keeps the first refusal when a second one comes in', async () => {
+    const api = fakeApi();
+    const { calls } = api;
+    const t = guarded(api, { maxCalls: 10, callerId: ID, keys: status(true).keys });
+    const a = t.get(1).catch(() => undefined);
+    const b = t.get(2).catch(() => undefined);
+    await flush();
+    const denied = new UpstreamPermissionError({ route, statusCode: 403 });
+    calls[0]!.reject(denied);
+    calls[1]!.reject(new UpstreamAuthenticationError({ route, statusCode: 401 }));
+    await Promise.all([a, b]);
+    expect(await t.get(3).catch((e: unknown) => e)).toBe(denied);
+  });
+
+  it('a refusal of the request itself (404) proves the key; a 500 does not; both pass through unchanged', async () => {
+    for (const [error, proves] of [
+      [new UpstreamNotFoundError({ route, statusCode: 404 }), true],
+      [new UpstreamServerError({ route, statusCode: 500 }), false],
+      [new UpstreamError('odd', 'unexpected_status', { route, statusCode: 429 }), false],
+    ] as const) {
+      const api = fakeApi();
+      const { calls } = api;
+      const { keys } = status(false);
+      const t = guarded(api, { maxCalls: 10, callerId: ID, keys });
+      const first = t.get(1).catch((e: unknown) => e);
+      await flush();
+      calls[0]!.reject(error);
+      expect(await first).toBe(error);
+      expect(keys.isKnown(ID), error.message).toBe(proves);
+      expect(keys.isRevoked(ID)).toBe(false);
+      // Not a refusal of the key: the operation's next call is made.
+      void t.get(2).catch(() => undefined);
+      await flush();
+      expect(calls).toHaveLength(2);
+    }
+  });
+
+  it('tells the key status once per operation that the upstream took the key, however many of its calls answer', async () => {
+    const api = fakeApi();
+    const { keys } = status(true);
+    let told = 0;
+    const accept = keys.accept.bind(keys);
+    keys.accept = (callerId: string) => {
+      told += 1;
+      accept(callerId);
+    };
+    const t = guarded(api, { maxCalls: 10, callerId: ID, keys });
+    const answers = [t.get(1), t.get(2), t.list(3)];
+    await flush();
+    api.calls.forEach((c) => c.resolve());
+    expect(await Promise.all(answers)).toEqual([1, 2, 3]);
+    const refused = t.get(4).catch((e: unknown) => e);
+    await flush();
+    api.calls[3]!.reject(new UpstreamNotFoundError({ route, statusCode: 404 }));
+    await refused;
+    expect(told).toBe(1);
+    expect(keys.isKnown(ID)).toBe(true);
+    // Another operation of the same key tells it again.
+    const next = guarded(api, { maxCalls: 10, callerId: ID, keys }).get(5);
+    await flush();
+    api.calls[4]!.resolve();
+    await next;
+    expect(told).toBe(2);
+  });
+
+  it('counts every call it admits, and none it refuses, for extensions.cost', async () => {
+    const api = fakeApi();
+    const gate = new UpstreamGate({ maxCalls: 2, callerId: ID, keys: status(true).keys });
+    const t = api.through(gate);
+    expect(upstreamCallsOf({ upstreamGate: gate })).toBe(0);
+    const answers = [t.get(1), t.get(2)];
+    await flush();
+    expect(upstreamCallsOf({ upstreamGate: gate })).toBe(2);
+    api.calls.forEach((c) => c.resolve());
+    await Promise.all(answers);
+    await t.get(3).catch(() => undefined);
+    expect(upstreamCallsOf({ upstreamGate: gate })).toBe(2);
+    expect(upstreamCallsOf({})).toBe(0);
+    expect(upstreamCallsOf(undefined)).toBe(0);
+  });
+});

@@ -1,0 +1,134 @@
+/**
+ * What the webhook intake makes of each delivery: the outcome the metrics
+ * count, the answer the upstream reads, and the log line an operator reads
+ * (never the header or a secret). The HTTP side is receiver.test.ts.
+ */
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { signWebhookBody } from '../../../src/emulator/index.js';
+import { memoryBus } from '../../../src/realtime/bus.js';
+import type { PaymentEvent } from '../../../src/realtime/events.js';
+import { memoryLedger, type DeliveryLedger } from '../../../src/realtime/ledger.js';
+import { createWebhookIntake } from '../../../src/realtime/receiver.js';
+import { transactionEvent } from '../../realtime/support.js';
+
+const SECRET = 'whsec_intake_table_0123456789abc';
+const ACCOUNT = 44;
+const NOW_MS = 1_750_000_000_000;
+const NOW = NOW_MS / 1000;
+
+function intakeWith(options: { ledger?: DeliveryLedger; evict?: () => Promise<void>; secrets?: string[]; publishFails?: boolean } = {}) {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const bus = memoryBus(logger);
+  const published: PaymentEvent[] = [];
+  bus.subscribe(ACCOUNT, (e) => published.push(e));
+  if (options.publishFails) bus.publish = () => Promise.reject(new Error('bus down'));
+  const intake = createWebhookIntake({ secrets: options.secrets ?? [SECRET], ledger: options.ledger ?? memoryLedger(), bus, logger, now: () => NOW_MS, ...(options.evict ? { evict: options.evict } : {}) });
+  const deliver = async (body: string, header: string | undefined = signWebhookBody(SECRET, body, NOW)) => {
+    const answer = await intake.receive({ raw: Buffer.from(body), signatureHeader: header, remoteAddress: '127.0.0.1' });
+    answer.afterReply?.();
+    await new Promise((r) => setTimeout(r, 10));
+    return { result: answer.result, status: answer.status, body: answer.body };
+  };
+  const logged = (msg: string) => lines.filter((l) => l.msg === msg);
+  return { deliver, lines, logged, published };
+}
+
+const tx = (id: number, status: string, updatedAt: string) => transactionEvent({ accountId: ACCOUNT, transaction: { id, status, amount: 100, updated_at: updatedAt, customer_id: null } });
+const accepted = { result: 'accepted', status: 200, body: { received: true, duplicate: false } };
+const unavailable = { result: 'unavailable', status: 503, body: { error: 'try again later' } };
+
+describe('webhook intake outcomes', () => {
+  it('warns once at start when no secret is configured, and not otherwise', () => {
+    expect(intakeWith({ secrets: [] }).logged('WEBHOOK_SECRETS is empty: every webhook will be refused')).toHaveLength(1);
+    expect(intakeWith().lines).toEqual([]);
+  });
+
+  it('tells a stale signature from a bad one, by the clock it was given', async () => {
+    const t = intakeWith();
+    const body = tx(1, 'pending', '2024-05-01T10:00:00.000Z');
+    expect(await t.deliver(body, signWebhookBody(SECRET, body, NOW - 301))).toEqual({ result: 'stale', status: 401, body: { error: 'invalid signature' } });
+    expect(await t.deliver(body, signWebhookBody('whsec_other', body, NOW))).toEqual({ result: 'bad_signature', status: 401, body: { error: 'invalid signature' } });
+    expect(await t.deliver(body, '')).toEqual({ result: 'bad_signature', status: 400, body: { error: 'invalid signature' } });
+    expect(await t.deliver(body, 'garbage')).toEqual({ result: 'bad_signature', status: 400, body: { error: 'invalid signature' } });
+    expect(t.logged('webhook refused: bad signature').map((l) => [l.reason, l.remote])).toEqual([
+      ['stale', '127.0.0.1'],
+      ['mismatch', '127.0.0.1'],
+      ['missing', '127.0.0.1'],
+      ['malformed', '127.0.0.1'],
+    ]);
+    expect(await t.deliver(body, signWebhookBody(SECRET, body, NOW - 300))).toEqual(accepted);
+  });
+
+  it('refuses a signed body that is not JSON, or not an event, naming the fields that are wrong', async () => {
+    const t = intakeWith();
+    expect(await t.deliver('not json')).toEqual({ result: 'invalid', status: 400, body: { error: 'invalid JSON' } });
+    expect(t.logged('webhook refused: body is not JSON')).toHaveLength(1);
+    expect(await t.deliver(JSON.stringify({ id: 'x' }))).toEqual({ result: 'invalid', status: 400, body: { error: 'not an event' } });
+    const [line] = t.logged('webhook refused: not an event');
+    expect(line!.issues).toEqual(expect.arrayContaining(['id']));
+  });
+
+  it('refuses an event nested too deep after evicting its object, and asks for a retry when the eviction fails', async () => {
+    const deep = tx(2, 'approved', '2024-05-01T10:00:00.000Z').replace('"customer_id":null', `"metadata":${'{"a":'.repeat(999)}1${'}'.repeat(999)}`);
+    const t = intakeWith({ evict: async () => undefined });
+    expect(await t.deliver(deep)).toEqual({ result: 'invalid', status: 400, body: { error: 'not an event' } });
+    expect(t.logged('webhook refused: nested too deep')).toEqual([expect.objectContaining({ eventId: expect.any(Number), type: 'transaction.approved' })]);
+    const failing = intakeWith({ evict: () => Promise.reject(new Error('cache down')) });
+    expect(await failing.deliver(deep)).toEqual(unavailable);
+    expect(failing.logged('webhook not recorded: cache store failed')).toEqual([expect.objectContaining({ eventId: expect.any(Number) })]);
+  });
+
+  it('accepts, acknowledges a duplicate, and marks an older state out of order, logging each', async () => {
+    const t = intakeWith();
+    const newer = tx(3, 'approved', '2024-05-01T10:00:05.000Z');
+    expect(await t.deliver(newer)).toEqual(accepted);
+    expect(t.logged('out-of-order webhook: published as an event, not as a state change')).toEqual([]);
+    expect(await t.deliver(newer)).toEqual({ result: 'duplicate', status: 200, body: { received: true, duplicate: true } });
+    expect(t.logged('duplicate webhook delivery acknowledged')).toEqual([expect.objectContaining({ eventId: expect.any(Number) })]);
+    expect(await t.deliver(tx(3, 'pending', '2024-05-01T10:00:00.000Z'))).toEqual({ result: 'out_of_order', status: 200, body: { received: true, duplicate: false } });
+    expect(t.logged('out-of-order webhook: published as an event, not as a state change')).toEqual([expect.objectContaining({ eventId: expect.any(Number), type: 'transaction.pending' })]);
+    expect(t.published.map((e) => e.current)).toEqual([true, false]);
+  });
+
+  it('publishes an event about no object as current, with no ordering record', async () => {
+    const calls: string[] = [];
+    const inner = memoryLedger();
+    const ledger: DeliveryLedger = {
+      ...inner,
+      advance: (...args) => (calls.push('advance'), inner.advance(...args)),
+      retreat: (...args) => (calls.push('retreat'), inner.retreat(...args)),
+    };
+    const t = intakeWith({ ledger });
+    const accountEvent = JSON.stringify({ id: 77, name: 'account.updated', type: 'account.updated', object: 'account', entity: null, object_id: null, account_id: ACCOUNT, created_at: '2024-05-01T10:00:00.000Z' });
+    expect(await t.deliver(accountEvent)).toEqual(accepted);
+    expect(t.published.map((e) => e.current)).toEqual([true]);
+    // Nor anything to undo when its publish fails: only the claim is released.
+    const failing = intakeWith({ ledger, publishFails: true });
+    expect(await failing.deliver(accountEvent.replace('"id":77', '"id":78'))).toEqual(accepted);
+    expect(failing.logged('webhook event could not be published')).toHaveLength(1);
+    expect(calls).toEqual([]);
+  });
+
+  it('answers 503 when the delivery store fails, and logs which event', async () => {
+    const broken: DeliveryLedger = { ...memoryLedger(), claim: () => Promise.reject(new Error('store down')) };
+    const t = intakeWith({ ledger: broken });
+    expect(await t.deliver(tx(4, 'approved', '2024-05-01T10:00:00.000Z'))).toEqual(unavailable);
+    expect(t.logged('webhook not recorded: delivery or cache store failed')).toEqual([expect.objectContaining({ eventId: expect.any(Number) })]);
+  });
+
+  it('undoes only what it recorded when a publish fails: an out-of-order event advanced nothing', async () => {
+    const calls: string[] = [];
+    const inner = memoryLedger();
+    const ledger: DeliveryLedger = { ...inner, retreat: (...args) => (calls.push(`retreat ${String(args[1])}`), inner.retreat(...args)) };
+    const t = intakeWith({ ledger });
+    await t.deliver(tx(5, 'approved', '2024-05-01T10:00:05.000Z'));
+    const failing = intakeWith({ ledger, publishFails: true });
+    expect(await failing.deliver(tx(5, 'pending', '2024-05-01T10:00:00.000Z'))).toMatchObject({ result: 'out_of_order' });
+    expect(calls).toEqual([]);
+    expect(failing.logged('webhook event could not be published')).toEqual([expect.objectContaining({ eventId: expect.any(Number) })]);
+    await failing.deliver(tx(5, 'refunded', '2024-05-01T10:00:09.000Z'));
+    expect(calls).toEqual([`retreat ${Date.parse('2024-05-01T10:00:09.000Z')},${calls[0]?.split(',')[1]}`]);
+  });
+});
