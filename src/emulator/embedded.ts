@@ -6,7 +6,7 @@
  * in the browser goes on working after a restart.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator, type RunningEmulator } from './index.js';
@@ -56,6 +56,8 @@ function createExclusive(file: string, token: string): boolean {
     return false;
   }
   try {
+    // Exactly 0600 whatever the umask, so the next start adopts it.
+    fchmodSync(fd, 0o600);
     writeSync(fd, token);
     return true;
   } catch {
