@@ -189,12 +189,14 @@ export function createAdmission(deps: AdmissionDeps): Admission {
   // A key with live streams and no other traffic is proven here: a revocation nobody saw ends its streams.
   // It is proven again while still proven, at the last look before its proof lapses, so a revocation goes
   // unseen for at most KEY_REVALIDATE_MS (and the proof's call), not a further tick after the lapse.
+  // Half a tick of margin: a look that finds a proof just over one tick from lapsing must not skip it.
   const tickMs = Math.max(50, Math.floor(limits.keyRevalidateMs / PROVE_TICKS_PER_INTERVAL));
+  const dueWithinMs = tickMs * 1.5;
   const prover = setInterval(() => {
     for (const { caller } of live.values()) {
       // A bounded number at a time: after a restart every live key expires at once; the rest wait a tick.
       if (proving.size >= MAX_PROOFS_IN_FLIGHT) break;
-      if (keys.provenFor(caller.callerId) <= tickMs) void proveNow(caller);
+      if (keys.provenFor(caller.callerId) <= dueWithinMs) void proveNow(caller);
     }
   }, tickMs);
   prover.unref();
