@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   let emulator: RunningEmulator | null = null;
   let emulatorForwards = false;
   // Loopback only, and its admin API (reset, faults, seed) behind this user's token: never reachable from outside.
-  const adminToken = config.embeddedEmulator ? embeddedAdminToken() : '';
+  const adminToken = config.embeddedEmulator ? embeddedAdminToken(undefined, (message) => logger.warn(message)) : '';
   if (config.embeddedEmulator) {
     const options = loadEmulatorOptionsFromEnv(process.env);
     // 4010 when free, so the console keeps its address; any free port beside a standalone emulator on 4010.

@@ -370,8 +370,9 @@ export type Mutation = {
   createTransactionToken: TransactionTokenPayload;
   /**
    * Send the payment request of an existing transaction to the payer's phone through a mode.
-   * Without `token`, the gateway first gets the transaction's token (`POST /v1/transactions/{id}/token`),
-   * then sends (`POST /v1/transactions/{mode}`); with `token`, it sends that token and makes no token call.
+   * The gateway first gets the transaction's token (`POST /v1/transactions/{id}/token`), then sends it
+   * (`POST /v1/transactions/{mode}`). The payments API sends whichever transaction a token names, so a
+   * `token` that is not this transaction's is refused and nothing is sent.
    */
   sendTransaction: SendTransactionPayload;
   /**

@@ -1,11 +1,12 @@
 /**
  * The emulator as `npm start` embeds it, with a console address that survives
  * restarts: the emulator's own port (4010) when it is free, else any free one,
- * and an admin token kept for this user in the temporary directory (mode 0600),
- * so a console left open in the browser goes on working after a restart.
+ * and an admin token kept for this user in the temporary directory (mode 0600,
+ * adopted only when this user alone owns and reads it), so a console left open
+ * in the browser goes on working after a restart.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator, type RunningEmulator } from './index.js';
@@ -22,20 +23,97 @@ export async function startEmbeddedEmulator(options: EmulatorOptions, fixedPort:
   }
 }
 
-/** This user's admin token for the embedded emulator, made once; a fresh one when the file cannot be used. */
-export function embeddedAdminToken(directory = tmpdir()): string {
+const TOKEN_SHAPE = /^[\w-]{32}$/;
+
+/**
+ * This user's admin token for the embedded emulator, made once and kept in the temporary directory.
+ * The file is adopted only when it is a regular file (never through a symlink), owned by this user,
+ * readable by no one else, and holding a token: on a shared machine another user could plant it
+ * first and so drive this user's emulator. Anything else gets a fresh token, written only where
+ * nothing stands (a file of this user's is replaced, never written through), and a warning.
+ */
+export function embeddedAdminToken(directory = tmpdir(), warn: (message: string) => void = () => {}): string {
   const file = join(directory, `payments-gateway-emulator-${userInfo().uid}.token`);
   const fresh = randomBytes(24).toString('base64url');
+  if (createExclusive(file, fresh)) return fresh;
+  const { token, refusal } = readOwn(file);
+  if (token !== null) return token;
+  // Only a file or link of this user's is removed; another user's stays, and the fresh token lives in memory.
+  const replaced = refusal !== null && refusal.mine && removeQuietly(file) && createExclusive(file, fresh);
+  warn(
+    `The emulator's admin token file ${file} was not used (${refusal?.why ?? 'unreadable'}): a fresh token was made` +
+      (replaced ? ' and written in its place.' : '; remove that file so the console address survives restarts.'),
+  );
+  return fresh;
+}
+
+/** Writes a new file with mode 0600, failing if anything (a file, a symlink, dangling or not) is at the path. */
+function createExclusive(file: string, token: string): boolean {
+  let fd: number;
   try {
-    writeFileSync(file, fresh, { flag: 'wx', mode: 0o600 });
-    return fresh;
+    fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
   } catch {
-    try {
-      const kept = readFileSync(file, 'utf8').trim();
-      if (/^[\w-]{32}$/.test(kept)) return kept;
-    } catch {
-      // unreadable: fall through
-    }
-    return fresh;
+    return false;
+  }
+  try {
+    // Exactly 0600 whatever the umask, so the next start adopts it.
+    fchmodSync(fd, 0o600);
+    writeSync(fd, token);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The token of a file this user alone owns and reads, opened without following a link. */
+function readOwn(file: string): { token: string | null; refusal: { why: string; mine: boolean } | null } {
+  const uid = process.getuid?.() ?? -1;
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
+  } catch (error) {
+    const mine = lstatQuietly(file)?.uid === uid;
+    const why = (error as NodeJS.ErrnoException).code === 'ELOOP' ? 'it is a symbolic link' : 'it cannot be opened';
+    return { token: null, refusal: { why, mine } };
+  }
+  try {
+    const stat = fstatSync(fd);
+    const refusal: string | null = !stat.isFile()
+      ? 'it is not a regular file'
+      : stat.uid !== uid
+        ? 'another user owns it'
+        : (stat.mode & 0o777) !== 0o600
+          ? `its mode is ${(stat.mode & 0o777).toString(8)}, not 600`
+          : null;
+    if (refusal !== null) return { token: null, refusal: { why: refusal, mine: stat.uid === uid } };
+    const kept = readFileSync(fd, 'utf8').trim();
+    return TOKEN_SHAPE.test(kept) ? { token: kept, refusal: null } : { token: null, refusal: { why: 'it holds no token', mine: true } };
+  } catch {
+    return { token: null, refusal: { why: 'it cannot be read', mine: false } };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+// O_NOFOLLOW makes opening a symlink fail (ELOOP); O_NONBLOCK keeps a planted FIFO from blocking the open.
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
+
+function lstatQuietly(file: string) {
+  try {
+    return lstatSync(file);
+  } catch {
+    return null;
+  }
+}
+
+function removeQuietly(file: string): boolean {
+  try {
+    unlinkSync(file);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -10,7 +10,7 @@
  *   directives, cost and mutation fields (graphql-limits.ts; HTTP runs the
  *   same checks as Apollo plugins, `documents` below);
  * - live streams: registered per key, ended when the key is revoked on any
- *   instance, and their keys proven again every KEY_REVALIDATE_MS when
+ *   instance, and their keys proven again within KEY_REVALIDATE_MS when
  *   nothing else proves them.
  * A transport file keeps only its protocol: how to read the header, how to
  * refuse, how to close. `.dependency-cruiser.cjs` holds it to this module.
@@ -171,8 +171,8 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     for (const end of entry.ends) end();
   });
 
-  const prove = (caller: Caller): Promise<boolean> => {
-    if (keys.isProven(caller.callerId)) return Promise.resolve(true);
+  const prove = (caller: Caller): Promise<boolean> => (keys.isProven(caller.callerId) ? Promise.resolve(true) : proveNow(caller));
+  const proveNow = (caller: Caller): Promise<boolean> => {
     let pending = proving.get(caller.callerId);
     if (!pending) {
       // The cheapest call of the spec every key may make; its answer is not kept.
@@ -187,13 +187,18 @@ export function createAdmission(deps: AdmissionDeps): Admission {
   };
 
   // A key with live streams and no other traffic is proven here: a revocation nobody saw ends its streams.
+  // It is proven again while still proven, at the last look before its proof lapses, so a revocation goes
+  // unseen for at most KEY_REVALIDATE_MS (and the proof's call), not a further tick after the lapse.
+  // Half a tick of margin: a look that finds a proof just over one tick from lapsing must not skip it.
+  const tickMs = Math.max(50, Math.floor(limits.keyRevalidateMs / PROVE_TICKS_PER_INTERVAL));
+  const dueWithinMs = tickMs * 1.5;
   const prover = setInterval(() => {
     for (const { caller } of live.values()) {
       // A bounded number at a time: after a restart every live key expires at once; the rest wait a tick.
       if (proving.size >= MAX_PROOFS_IN_FLIGHT) break;
-      if (!keys.isProven(caller.callerId)) void prove(caller);
+      if (keys.provenFor(caller.callerId) <= dueWithinMs) void proveNow(caller);
     }
-  }, Math.max(50, Math.floor(limits.keyRevalidateMs / PROVE_TICKS_PER_INTERVAL)));
+  }, tickMs);
   prover.unref();
 
   return {

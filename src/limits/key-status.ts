@@ -132,6 +132,11 @@ export class KeyStatus {
     return this.proven.has(callerId);
   }
 
+  /** How long the key stays proven from now, in ms (0 or less: not proven). */
+  provenFor(callerId: string): number {
+    return this.proven.getRemainingTTL(callerId);
+  }
+
   /** Told of every revocation, wherever it was seen; returns the stop. */
   onRevoked(listener: (callerId: string) => void): () => void {
     this.listeners.add(listener);

@@ -24,6 +24,9 @@ import {
   withUserErrors,
 } from './support.js';
 
+const NOT_THIS_TRANSACTIONS_TOKEN =
+  'This token is not the token of this transaction: nothing was sent. Pass the token createTransactionToken gave for this id, or none.';
+
 /** The transaction as it is now, or a NOT_FOUND user error. */
 async function currentTransaction(loaders: Context['loaders'], id: Id): Promise<TransactionModel> {
   const current = await loaders.transaction.load(id);
@@ -155,8 +158,10 @@ export const transactionResolvers = {
       );
     }),
 
-    // Spec rule 2: the send step needs the transaction's token. Without the caller's,
-    // one mutation gets it and sends; with it, the token call is skipped. Each send prompts
+    // Spec rule 2: the send step needs the transaction's token, and the upstream sends whichever
+    // transaction the token names. So the token sent is always the one the upstream gives for `id`;
+    // a caller's token that differs is refused before anything is sent, or the payer would be prompted
+    // for another transaction while the answer and evictions spoke of this one. Each send prompts
     // the payer's phone: identical unkeyed sends running at once are made once (in-flight.ts).
     sendTransaction: idempotent((_, { id, mode, phoneNumber: phone, token: given }, { api, loaders, entityCache }, call) => {
       const transactionId = toUpstreamId(id);
@@ -170,8 +175,11 @@ export const transactionResolvers = {
             [callerToken === undefined || InputRule.token.test(callerToken), ['token'], InputRule.token.message],
             ...phoneChecks(phone, ['phoneNumber']),
           ]);
-          // Two upstream writes when the gateway gets the token: each gets its own key derived from the caller's.
-          const token = callerToken ?? (await api.transactions.createToken(transactionId, await call.options('token'))).token;
+          // Two upstream writes: each gets its own key derived from the caller's.
+          const { token } = await api.transactions.createToken(transactionId, await call.options('token'));
+          if (callerToken !== undefined && callerToken !== token) {
+            throw new UserInputError([{ field: ['token'], message: NOT_THIS_TRANSACTIONS_TOKEN, code: UserErrorCode.Invalid }]);
+          }
           const paymentIntents = await api.transactions.send(mode, { token, phoneNumber: phoneNumber(phone) }, await call.options('send'));
           await forgetWritten({ loaders, entityCache }, 'transaction', [transactionId]);
           return { transactionId, paymentIntents, userErrors: [] };

@@ -1,7 +1,7 @@
 /**
  * Mutation shapes a frontend can trust, beyond the userErrors table
  * (user-errors.test.ts): partial payout updates, a send with the caller's own
- * token, the customer reference's two branches, and the weakly typed string
+ * token (checked against the transaction's), the customer reference's two branches, and the weakly typed string
  * inputs (EmailAddress, URL, CountryCode) that a mutation judges itself.
  * What goes on the wire is read at a scripted upstream; flows at the emulator.
  */
@@ -87,18 +87,27 @@ describe('what the mutations send, at a scripted upstream', () => {
     expect(sent('PUT', '/v1/payouts/201')[0]!.body).toEqual({ amount: 250, currency: { iso: 'XOF' }, mode: 'mtn' });
   });
 
-  it('sendTransaction(token:) sends that token and makes no token call', async () => {
+  it('sendTransaction(token:) with the transaction\'s own token sends it, after the token call that proves it is its own', async () => {
     upstream.requests.length = 0;
     const res = await gql<{ sendTransaction: UserErrors & { paymentIntents: { status: string }[] } }>(
-      `mutation { sendTransaction(id: "101", mode: "mtn", token: "tok_the_caller_had", phoneNumber: { number: "64000001", country: "BJ" }) {
+      `mutation { sendTransaction(id: "101", mode: "mtn", token: "tok_from_the_gateway", phoneNumber: { number: "64000001", country: "BJ" }) {
           paymentIntents { status } userErrors { field code } } }`,
     );
     expect(res.errors).toBeUndefined();
     expect(res.data!.sendTransaction).toEqual({ paymentIntents: [{ status: 'PENDING' }], userErrors: [] });
-    expect(sent('POST', '/v1/transactions/101/token')).toHaveLength(0);
+    expect(sent('POST', '/v1/transactions/101/token')).toHaveLength(1);
     const sends = sent('POST', '/v1/transactions/mtn');
     expect(sends).toHaveLength(1);
-    expect(sends[0]!.body).toEqual({ token: 'tok_the_caller_had', phone_number: { number: '64000001', country: 'bj' } });
+    expect(sends[0]!.body).toEqual({ token: 'tok_from_the_gateway', phone_number: { number: '64000001', country: 'bj' } });
+  });
+
+  it('sendTransaction(token:) with a token that is not the transaction\'s is INVALID on token, and nothing is sent', async () => {
+    upstream.requests.length = 0;
+    const res = await gql<{ sendTransaction: UserErrors & { paymentIntents: unknown[] } }>(
+      `mutation { sendTransaction(id: "101", mode: "mtn", token: "tok_of_another_transaction") { paymentIntents { status } userErrors { field code } } }`,
+    );
+    expect(res.data!.sendTransaction).toEqual({ paymentIntents: [], userErrors: [{ field: ['token'], code: 'INVALID' }] });
+    expect(sent('POST', '/v1/transactions/mtn')).toHaveLength(0);
   });
 
   it('sendTransaction without a token gets one, then sends it', async () => {
@@ -213,7 +222,7 @@ describe('customer references and weakly typed inputs, at the emulator', () => {
     expect(await stack.upstreamCalls()).toBe(0);
   });
 
-  it('sendTransaction with the token createTransactionToken gave sends it without a second token call', async () => {
+  it('sendTransaction with the token createTransactionToken gave sends it, its token proven by one token call', async () => {
     const t = await factories(stack.emulator, key).transaction();
     const tokenRes = await stack.gql<{ createTransactionToken: { token: string } }>(
       'mutation ($id: ID!) { createTransactionToken(id: $id) { token } }',
@@ -229,7 +238,7 @@ describe('customer references and weakly typed inputs, at the emulator', () => {
       key,
     );
     expect(res.data!.sendTransaction).toEqual({ paymentIntents: [{ mode: 'mtn' }], userErrors: [] });
-    expect(await stack.upstreamCalls('POST /v1/transactions/:id/token')).toBe(0);
+    expect(await stack.upstreamCalls('POST /v1/transactions/:id/token')).toBe(1);
     expect(await stack.upstreamCalls('POST /v1/transactions/:mode')).toBe(1);
   });
 

@@ -33,6 +33,8 @@ interface Ids {
   /** A second payout, already scheduled (so `startPayouts` leaves it out of the upstream body). */
   scheduled: string;
   customer: string;
+  /** The transaction's token, as the upstream gives it: the one `sendTransaction` accepts from a caller. */
+  token: string;
 }
 
 /** The route each mutation writes to, where a fault answers in the upstream's place. */
@@ -56,7 +58,7 @@ const VALID: Record<Mutation, (ids: Ids) => Record<string, unknown>> = {
   updateTransaction: (ids) => ({ id: ids.tx, input: { description: 'New', callbackUrl: 'https://shop.example.com/cb' } }),
   cancelTransaction: (ids) => ({ id: ids.tx }),
   createTransactionToken: (ids) => ({ id: ids.tx }),
-  sendTransaction: (ids) => ({ id: ids.tx, mode: 'mtn', phone, token: 'tok_from_the_caller' }),
+  sendTransaction: (ids) => ({ id: ids.tx, mode: 'mtn', phone, token: ids.token }),
   createPayout: () => ({ input: { amountDecimal: '500', currency: { iso: 'XOF' }, mode: 'mtn' } }),
   updatePayout: (ids) => ({ id: ids.payout, changes: { amountDecimal: '700', mode: 'mtn' } }),
   startPayouts: (ids) => ({ payouts: [{ id: ids.scheduled, phoneNumber: phone }, { id: ids.payout, phoneNumber: phone }] }),
@@ -126,11 +128,11 @@ const inputRules: Row[] = ([
   { mutation: 'startPayouts', what: 'an unknown country', vars: (ids) => ({ payouts: [{ id: ids.payout, phoneNumber: { number: '1', country: 'ZZ' } }] }), expected: [{ field: ['payouts', '0', 'phoneNumber', 'country'], code: 'INVALID' }] },
 ] satisfies Row[]).map((row) => ({ ...row, noWrite: true }));
 
-/** The upstream's own refusals, from the emulator as it is (no fault). */
+/** The upstream's own refusals, from the emulator as it is (no fault), and a refusal the gateway makes on its answer. */
 const emulatorRefusals: Row[] = [
   { mutation: 'createTransaction', what: 'an unknown customer id (422 "no customer with id")', vars: valid('createTransaction', { customer: { id: '999999' } }), expected: [{ field: ['input', 'customer', 'id'], code: 'NOT_FOUND' }] },
   { mutation: 'createTransactionToken', what: 'an unknown id (404)', vars: () => ({ id: '999999' }), expected: [{ field: ['id'], code: 'NOT_FOUND' }] },
-  { mutation: 'sendTransaction', what: 'a token the upstream does not know (422)', vars: VALID.sendTransaction, expected: [{ field: ['token'], code: 'INVALID' }] },
+  { mutation: 'sendTransaction', what: "a token that is not the transaction's (the gateway refuses it before the send)", vars: valid('sendTransaction', { token: 'tok_from_the_caller' }, null), expected: [{ field: ['token'], code: 'INVALID' }] },
   { mutation: 'updatePayout', what: 'an unknown id (404)', vars: () => ({ id: '999999', changes: { mode: 'mtn' } }), expected: [{ field: ['id'], code: 'NOT_FOUND' }] },
 ];
 
@@ -219,7 +221,8 @@ describe('userErrors paths and codes of every mutation', () => {
     const payout = await f.payout({ customer: { id: customer.id } });
     const scheduled = await f.payout({ customer: { id: customer.id } });
     await stack.admin('POST', `/_emulator/payouts/${scheduled.id}/status`, { status: 'scheduled' });
-    return { tx: String(tx.id), payout: String(payout.id), scheduled: String(scheduled.id), customer: String(customer.id) };
+    const { token } = (await f.rest('POST', `/v1/transactions/${tx.id}/token`)) as { token: string };
+    return { tx: String(tx.id), payout: String(payout.id), scheduled: String(scheduled.id), customer: String(customer.id), token };
   }
 
   const writes = async () => {

@@ -52,16 +52,31 @@ describe('unkeyed sendTransaction in flight', () => {
     expect(await stack.upstreamCalls(TOKEN_ROUTE)).toBe(2);
   });
 
-  it('does not join sends of two transactions, of two phone numbers, or of two callers', async () => {
+  it('does not join sends of two transactions or of two phone numbers', async () => {
     const key = newKey('coalesce');
-    const otherKey = newKey('coalesce-other');
     const [t1, t2] = [await factories(stack.emulator, key).transaction(), await factories(stack.emulator, key).transaction()];
-    const t3 = await factories(stack.emulator, otherKey).transaction();
     await stack.resetCounts();
 
-    const answers = await Promise.all([send(key, t1.id), send(key, t2.id), send(key, t1.id, '64000002'), send(otherKey, t3.id)]);
+    const answers = await Promise.all([send(key, t1.id), send(key, t2.id), send(key, t1.id, '64000002')]);
 
     for (const answer of answers) expect(answer.errors).toBeUndefined();
-    expect(await stack.upstreamCalls(SEND_ROUTE)).toBe(4);
+    expect(await stack.upstreamCalls(SEND_ROUTE)).toBe(3);
+  });
+
+  // The same arguments from two callers: joined, the second would get the first one's answer and
+  // ride on its send. Each key is its own account, so the second caller's own run finds no such
+  // transaction, which is how the test tells the two runs apart.
+  it('does not join the same send of two callers', async () => {
+    const key = newKey('coalesce');
+    const otherKey = newKey('coalesce-other');
+    const transaction = await factories(stack.emulator, key).transaction();
+    await stack.resetCounts();
+
+    const [mine, theirs] = await Promise.all([send(key, transaction.id), send(otherKey, transaction.id)]);
+
+    expect(mine.data).toMatchObject({ sendTransaction: { transaction: { id: String(transaction.id) }, paymentIntents: [{ mode: 'mtn' }], userErrors: [] } });
+    expect(theirs.data).toMatchObject({ sendTransaction: { transaction: null, paymentIntents: [], userErrors: [{ field: ['id'], code: 'NOT_FOUND' }] } });
+    expect(await stack.upstreamCalls(TOKEN_ROUTE)).toBe(2);
+    expect(await stack.upstreamCalls(SEND_ROUTE)).toBe(1);
   });
 });

@@ -153,6 +153,19 @@ describe('admission: rates', () => {
     expect(limited).toEqual(['ws_subscribe', 'sse_subscribe']);
   });
 
+  it('the pace of new streams is per key, not per address: two keys from one address, one key from two', async () => {
+    const { admission, keys, limited } = setup();
+    const [a, b] = [caller('pace-a'), caller('pace-b')];
+    keys.accept(a.callerId);
+    keys.accept(b.callerId);
+    // Two proven keys behind one address (a NAT, a router) each get their own budget.
+    for (const c of [a, b]) for (let i = 0; i < 2; i += 1) expect(await admission.stream('ws', c, '10.0.0.20')).toBeNull();
+    // One key spent from one address is spent from another too.
+    expect(await admission.stream('ws', a, '10.0.0.21')).toEqual({ retryAfterSeconds: 60, by: 'key' });
+    expect(await admission.stream('ws', b, '10.0.0.20')).toEqual({ retryAfterSeconds: 60, by: 'key' });
+    expect(limited).toEqual(['ws_subscribe', 'ws_subscribe']);
+  });
+
   it('callback subscriptions have their own per-key budget, named callback_subscribe', async () => {
     const { admission, keys, limited } = setup();
     const c = caller('callbacks');
@@ -358,22 +371,37 @@ describe('admission: live streams', () => {
     expect(ended).toEqual(['late']);
   });
 
-  it('proves a live key with no other traffic every quarter of KEY_REVALIDATE_MS, and ends its streams on a 401', async () => {
-    const { admission, keys, upstreamCalls, answerCurrencies } = setup({ KEY_REVALIDATE_MS: '1000' });
+  // Real timers at a 2 s interval (a look every 500 ms): timers fire late, never early, so each bound below
+  // leaves the late side 300 ms or more, and a look once per interval, or a proof only after the lapse, misses it.
+  it('looks at a live key every quarter of KEY_REVALIDATE_MS and proves it again before its proof lapses: a 401 ends its streams within the interval', async () => {
+    const { admission, keys, answerCurrencies } = setup({ KEY_REVALIDATE_MS: '2000' });
     const c = caller('live-prove');
-    const ended: string[] = [];
-    admission.live(c, () => ended.push('ended'));
-    // Not sooner than a quarter of the interval: timers fire late, never early.
-    await new Promise((r) => setTimeout(r, 120));
-    expect(upstreamCalls).toEqual([]);
-    await vi.waitFor(() => expect(upstreamCalls).toEqual([`currencies ${c.apiKey}`]), { timeout: 2_000, interval: 20 });
-    await vi.waitFor(() => expect(keys.isProven(c.callerId)).toBe(true));
+    const proofs: { at: number; stillProven: boolean }[] = [];
+    let refuse = false;
     answerCurrencies(async () => {
-      throw new UpstreamAuthenticationError({ route, statusCode: 401 });
+      proofs.push({ at: performance.now(), stillProven: keys.isProven(c.callerId) });
+      if (refuse) throw new UpstreamAuthenticationError({ route, statusCode: 401 });
+      return [];
     });
-    // Proven for the interval, then asked again within a tick: the 401 ends the stream.
-    await vi.waitFor(() => expect(ended).toEqual(['ended']), { timeout: 4_000, interval: 20 });
-    expect(upstreamCalls).toHaveLength(2);
+    const ended: number[] = [];
+    const opened = performance.now();
+    admission.live(c, () => ended.push(performance.now()));
+
+    // Nobody proved the key: the first look, a quarter in, proves it.
+    await vi.waitFor(() => expect(proofs).toHaveLength(1), { timeout: 3_000, interval: 10 });
+    expect(proofs[0]!.at - opened).toBeGreaterThanOrEqual(450);
+    expect(proofs[0]!.at - opened).toBeLessThan(1_000);
+    await vi.waitFor(() => expect(keys.isProven(c.callerId)).toBe(true));
+    refuse = true;
+    const armed = performance.now();
+
+    // Proven again at the look three quarters in, the last before the proof lapses: the key still proven then.
+    await vi.waitFor(() => expect(ended).toHaveLength(1), { timeout: 4_000, interval: 10 });
+    expect(proofs).toHaveLength(2);
+    expect(proofs[1]!.stillProven).toBe(true);
+    expect(proofs[1]!.at - proofs[0]!.at).toBeGreaterThanOrEqual(1_450);
+    expect(proofs[1]!.at - proofs[0]!.at).toBeLessThan(1_800);
+    expect(ended[0]! - armed).toBeLessThan(2_000);
   });
 
   it('a stream opened for a revoked key and revoked again before it ends is ended once', async () => {
