@@ -14,7 +14,7 @@
  * holds, in place and for good, and every document compiled after would call
  * that wrapper and build a resolve info for each field.
  */
-import { execute, GraphQLError, Kind, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { execute, GraphQLError, Kind, visit, type DocumentNode, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
 import { FairCache, type FairCacheOptions } from './fair-cache.js';
@@ -75,8 +75,8 @@ export function jitExecutor(schema: GraphQLSchema, { cache, compiledSchema, owne
       const bytes = compiledBytes(context.source?.length ?? context.document!.loc?.end ?? 0);
       // Too large for any caller's share: compiled, it would be dropped at once, so never compiled at all.
       if (bytes > compiled.perCaller) return false;
-      const result = compileQuery(compiledSchema, context.document!, operationName, { customSerializers: serializers.byType });
-      query = isCompiledQuery(result) ? result : false;
+      const result = namesInherited(context.document!) ? null : compileQuery(compiledSchema, context.document!, operationName, { customSerializers: serializers.byType });
+      query = result && isCompiledQuery(result) ? result : false;
       compiled.set(key, query, query ? bytes : COMPILED_BASE_BYTES, ownerOf(context.context));
     }
     return query;
@@ -127,6 +127,26 @@ function jitMayRun(context: ExecutorContext): boolean {
   if (!operation || operation.operation !== 'query' || !context.document || !context.queryHash) return false;
   if (context.request.http?.headers.get(TRACE_HEADER)) return false;
   return ownFieldsOnly(operation);
+}
+
+/**
+ * Whether the document names a variable, an alias or a fragment as a property every object inherits
+ * (`__proto__`, `constructor`, `toString`...). graphql-jit reads and writes such names with plain
+ * property access: `$__proto__` given is lost, `$constructor` absent reads a function, an alias
+ * `__proto__` in a list's items is dropped. graphql-js keeps them as own keys; it runs such documents.
+ */
+function namesInherited(document: DocumentNode): boolean {
+  let found = false;
+  const inherited = (name: string | undefined) => {
+    if (name !== undefined && name in Object.prototype) found = true;
+  };
+  visit(document, {
+    VariableDefinition: (node) => inherited(node.variable.name.value),
+    Field: (node) => inherited(node.alias?.value),
+    FragmentDefinition: (node) => inherited(node.name.value),
+    FragmentSpread: (node) => inherited(node.name.value),
+  });
+  return found;
 }
 
 /** Only plain fields at the root, none of the federation's or introspection's (names starting with `_`, but __typename). */
