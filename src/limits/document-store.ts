@@ -31,6 +31,9 @@ export function validatedDocuments(options: FairCacheOptions): FairCache<string,
 
 type DocumentStore = NonNullable<ApolloServerOptions<BaseContext>['documentStore']>;
 
+/** Texts being asked for at once, at most: past it the oldest is forgotten (its document, if stored, goes to UNPROVEN_OWNER). */
+const MAX_ASKING = 10_000;
+
 /** Requests whose document may be stored, by query hash: who asked, and how many of their requests are running. */
 interface Asking {
   owner: string;
@@ -45,7 +48,7 @@ interface Asking {
 export function fairDocumentStore(
   options: FairCacheOptions,
   ownerOf: (contextValue: unknown) => string,
-): { store: DocumentStore; plugin: ApolloServerPlugin<BaseContext>; bytes(): number } {
+): { store: DocumentStore; plugin: ApolloServerPlugin<BaseContext>; bytes(): number; bytesOf(owner: string): number } {
   const documents = new FairCache<string, DocumentNode>(options);
   const asking = new Map<string, Asking>();
   const store: DocumentStore = {
@@ -73,7 +76,11 @@ export function fairDocumentStore(
           const entry = asking.get(queryHash);
           // Two callers sending the same text at once: the document is theirs alike, charged to the first.
           if (entry) entry.requests += 1;
-          else asking.set(queryHash, { owner: ownerOf(contextValue), requests: 1 });
+          else {
+            // Every request ends in willSendResponse; a cap all the same, should one not.
+            if (asking.size >= MAX_ASKING) asking.delete(asking.keys().next().value!);
+            asking.set(queryHash, { owner: ownerOf(contextValue), requests: 1 });
+          }
         },
         // Apollo stores a document right after it validates it, before it runs the operation.
         async didResolveOperation() {
@@ -85,5 +92,5 @@ export function fairDocumentStore(
       };
     },
   };
-  return { store, plugin, bytes: () => documents.bytes };
+  return { store, plugin, bytes: () => documents.bytes, bytesOf: (owner) => documents.bytesOf(owner) };
 }
