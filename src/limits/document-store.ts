@@ -5,7 +5,8 @@
  * Server's store for HTTP, and one for WebSocket and SSE (`admitDocument`).
  * Both are bounded by the heap a parsed document holds, not by a count, and
  * each caller's documents hold at most a share of them (FairCache): distinct
- * documents of one caller push out that caller's own.
+ * documents of one caller push out that caller's own. So are the texts
+ * registered as automatic persisted queries (Apollo Server's APQ cache).
  */
 import type { ApolloServerOptions, ApolloServerPlugin, BaseContext } from '@apollo/server';
 import type { DocumentNode } from 'graphql';
@@ -20,6 +21,9 @@ const DOCUMENT_BYTES_PER_CHAR = 100;
 /** The owner of what a caller whose key the upstream has not accepted lately stores: all such callers share one. */
 export const UNPROVEN_OWNER = '(unproven)';
 
+/** What a kept text costs: two bytes a character at most, and its entry. */
+const TEXT_ENTRY_BYTES = 64;
+
 export function documentBytes(sourceLength: number): number {
   return Math.max(1, sourceLength) * DOCUMENT_BYTES_PER_CHAR;
 }
@@ -30,6 +34,7 @@ export function validatedDocuments(options: FairCacheOptions): FairCache<string,
 }
 
 type DocumentStore = NonNullable<ApolloServerOptions<BaseContext>['documentStore']>;
+type TextStore = NonNullable<Exclude<ApolloServerOptions<BaseContext>['persistedQueries'], false | undefined>['cache']>;
 
 /** Texts being asked for at once, at most: past it the oldest is forgotten (its document, if stored, goes to UNPROVEN_OWNER). */
 const MAX_ASKING = 10_000;
@@ -40,25 +45,46 @@ interface Asking {
   requests: number;
 }
 
+export interface FairDocumentStores {
+  /** Apollo Server's `documentStore`. */
+  store: DocumentStore;
+  /** Apollo Server's `persistedQueries.cache`: texts registered under their hash. */
+  persisted: TextStore;
+  /** Tells the stores who sent each text. */
+  plugin: ApolloServerPlugin<BaseContext>;
+  bytes(): number;
+  persistedBytes(): number;
+  bytesOf(owner: string): number;
+}
+
 /**
- * Apollo Server's document store, fair between callers. Apollo's store is told a key only (the
- * schema's hash and the query's); the plugin tells it who sent the text with that hash while the
- * request runs. A document stored with no request known (none should be) is charged to one owner.
+ * Apollo Server's document store and APQ cache, fair between callers. Apollo tells them a key
+ * only (a prefix and the query's hash); the plugin tells them who sent the text with that hash
+ * while the request runs. One stored with no request known (none should be) is charged to one owner.
  */
-export function fairDocumentStore(
-  options: FairCacheOptions,
-  ownerOf: (contextValue: unknown) => string,
-): { store: DocumentStore; plugin: ApolloServerPlugin<BaseContext>; bytes(): number; bytesOf(owner: string): number } {
+export function fairDocumentStore(options: FairCacheOptions, ownerOf: (contextValue: unknown) => string): FairDocumentStores {
   const documents = new FairCache<string, DocumentNode>(options);
+  const texts = new FairCache<string, string>(options);
   const asking = new Map<string, Asking>();
+  const ownerOfKey = (key: string) => asking.get(key.slice(key.lastIndexOf(':') + 1))?.owner ?? UNPROVEN_OWNER;
   const store: DocumentStore = {
     get: async (key) => documents.get(key),
     set: async (key, document) => {
-      const hash = key.slice(key.lastIndexOf(':') + 1);
-      documents.set(key, document, documentBytes(document.loc?.source.body.length ?? 0), asking.get(hash)?.owner ?? UNPROVEN_OWNER);
+      documents.set(key, document, documentBytes(document.loc?.source.body.length ?? 0), ownerOfKey(key));
     },
     delete: async (key) => {
       documents.delete(key);
+      return true;
+    },
+  };
+  // No TTL: a text goes when its owner's share or the whole needs the room.
+  const persisted: TextStore = {
+    get: async (key) => texts.get(key),
+    set: async (key, text) => {
+      texts.set(key, text, TEXT_ENTRY_BYTES + 2 * text.length, ownerOfKey(key));
+    },
+    delete: async (key) => {
+      texts.delete(key);
       return true;
     },
   };
@@ -82,15 +108,19 @@ export function fairDocumentStore(
             asking.set(queryHash, { owner: ownerOf(contextValue), requests: 1 });
           }
         },
-        // Apollo stores a document right after it validates it, before it runs the operation.
-        async didResolveOperation() {
-          done();
-        },
+        // Apollo stores a document right after it validates it, and registers a text once the operation is resolved.
         async willSendResponse() {
           done();
         },
       };
     },
   };
-  return { store, plugin, bytes: () => documents.bytes, bytesOf: (owner) => documents.bytesOf(owner) };
+  return {
+    store,
+    persisted,
+    plugin,
+    bytes: () => documents.bytes,
+    persistedBytes: () => texts.bytes,
+    bytesOf: (owner) => documents.bytesOf(owner) + texts.bytesOf(owner),
+  };
 }

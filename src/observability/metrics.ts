@@ -120,7 +120,7 @@ export class GatewayMetrics {
     const sources = () => this.sources;
     new Gauge({
       name: 'gateway_graphql_cache_bytes',
-      help: 'Estimated bytes held by each cache of what callers send: parsed documents, compiled queries, operation prices.',
+      help: 'Estimated bytes held by each cache of what callers send: parsed documents, persisted query texts, compiled queries, operation prices.',
       labelNames: ['cache'] as const,
       registers: [this.registry],
       collect() {

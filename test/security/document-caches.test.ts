@@ -5,9 +5,10 @@
  * literal, every one under the document limits, no longer stay compiled at
  * megabytes each; one key's flood pushes out its own entries, never another
  * key's; a document too large for a caller's share runs on graphql-js with
- * the same answer. Small budgets (GRAPHQL_JIT_CACHE_BYTES,
+ * the same answer; automatic persisted queries are held to a share too. Small budgets (GRAPHQL_JIT_CACHE_BYTES,
  * GRAPHQL_DOCUMENT_CACHE_BYTES) keep the replay small.
  */
+import { createHash } from 'node:crypto';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -85,6 +86,23 @@ describe('caches of what callers send: bytes, and a share per caller', () => {
     expect((await stack.gql(MINE, {}, other)).errors).toBeUndefined();
     expect(jit.compiled).toBe(again);
     expect(jit.runs).toBe(runs + 1);
+  });
+
+  it("holds one key's automatic persisted queries to its share of the texts", async () => {
+    const register = async (query: string) => {
+      const sha256Hash = createHash('sha256').update(query).digest('hex');
+      const res = await fetch(stack.gateway.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${flooder}` },
+        body: JSON.stringify({ query, extensions: { persistedQuery: { version: 1, sha256Hash } } }),
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+    };
+    // 40 texts of about 20 KB each: 800 KB, over one share (256 KiB), under the whole (1 MiB).
+    for (let i = 0; i < 40; i++) await register(literalDocument(5_000 + i, 10_000));
+    expect((await cacheBytes(stack))['persisted_queries']).toBeLessThanOrEqual(PER_CALLER);
+    expect((await cacheBytes(stack))['persisted_queries']).toBeGreaterThan(PER_CALLER / 2);
   });
 
   it('runs a document too large for a caller share on graphql-js, uncompiled, answering as GRAPHQL_JIT=false does', async () => {
