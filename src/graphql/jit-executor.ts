@@ -6,8 +6,10 @@
  * formatting, the 400 of a bad variable) stays Apollo's. Anything not plainly
  * a query of our own fields runs on graphql-js as before: mutations,
  * subscriptions, the federation fields (`_entities`, `_service`),
- * introspection, root fragments, and operations whose fields a plugin wants
- * to see resolve (the federated trace a router asks for).
+ * introspection, root fragments, operations whose fields a plugin wants
+ * to see resolve (the federated trace a router asks for), documents too large
+ * for a caller's share of the compiled queries, and documents naming a
+ * variable, alias or fragment `__proto__`, `constructor` and the like.
  *
  * graphql-jit compiles against a schema of its own, a second build of ours: the
  * first traced request makes Apollo wrap every field's resolver of the schema it
@@ -63,7 +65,7 @@ export function jitGateway(schema: GraphQLSchema, options: JitOptions): Gateway 
 
 /** graphql-jit over `compiledSchema`; graphql-js, when it runs, over Apollo's `schema` (which a trace needs). */
 export function jitExecutor(schema: GraphQLSchema, { cache, compiledSchema, ownerOf }: JitOptions): Executor & { cachedBytes(): number } {
-  // false: graphql-jit refused the document; graphql-js runs it every time without asking again.
+  // false: graphql-jit refused the document, or it names inherited properties; graphql-js runs it every time without asking again.
   const compiled = new FairCache<string, CompiledQuery | false>(cache);
   const serializers = new SerializerErrors(compiledSchema);
   const compiledFor = (context: ExecutorContext): CompiledQuery | false => {
