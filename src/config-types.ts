@@ -68,6 +68,12 @@ export interface Config {
     costExtensions: boolean;
     /** Queries run by graphql-jit, compiled once per document; false: graphql-js runs everything. */
     jit: boolean;
+    /**
+     * The caches of what callers send, in estimated bytes of heap: compiled queries (graphql-jit), parsed and
+     * validated documents (each store: Apollo's for HTTP, one for WebSocket and SSE); and the part of each one
+     * caller's entries may hold (docs/security.md).
+     */
+    caches: { jitBytes: number; documentBytes: number; callerShare: number };
     /** Where to push the objects that changed, and the router's shared key (sent as the whole Authorization header); null: nowhere. */
     routerInvalidation: { url: string; key: string } | null;
     /**

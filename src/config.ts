@@ -117,6 +117,10 @@ const envSchema = z
     // extensions.cost on every priced answer (requested, actual, maximum), as Shopify's.
     COST_EXTENSIONS: boolean.default(true),
     GRAPHQL_JIT: boolean.default(true),
+    // Estimated heap for the queries graphql-jit compiled, and for parsed documents (each store); one caller's share of each.
+    GRAPHQL_JIT_CACHE_BYTES: int(64 * 1024).default(64 * 1024 * 1024),
+    GRAPHQL_DOCUMENT_CACHE_BYTES: int(64 * 1024).default(32 * 1024 * 1024),
+    GRAPHQL_CACHE_CALLER_SHARE: num(0.01, 1).default(0.25),
     MAX_QUERY_DEPTH: int(1).default(12),
     MAX_ALIASES: int(0).default(30),
     MAX_QUERY_TOKENS: int(10).default(2_000),
@@ -289,6 +293,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       routerSharedSecret: e.ROUTER_SHARED_SECRET ?? null,
       costExtensions: e.COST_EXTENSIONS,
       jit: e.GRAPHQL_JIT,
+      caches: Object.freeze({ jitBytes: e.GRAPHQL_JIT_CACHE_BYTES, documentBytes: e.GRAPHQL_DOCUMENT_CACHE_BYTES, callerShare: e.GRAPHQL_CACHE_CALLER_SHARE }),
       routerInvalidation: e.ROUTER_INVALIDATION_URL && e.ROUTER_INVALIDATION_KEY ? Object.freeze({ url: e.ROUTER_INVALIDATION_URL, key: e.ROUTER_INVALIDATION_KEY }) : null,
       subscriptionCallbacks: Object.freeze({ allowed: Object.freeze(callbackList(e.SUBSCRIPTION_CALLBACK_URLS)), timeoutMs: e.SUBSCRIPTION_CALLBACK_TIMEOUT_MS, max: e.SUBSCRIPTION_CALLBACK_MAX }),
     }),

@@ -15,7 +15,7 @@ import type { Config } from './config.js';
 import type { ContextDeps, UpstreamClientFactory } from './context.js';
 import { createErrorFormatter } from './errors.js';
 import { createCacheHints, type CacheHintRules } from './graphql/cache-hints.js';
-import { jitGateway, MAX_COMPILED_DOCUMENTS } from './graphql/jit-executor.js';
+import { jitGateway } from './graphql/jit-executor.js';
 import { createRouterInvalidation, withRouterInvalidation } from './cache/router-invalidation.js';
 import { isFinalPayout, isFinalTransaction } from './payments/rules.js';
 import { authGate, cacheHeaders, createGraphQLRoute, MAX_BODY_BYTES, type HttpContext } from './http/graphql-route.js';
@@ -35,7 +35,8 @@ import { createUpstreamClient, keyId, UpstreamAuthenticationError, UpstreamNotFo
 import { MemoryIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { loadTrustedDocuments } from './limits/trusted-documents.js';
-import { documentRules, operationCheck, operationLimits, validatedDocuments, withoutSuggestions } from './limits/graphql-limits.js';
+import { fairDocumentStore, UNPROVEN_OWNER, validatedDocuments } from './limits/document-store.js';
+import { documentRules, operationCheck, operationLimits, withoutSuggestions } from './limits/graphql-limits.js';
 import { KeyStatus, localRevocations, redisRevocations, type RevocationChannel } from './limits/key-status.js';
 import { createAdmission } from './limits/admission.js';
 import type { Redis } from 'ioredis';
@@ -142,18 +143,28 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     ...(config.graphql.suggestions ? {} : { requestMessage: withoutSuggestions }),
   });
   // The same document limits for HTTP (Apollo Server) and WebSocket (graphql-ws).
+  const caches = config.graphql.caches;
   const documents = {
     maxTokens: config.limits.maxTokens,
     rules: documentRules(config.limits),
-    check: operationCheck(schema, config.limits, config.pagination),
+    check: operationCheck(schema, config.limits, config.pagination, caches.callerShare),
     trusted: config.trustedDocumentsPath ? loadTrustedDocuments(config.trustedDocumentsPath) : null,
     maxResponseBytes: config.limits.maxResponseBytes,
   };
   const explorer = gatewayExplorer(config.explorer, { endpoint: '/graphql', ...explorerOptions });
+  // What a caller sends is kept in its own share of each cache; keys not accepted lately share one (docs/security.md).
+  const ownerOf = (contextValue: unknown) => (contextValue as HttpContext).metricsOwner ?? UNPROVEN_OWNER;
+  const httpDocuments = fairDocumentStore({ maxBytes: caches.documentBytes, callerShare: caches.callerShare }, ownerOf);
+  const streamDocuments = validatedDocuments({ maxBytes: caches.documentBytes, callerShare: caches.callerShare });
+  // Queries compiled by graphql-jit (src/graphql/jit-executor.ts), unless turned off or usage reports
+  // are sent (they time every field, which a compiled query does not let them see).
+  const compiler = config.graphql.jit && !config.observability.apollo?.usageReporting
+    ? jitGateway(schema, { cache: { maxBytes: caches.jitBytes, callerShare: caches.callerShare }, compiledSchema: ownSchema(), ownerOf })
+    : null;
   const apollo = new ApolloServer<HttpContext>({
-    // Queries compiled by graphql-jit (src/graphql/jit-executor.ts), unless turned off or usage reports
-    // are sent (they time every field, which a compiled query does not let them see).
-    ...(config.graphql.jit && !config.observability.apollo?.usageReporting ? { gateway: jitGateway(schema, { maxDocuments: MAX_COMPILED_DOCUMENTS, compiledSchema: ownSchema() }) } : { schema }),
+    ...(compiler ? { gateway: compiler } : { schema }),
+    documentStore: httpDocuments.store,
+    persistedQueries: { cache: httpDocuments.persisted },
     introspection: config.graphql.introspection,
     includeStacktraceInErrorResponses: false,
     formatError,
@@ -164,7 +175,8 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     validationRules: documents.rules,
     plugins: [
       authGate({ routerSecretSet: config.graphql.routerSharedSecret !== null }),
-      operationLimits(documents.check, config.graphql.costExtensions ? { maximumAvailable: config.limits.maxCost } : null),
+      httpDocuments.plugin,
+      operationLimits(documents.check, config.graphql.costExtensions ? { maximumAvailable: config.limits.maxCost } : null, ownerOf),
       // Installed by hand: the federated tracing Apollo adds to a subgraph by itself, minus its info line at start.
       ApolloServerPluginInlineTrace(),
       // Apollo's cache-control plugin costs a hook on every field of every answer; cacheHeaders()
@@ -219,7 +231,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       // In production the subgraph SDL goes to the router only, by a secret these transports cannot carry (graphql-route.ts).
       refusedRootFields: config.production ? ['_service'] : [],
       // WebSocket and SSE share it: same schema, same rules.
-      validated: validatedDocuments(),
+      validated: streamDocuments,
     },
     redis: shared.redis,
     onRateLimited: (limit) => observability.rateLimited(limit),
@@ -239,7 +251,17 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     admission,
     formatError,
   });
-  observability.readFrom({ routes: () => upstream.routeStats?.() ?? {}, websocket: () => subscriptions.stats() });
+  observability.readFrom({
+    routes: () => upstream.routeStats?.() ?? {},
+    websocket: () => subscriptions.stats(),
+    caches: () => ({
+      compiled_queries: compiler?.cachedBytes() ?? 0,
+      http_documents: httpDocuments.bytes(),
+      persisted_queries: httpDocuments.persistedBytes(),
+      stream_documents: streamDocuments.bytes,
+      operation_prices: documents.check.cachedBytes(),
+    }),
+  });
   // The same subscriptions as Server-Sent Events, for clients without WebSockets (src/http/sse.ts).
   const sse = createSseRoute({
     schema,

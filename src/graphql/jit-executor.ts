@@ -6,18 +6,20 @@
  * formatting, the 400 of a bad variable) stays Apollo's. Anything not plainly
  * a query of our own fields runs on graphql-js as before: mutations,
  * subscriptions, the federation fields (`_entities`, `_service`),
- * introspection, root fragments, and operations whose fields a plugin wants
- * to see resolve (the federated trace a router asks for).
+ * introspection, root fragments, operations whose fields a plugin wants
+ * to see resolve (the federated trace a router asks for), documents too large
+ * for a caller's share of the compiled queries, and documents naming a
+ * variable, alias or fragment `__proto__`, `constructor` and the like.
  *
  * graphql-jit compiles against a schema of its own, a second build of ours: the
  * first traced request makes Apollo wrap every field's resolver of the schema it
  * holds, in place and for good, and every document compiled after would call
  * that wrapper and build a resolve info for each field.
  */
-import { execute, GraphQLError, Kind, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { execute, GraphQLError, Kind, visit, type DocumentNode, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import { LRUCache } from 'lru-cache';
 import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
+import { FairCache, type FairCacheOptions } from './fair-cache.js';
 import { SerializerErrors } from './jit-serializer-errors.js';
 
 type Gateway = ApolloServerOptionsWithGateway<BaseContext>['gateway'];
@@ -25,34 +27,46 @@ type Executor = NonNullable<Awaited<ReturnType<Gateway['load']>>['executor']>;
 type ExecutorContext = Parameters<Executor>[0];
 
 export interface JitOptions {
-  /** Compiled documents kept (least recently used dropped first). */
-  maxDocuments: number;
+  /** The compiled queries kept, in estimated bytes, and one caller's share of them (`compiledBytes`). */
+  cache: FairCacheOptions;
   /** What graphql-jit compiles against: the same schema built apart from Apollo's, whose resolvers Apollo may wrap. */
   compiledSchema: GraphQLSchema;
+  /** Who a compiled query is charged to, from the operation's context. */
+  ownerOf: (contextValue: unknown) => string;
 }
 
-/** Compiled documents kept by default: far more than the distinct documents of a deployment's clients. */
-export const MAX_COMPILED_DOCUMENTS = 1_000;
+/**
+ * Heap a compiled query holds, estimated from its document's text: a fixed part, and a part per
+ * character that covers field-dense documents (a string literal costs far less; docs/performance.md).
+ */
+const COMPILED_BASE_BYTES = 8 * 1024;
+const COMPILED_BYTES_PER_CHAR = 150;
+
+export function compiledBytes(sourceLength: number): number {
+  return COMPILED_BASE_BYTES + COMPILED_BYTES_PER_CHAR * sourceLength;
+}
 
 /** The header a router sends to ask for a federated trace, which needs every field's resolution seen. */
 const TRACE_HEADER = 'apollo-federation-include-trace';
 
-/** A gateway in name only: our schema, never updated, run by `jitExecutor`. */
-export function jitGateway(schema: GraphQLSchema, options: JitOptions): Gateway {
+/** A gateway in name only: our schema, never updated, run by `jitExecutor`; with the bytes its compiled queries hold. */
+export function jitGateway(schema: GraphQLSchema, options: JitOptions): Gateway & { cachedBytes(): number } {
+  const executor = jitExecutor(schema, options);
   return {
     onSchemaLoadOrUpdate(callback) {
       callback({ apiSchema: schema, coreSupergraphSdl: '' });
       return () => {};
     },
-    load: async () => ({ executor: jitExecutor(schema, options) }),
+    load: async () => ({ executor }),
     stop: async () => {},
+    cachedBytes: () => executor.cachedBytes(),
   };
 }
 
 /** graphql-jit over `compiledSchema`; graphql-js, when it runs, over Apollo's `schema` (which a trace needs). */
-export function jitExecutor(schema: GraphQLSchema, { maxDocuments, compiledSchema }: JitOptions): Executor {
-  // false: graphql-jit refused the document; graphql-js runs it every time without asking again.
-  const compiled = new LRUCache<string, CompiledQuery | false>({ max: maxDocuments });
+export function jitExecutor(schema: GraphQLSchema, { cache, compiledSchema, ownerOf }: JitOptions): Executor & { cachedBytes(): number } {
+  // false: graphql-jit refused the document, or it names inherited properties; graphql-js runs it every time without asking again.
+  const compiled = new FairCache<string, CompiledQuery | false>(cache);
   const serializers = new SerializerErrors(compiledSchema);
   const compiledFor = (context: ExecutorContext): CompiledQuery | false => {
     const operationName = context.request.operationName ?? undefined;
@@ -60,9 +74,12 @@ export function jitExecutor(schema: GraphQLSchema, { maxDocuments, compiledSchem
     const key = `${context.queryHash}:${operationName ?? ''}`;
     let query = compiled.get(key);
     if (query === undefined) {
-      const result = compileQuery(compiledSchema, context.document!, operationName, { customSerializers: serializers.byType });
-      query = isCompiledQuery(result) ? result : false;
-      compiled.set(key, query);
+      const bytes = compiledBytes(context.source?.length ?? context.document!.loc?.end ?? 0);
+      // Too large for any caller's share: compiled, it would be dropped at once, so never compiled at all.
+      if (bytes > compiled.perCaller) return false;
+      const result = namesInherited(context.document!) ? null : compileQuery(compiledSchema, context.document!, operationName, { customSerializers: serializers.byType });
+      query = result && isCompiledQuery(result) ? result : false;
+      compiled.set(key, query, query ? bytes : COMPILED_BASE_BYTES, ownerOf(context.context));
     }
     return query;
   };
@@ -75,7 +92,7 @@ export function jitExecutor(schema: GraphQLSchema, { maxDocuments, compiledSchem
       operationName: context.request.operationName,
     }) as ExecutionResult | Promise<ExecutionResult>;
 
-  return async (context) => {
+  const run: Executor = async (context) => {
     if (!jitMayRun(context)) return byGraphqlJs(context);
     const query = compiledFor(context);
     if (!query) return byGraphqlJs(context);
@@ -87,6 +104,7 @@ export function jitExecutor(schema: GraphQLSchema, { maxDocuments, compiledSchem
     // (Apollo reads them to answer 400 BAD_USER_INPUT).
     return result.data === undefined ? byGraphqlJs(context) : result;
   };
+  return Object.assign(run, { cachedBytes: () => compiled.bytes });
 }
 
 /**
@@ -111,6 +129,26 @@ function jitMayRun(context: ExecutorContext): boolean {
   if (!operation || operation.operation !== 'query' || !context.document || !context.queryHash) return false;
   if (context.request.http?.headers.get(TRACE_HEADER)) return false;
   return ownFieldsOnly(operation);
+}
+
+/**
+ * Whether the document names a variable, an alias or a fragment as a property every object inherits
+ * (`__proto__`, `constructor`, `toString`...). graphql-jit reads and writes such names with plain
+ * property access: `$__proto__` given is lost, `$constructor` absent reads a function, an alias
+ * `__proto__` in a list's items is dropped. graphql-js keeps them as own keys; it runs such documents.
+ */
+function namesInherited(document: DocumentNode): boolean {
+  let found = false;
+  const inherited = (name: string | undefined) => {
+    if (name !== undefined && name in Object.prototype) found = true;
+  };
+  visit(document, {
+    VariableDefinition: (node) => inherited(node.variable.name.value),
+    Field: (node) => inherited(node.alias?.value),
+    FragmentDefinition: (node) => inherited(node.name.value),
+    FragmentSpread: (node) => inherited(node.name.value),
+  });
+  return found;
 }
 
 /** Only plain fields at the root, none of the federation's or introspection's (names starting with `_`, but __typename). */

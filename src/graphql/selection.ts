@@ -48,7 +48,8 @@ export function selectedFieldNames(set: SelectionSetNode | undefined, fragments:
 
 /** Fragment definitions of a document by name. */
 export function fragmentsOf(definitions: readonly { kind: Kind }[]): Fragments {
-  const fragments: Record<string, FragmentDefinitionNode> = {};
+  // No prototype: a fragment named `__proto__` or `constructor` is a key like any other.
+  const fragments = Object.create(null) as Record<string, FragmentDefinitionNode>;
   for (const def of definitions) {
     if (def.kind === Kind.FRAGMENT_DEFINITION) {
       const fragment = def as FragmentDefinitionNode;

@@ -17,7 +17,7 @@
  */
 import { GraphQLError, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { Redis } from 'ioredis';
-import type { LRUCache } from 'lru-cache';
+import type { FairCache } from '../graphql/fair-cache.js';
 import { readCaller, type Caller } from '../auth.js';
 import type { Config } from '../config.js';
 import { ErrorCode, unauthenticated } from '../errors.js';
@@ -59,7 +59,7 @@ export interface StreamDocumentLimits {
   rules: readonly ValidationRule[];
   refusedRootFields: readonly string[];
   /** Documents that passed before, shared by graphql-ws and graphql-sse (same schema, same rules). */
-  validated: LRUCache<string, DocumentNode>;
+  validated: FairCache<string, DocumentNode>;
 }
 
 export interface AdmissionDeps {
@@ -246,8 +246,8 @@ export function createAdmission(deps: AdmissionDeps): Admission {
         rules: deps.streams.rules,
         check: deps.documents.check,
         refusedRootFields: deps.streams.refusedRootFields,
-        // A key not proven is anyone's to invent: its documents are checked, never remembered.
-        ...(keys.isKnown(caller.callerId) ? { validated: deps.streams.validated } : {}),
+        // A key not proven is anyone's to invent: its documents are checked, never remembered; a known key's are its own share.
+        ...(keys.isKnown(caller.callerId) ? { validated: deps.streams.validated, owner: caller.callerId } : {}),
       });
       return 'errors' in admitted ? admitted : { document: admitted.document, source };
     },

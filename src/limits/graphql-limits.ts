@@ -6,7 +6,6 @@
  * through Apollo Server (server.ts); WebSocket and SSE through `admitDocument`.
  */
 import type { ApolloServerPlugin } from '@apollo/server';
-import { LRUCache } from 'lru-cache';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
@@ -26,7 +25,9 @@ import {
 } from 'graphql';
 import type { Limits } from '../config.js';
 import { ErrorCode } from '../errors.js';
+import { FairCache } from '../graphql/fair-cache.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
+import { documentBytes, UNPROVEN_OWNER } from './document-store.js';
 import { createCostEstimator, operationCost, type CostSettings } from './operation-cost.js';
 import { upstreamCallsOf, type UpstreamGate } from './upstream-budget.js';
 
@@ -49,30 +50,37 @@ function operationTooCostly(message: string, extensions: Record<string, unknown>
 /** The verdict with the price found: `cost` is null when the variables do not coerce (execution refuses them). */
 export type OperationPrice = { refused: GraphQLError; cost: number | null } | { refused: null; cost: number | null };
 
-/** Prices an operation and counts its mutation fields once its variables are known: the error to refuse it with, or null. */
+/**
+ * Prices an operation and counts its mutation fields once its variables are known: the error to refuse it with, or null.
+ * `owner`: who a remembered price is charged to (UNPROVEN_OWNER by default).
+ */
 export interface OperationCheck {
-  (document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>): GraphQLError | null;
+  (document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, owner?: string): GraphQLError | null;
   /** The same check, with the price (for `extensions.cost`). */
-  price(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>): OperationPrice;
+  price(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, owner?: string): OperationPrice;
+  /** Estimated bytes of the prices remembered. */
+  cachedBytes(): number;
 }
 
-/** Admissions remembered, all operations together, least recently used out first: at most about 10 MB of keys. */
-const ADMISSIONS_REMEMBERED = 10_000;
+/** Admissions remembered, all operations together, in estimated bytes (a key, its price and the LRU's entry), least recently used out first. */
+const ADMISSION_BYTES_REMEMBERED = 8 * 1024 * 1024;
+const ADMISSION_ENTRY_BYTES = 160;
 /** Variables longer than this as JSON are priced every time rather than remembered. */
 const MAX_REMEMBERED_VARIABLES_CHARS = 1024;
 
-export function operationCheck(schema: GraphQLSchema, limits: Limits, pagination: CostSettings): OperationCheck {
+export function operationCheck(schema: GraphQLSchema, limits: Limits, pagination: CostSettings, callerShare = 1): OperationCheck {
   const estimator = createCostEstimator(schema, pagination);
   // Apollo Server hands every request with the same text the same parsed document (its document
   // store), so a repeated operation is priced once per set of variables, not once per request.
   // Only admissions whose cost was computed are kept: a refusal is a fresh error each time, and
   // variables that did not coerce were never priced. The key holds the declared variables only,
   // so undeclared ones can neither grow the memory nor tell two requests apart.
-  const admitted = new LRUCache<string, number>({ max: ADMISSIONS_REMEMBERED });
+  // Each caller's admissions hold at most `callerShare` of the bytes: one caller's many variables push out its own.
+  const admitted = new FairCache<string, number>({ maxBytes: ADMISSION_BYTES_REMEMBERED, callerShare });
   // Each parsed operation gets a number for the keys; a reparsed one is another operation.
   const operationIds = new WeakMap<OperationDefinitionNode, number>();
   let lastId = 0;
-  const price = (document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>): OperationPrice => {
+  const price = (document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, owner = UNPROVEN_OWNER): OperationPrice => {
     const operation = getOperationAST(document, operationName);
     if (!operation) return { refused: null, cost: null };
     const variablesPart = variablesKey(operation, variables);
@@ -83,11 +91,12 @@ export function operationCheck(schema: GraphQLSchema, limits: Limits, pagination
     const remembered = key === null ? undefined : admitted.get(key);
     if (remembered !== undefined) return { refused: null, cost: remembered };
     const verdict = checkOperation(document, operation, operationName, variables);
-    if (verdict.refused === null && verdict.cost !== null && key !== null) admitted.set(key, verdict.cost);
+    if (verdict.refused === null && verdict.cost !== null && key !== null) admitted.set(key, verdict.cost, ADMISSION_ENTRY_BYTES + 2 * key.length, owner);
     return verdict;
   };
-  const check = (document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>) => price(document, operationName, variables).refused;
-  return Object.assign(check, { price });
+  const check = (document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, owner?: string) =>
+    price(document, operationName, variables, owner).refused;
+  return Object.assign(check, { price, cachedBytes: () => admitted.bytes });
 
   /** The error to refuse with, if any, and the price (null for variables that execution will refuse). */
   function checkOperation(
@@ -175,14 +184,18 @@ export interface CostExtensionSettings {
  * operation carries `extensions.cost`: `requestedQueryCost` (the estimate, refused or not),
  * `actualQueryCost` (the upstream calls the operation made) and `maximumAvailable`.
  */
-export function operationLimits(check: OperationCheck, costExtension: CostExtensionSettings | null): ApolloServerPlugin<{ upstreamGate?: UpstreamGate | undefined }> {
+export function operationLimits(
+  check: OperationCheck,
+  costExtension: CostExtensionSettings | null,
+  ownerOf: (contextValue: unknown) => string = () => UNPROVEN_OWNER,
+): ApolloServerPlugin<{ upstreamGate?: UpstreamGate | undefined }> {
   return {
     async requestDidStart() {
       let requested: number | null = null;
       return {
-        async didResolveOperation({ document, operation, operationName, request }) {
+        async didResolveOperation({ document, operation, operationName, request, contextValue }) {
           if (!operation) return;
-          const { refused, cost } = check.price(document, operationName ?? undefined, request.variables ?? {});
+          const { refused, cost } = check.price(document, operationName ?? undefined, request.variables ?? {}, ownerOf(contextValue));
           requested = cost;
           if (refused) throw refused;
         },
@@ -197,33 +210,6 @@ export function operationLimits(check: OperationCheck, costExtension: CostExtens
   };
 }
 
-/** Documents admitted before, by their text: at most this many, and about this many bytes of heap. */
-const DOCUMENTS_REMEMBERED = 1_000;
-const DOCUMENT_BYTES_REMEMBERED = 32 * 1024 * 1024;
-/**
- * Heap a parsed document holds per character of its text, tokens and nodes with their locations:
- * measured at 94 for a short subscription document and 57 for one of 180 fragments.
- */
-const DOCUMENT_BYTES_PER_CHAR = 100;
-
-/**
- * Documents that parsed and validated, by their text, for `admitDocument`:
- * Apollo Server keeps its own such store for HTTP, so a repeated WebSocket or
- * SSE operation is neither parsed nor validated again, and reaches the cost
- * check with the same document, whose price is remembered per operation.
- * One per schema and set of rules: what passed them once passes them again.
- * Only callers whose key the upstream accepted add to it (a made-up key could
- * otherwise push out the documents of real ones).
- */
-export function validatedDocuments(): LRUCache<string, DocumentNode> {
-  // A document estimated over the whole bound is not remembered at all (lru-cache's maxEntrySize is maxSize).
-  return new LRUCache<string, DocumentNode>({
-    max: DOCUMENTS_REMEMBERED,
-    maxSize: DOCUMENT_BYTES_REMEMBERED,
-    sizeCalculation: (_document, source) => Math.max(1, source.length) * DOCUMENT_BYTES_PER_CHAR,
-  });
-}
-
 /** What `admitDocument` checks a document against. */
 export interface AdmissionGuard {
   maxTokens: number;
@@ -232,7 +218,9 @@ export interface AdmissionGuard {
   /** Root fields this transport does not serve. */
   refusedRootFields?: readonly string[];
   /** Documents that passed before (validatedDocuments); without it, every document is parsed and validated. */
-  validated?: LRUCache<string, DocumentNode>;
+  validated?: FairCache<string, DocumentNode>;
+  /** Who a document remembered, and a price, is charged to. */
+  owner?: string;
 }
 
 /**
@@ -252,7 +240,7 @@ export function admitDocument(
     const fresh = parsedAndValid(schema, source, guard);
     if ('errors' in fresh) return fresh;
     document = fresh;
-    guard.validated?.set(source, document);
+    guard.validated?.set(source, document, documentBytes(source.length), guard.owner ?? UNPROVEN_OWNER);
   }
   const operation = getOperationAST(document, operationName);
   if (operation && guard.refusedRootFields?.length) {
@@ -262,7 +250,7 @@ export function admitDocument(
       return { errors: [new GraphQLError(`\`${refusedRoot}\` is not served on this transport.`, { extensions: { code: ErrorCode.UNAUTHENTICATED } })] };
     }
   }
-  const refused = guard.check(document, operationName, variables);
+  const refused = guard.check(document, operationName, variables, guard.owner);
   return refused ? { errors: [refused] } : { document };
 }
 

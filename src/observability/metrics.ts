@@ -34,6 +34,8 @@ export type OperationOutcome = 'ok' | 'partial' | 'error' | 'rejected';
 export interface LiveSources {
   routes(): Record<string, RouteStats>;
   websocket(): { connections: number; subscriptions: number };
+  /** Estimated bytes held by each cache of what callers send (documents, compiled queries, prices), by name. */
+  caches?(): Record<string, number>;
 }
 
 export class GatewayMetrics {
@@ -115,6 +117,17 @@ export class GatewayMetrics {
     this.routeGauge('gateway_upstream_in_flight', 'Upstream calls holding a slot of their route.', (s) => s.inFlight);
     this.liveGauge('gateway_websocket_connections', 'Open GraphQL-over-WebSocket connections.', (ws) => ws.connections);
     this.liveGauge('gateway_subscriptions_active', 'Live subscriptions on this instance.', (ws) => ws.subscriptions);
+    const sources = () => this.sources;
+    new Gauge({
+      name: 'gateway_graphql_cache_bytes',
+      help: 'Estimated bytes held by each cache of what callers send: parsed documents, persisted query texts, compiled queries, operation prices.',
+      labelNames: ['cache'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [cache, bytes] of Object.entries(sources()?.caches?.() ?? {})) this.set({ cache }, bytes);
+      },
+    });
   }
 
   // The metric factories below register in this gateway's registry; a metric's

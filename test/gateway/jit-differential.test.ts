@@ -214,6 +214,43 @@ describe('queries compiled by graphql-jit answer as graphql-js does', () => {
     expect(jit.runs).toBe(runs + 1);
   });
 
+  // Names every object inherits (`__proto__`, `constructor`, `toString`...) where a caller names things:
+  // variables (given, absent, undeclared), arguments, input fields, aliases, fragments and operations.
+  // Variables are built from JSON text, as a request's are, so that `__proto__` is a key like any other.
+  const specialNames: [string, string, (ids: { id: string; c: string }) => string, string?][] = [
+    ['a variable named __proto__', 'query ($__proto__: ID!) { transaction(id: $__proto__) { id status } }', ({ id }) => `{"__proto__": "${id}"}`],
+    [
+      'variables named constructor, toString, hasOwnProperty and valueOf',
+      `query ($constructor: ID!, $toString: ID!, $hasOwnProperty: ID!, $valueOf: Int) {
+        a: transaction(id: $constructor) { id } b: customer(id: $toString) { id } c: transaction(id: $hasOwnProperty) { status }
+        transactions(first: $valueOf) { totalCount } }`,
+      ({ id, c }) => `{"constructor": "${id}", "toString": "${c}", "hasOwnProperty": "${id}", "valueOf": 2}`,
+    ],
+    ['optional variables named constructor and toString, absent', 'query ($constructor: Int, $toString: Int) { transactions(first: $constructor) { totalCount } payouts(first: $toString) { totalCount } }', () => '{}'],
+    ['a required variable named __proto__, absent', 'query ($__proto__: ID!) { transaction(id: $__proto__) { id } }', () => '{}'],
+    ['an undeclared variable named __proto__', 'query ($id: ID!) { transaction(id: $id) { id } }', ({ id }) => `{"id": "${id}", "__proto__": {"polluted": true}}`],
+    [
+      'aliases named __proto__, constructor, toString, hasOwnProperty and valueOf',
+      'query ($id: ID!) { __proto__: transaction(id: $id) { constructor: id toString: status hasOwnProperty: __typename valueOf: amount } constructor: currencies { __proto__: iso } }',
+      ({ id }) => `{"id": "${id}"}`,
+    ],
+    [
+      'fragments named __proto__, constructor and toString',
+      `fragment __proto__ on Transaction { id } fragment constructor on Transaction { status } fragment toString on Customer { email }
+      query ($id: ID!) { transaction(id: $id) { ...__proto__ ...constructor customer { ...toString } } }`,
+      ({ id }) => `{"id": "${id}"}`,
+    ],
+    ['operations named __proto__ and constructor', 'query __proto__ { currencies { iso } } query constructor { currencies { name } }', () => '{}', '__proto__'],
+    ['an argument named constructor (refused by validation)', 'query ($id: ID!) { transaction(id: $id, constructor: 1) { id } }', ({ id }) => `{"id": "${id}"}`],
+    ['an input field named __proto__ (refused by validation)', 'query { customers(filter: { __proto__: "x" }) { totalCount } }', () => '{}'],
+  ];
+
+  it.each(specialNames)('answers %s as graphql-js does', async (_label, query, json, operationName) => {
+    const vars = JSON.parse(json({ id: String(transaction.id), c: String(customer.id) })) as Record<string, unknown>;
+    const answer = await same(query, vars, operationName ? { operationName } : {});
+    expect(answer.text).not.toContain('INTERNAL_SERVER_ERROR');
+  });
+
   it('compiles a document once, then runs it as compiled', async () => {
     const query = 'query Twice($id: ID!) { transaction(id: $id) { id status } }';
     const compiled = jit.compiled;

@@ -8,7 +8,8 @@ import { GraphQLError } from 'graphql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createAdmission, REVOKED_KEY_MESSAGE, type Admission, type RateLimitName } from '../../../src/limits/admission.js';
-import { documentRules, operationCheck, validatedDocuments } from '../../../src/limits/graphql-limits.js';
+import { validatedDocuments } from '../../../src/limits/document-store.js';
+import { documentRules, operationCheck } from '../../../src/limits/graphql-limits.js';
 import { KeyStatus } from '../../../src/limits/key-status.js';
 import { createLogger } from '../../../src/logger.js';
 import { buildSchema } from '../../../src/schema.js';
@@ -47,7 +48,7 @@ function setup(
     maxResponseBytes: 1_000_000,
     trusted,
   };
-  const streams = { rules: documents.rules, refusedRootFields: [] as string[], validated: validatedDocuments() };
+  const streams = { rules: documents.rules, refusedRootFields: [] as string[], validated: validatedDocuments({ maxBytes: 32 * 1024 * 1024, callerShare: 0.25 }) };
   const admission = createAdmission({
     config,
     keys,

@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
-import { admitDocument, documentRules, operationCheck, validatedDocuments, type AdmissionGuard } from '../../../src/limits/graphql-limits.js';
+import { validatedDocuments } from '../../../src/limits/document-store.js';
+import { admitDocument, documentRules, operationCheck, type AdmissionGuard } from '../../../src/limits/graphql-limits.js';
 import { buildSchema } from '../../../src/schema.js';
 
 describe('admission of WebSocket and SSE documents, repeated', () => {
@@ -18,7 +19,7 @@ describe('admission of WebSocket and SSE documents, repeated', () => {
     rules: documentRules(config.limits),
     check: operationCheck(schema, config.limits, config.pagination),
     refusedRootFields: ['_service'],
-    validated: validatedDocuments(),
+    validated: validatedDocuments({ maxBytes: 32 * 1024 * 1024, callerShare: 1 }),
   });
   const page = 'query Page($first: Int) { transactions(first: $first) { nodes { id customer { email } } } }';
   const admitted = (result: ReturnType<typeof admitDocument>) => {
@@ -67,7 +68,18 @@ describe('admission of WebSocket and SSE documents, repeated', () => {
     expect(g.validated!.size).toBe(0);
     admitted(admitDocument(schema, page, 'Page', { first: 5 }, g));
     expect(g.validated!.size).toBe(1);
-    expect(g.validated!.calculatedSize).toBe(page.length * 100);
+    expect(g.validated!.bytes).toBe(page.length * 100);
+  });
+
+  it("holds a caller's documents to its share: its flood pushes out its own, not another caller's", () => {
+    const g = { ...guard(), validated: validatedDocuments({ maxBytes: 1_000_000, callerShare: 0.25 }) };
+    admitted(admitDocument(schema, page, 'Page', { first: 5 }, { ...g, owner: 'other' }));
+    const flood = (i: number) => `query Flood${i} { __typename }`;
+    for (let i = 0; i < 200; i++) admitted(admitDocument(schema, flood(i), undefined, {}, { ...g, owner: 'flooder' }));
+    expect(g.validated.bytesOf('flooder')).toBeLessThanOrEqual(250_000);
+    expect(g.validated.get(flood(199))).toBeDefined();
+    expect(g.validated.get(flood(0))).toBeUndefined();
+    expect(g.validated.get(page)).toBeDefined();
   });
 
   it('works the same without a memo, parsing every time', () => {

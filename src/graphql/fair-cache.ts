@@ -1,0 +1,105 @@
+/**
+ * A cache of what callers send (documents, what is compiled or priced from
+ * them), bounded in estimated bytes, in which each caller holds at most a
+ * share of the whole: over its share, a caller's own least recently used
+ * entries go, never another's. An entry is charged to the caller who stored
+ * it; any caller may read it. The whole is lru-cache's byte-bounded LRU, so
+ * several callers within their shares still push out the least recently used
+ * of anyone when together they fill it.
+ */
+import { LRUCache } from 'lru-cache';
+
+export interface FairCacheOptions {
+  /** Estimated bytes the cache holds in all. */
+  maxBytes: number;
+  /** The part of `maxBytes` one caller's entries may take (0 to 1). */
+  callerShare: number;
+}
+
+interface Entry<V> {
+  value: V;
+  bytes: number;
+  owner: string;
+}
+
+interface Holding<K> {
+  bytes: number;
+  /** The owner's keys, least recently used first (a Set keeps insertion order). */
+  keys: Set<K>;
+}
+
+export class FairCache<K extends NonNullable<unknown>, V extends NonNullable<unknown>> {
+  /** Bytes one caller may hold; an entry estimated over it is not kept at all. */
+  readonly perCaller: number;
+  private readonly entries: LRUCache<K, Entry<V>>;
+  private readonly holdings = new Map<string, Holding<K>>();
+
+  constructor(options: FairCacheOptions) {
+    this.perCaller = Math.max(0, Math.floor(options.maxBytes * Math.min(1, Math.max(0, options.callerShare))));
+    this.entries = new LRUCache<K, Entry<V>>({
+      maxSize: Math.max(1, options.maxBytes),
+      sizeCalculation: (entry) => entry.bytes,
+      // Every way out (evicted by the whole, dropped by its owner's share, replaced) gives the owner its bytes back.
+      dispose: (entry, key) => this.release(entry, key),
+    });
+  }
+
+  get(key: K): V | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    const holding = this.holdings.get(entry.owner);
+    if (holding) {
+      holding.keys.delete(key);
+      holding.keys.add(key);
+    }
+    return entry.value;
+  }
+
+  /** Keeps `value`, charged to `owner`, unless `bytes` is over one caller's share; returns whether it was kept. */
+  set(key: K, value: V, bytes: number, owner: string): boolean {
+    this.entries.delete(key);
+    const size = Math.max(1, Math.ceil(bytes));
+    if (size > this.perCaller) return false;
+    let holding = this.holdings.get(owner);
+    if (!holding) this.holdings.set(owner, (holding = { bytes: 0, keys: new Set() }));
+    for (const oldest of holding.keys) {
+      if (holding.bytes + size <= this.perCaller) break;
+      this.entries.delete(oldest);
+    }
+    // release() may have dropped an emptied holding: charge the one in the map.
+    if (!this.holdings.has(owner)) this.holdings.set(owner, holding);
+    holding.bytes += size;
+    holding.keys.add(key);
+    this.entries.set(key, { value, bytes: size, owner });
+    return true;
+  }
+
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  /** Estimated bytes held, in all. */
+  get bytes(): number {
+    return this.entries.calculatedSize;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Estimated bytes charged to `owner`. */
+  bytesOf(owner: string): number {
+    return this.holdings.get(owner)?.bytes ?? 0;
+  }
+
+  private release(entry: Entry<V>, key: K): void {
+    const holding = this.holdings.get(entry.owner);
+    if (!holding || !holding.keys.delete(key)) return;
+    holding.bytes -= entry.bytes;
+    if (holding.keys.size === 0) this.holdings.delete(entry.owner);
+  }
+}
