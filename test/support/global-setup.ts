@@ -9,6 +9,7 @@ const SUITES: Record<Tool, string> = {
   'redis-server': 'the tests over a real Redis (scale-out, shared idempotency, entity cache, reconciliation leases)',
   chromium: 'the browser tests (bundled explorer, emulator console, example checkout)',
   'hive-gateway': 'the tests through Hive Gateway (test/routers: demand control agreeing with the gateway\'s prices)',
+  curl: "the README's curl commands, run as pasted",
 };
 
 export default function setup(): () => void {
