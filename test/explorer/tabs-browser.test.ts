@@ -172,7 +172,7 @@ describeWith('chromium', "the explorer's example tabs, followed as written", () 
       // Soon: before GraphiQL stores the tabs (it waits 500 ms after a change), as a quick F5 does.
       for (const settle of [0, 1_500]) {
         await page.locator('.graphiql-tab-button', { hasText: new RegExp(`^${name}$`) }).click();
-        await expect.poll(() => editorText(page, '.graphiql-query-editor'), { intervals: [50] }).toMatch(new RegExp(`(mutation|query|subscription) ${name}\\b`));
+        await expect.poll(() => editorText(page, '.graphiql-query-editor'), { interval: 50 }).toMatch(new RegExp(`(mutation|query|subscription) ${name}\\b`));
         await new Promise((resolve) => setTimeout(resolve, settle));
         await page.reload();
         await page.locator('.graphiql-container').waitFor({ timeout: 15_000 });
