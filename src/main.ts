@@ -30,12 +30,14 @@ async function main(): Promise<void> {
   // Embedded: no PAYMENTS_API_URL, so the emulator is the upstream, seeded with demo data.
   let emulator: RunningEmulator | null = null;
   let emulatorForwards = false;
+  let consolePortTaken: number | null = null;
   // Loopback only, and its admin API (reset, faults, seed) behind this user's token: never reachable from outside.
   const adminToken = config.embeddedEmulator ? embeddedAdminToken(undefined, (message) => logger.warn(message)) : '';
   if (config.embeddedEmulator) {
     const options = loadEmulatorOptionsFromEnv(process.env);
     // 4010 when free, so the console keeps its address; any free port beside a standalone emulator on 4010.
     emulator = await startEmbeddedEmulator({ ...options, adminToken }, Boolean(process.env.EMULATOR_PORT));
+    if (options.port !== 0 && new URL(emulator.url).port !== String(options.port)) consolePortTaken = options.port;
     emulatorForwards = Boolean(options.forwardTo);
   }
   const demoKey = emulator?.seedDemo() ?? null;
@@ -65,7 +67,7 @@ async function main(): Promise<void> {
 
   // The welcome holds the emulator's admin token: never print it into a production log stream.
   if (emulator && demoKey && (!config.production || process.stdout.isTTY)) {
-    printWelcome(gateway.url, emulator.url, demoKey, adminToken, config.explorer, gateway.metricsUrl);
+    printWelcome(gateway.url, emulator.url, demoKey, adminToken, config.explorer, gateway.metricsUrl, consolePortTaken);
   } else {
     logger.info({ url: gateway.url, metrics: gateway.metricsUrl, upstream: upstreamUrl, httpClient: upstream.httpClient, env: config.paymentsEnv }, 'gateway ready');
   }
@@ -122,15 +124,27 @@ const EXPLORER_HINT = {
   off: '',
 } as const;
 
-function printWelcome(graphqlUrl: string, emulatorUrl: string, key: string, adminToken: string, explorer: keyof typeof EXPLORER_HINT, metricsUrl: string | null): void {
+function printWelcome(
+  graphqlUrl: string,
+  emulatorUrl: string,
+  key: string,
+  adminToken: string,
+  explorer: keyof typeof EXPLORER_HINT,
+  metricsUrl: string | null,
+  consolePortTaken: number | null,
+): void {
+  // The README promises the same console address on every start: say when this one is not it.
+  const moved = consolePortTaken
+    ? `\n              port ${consolePortTaken} was taken, so this address changes on every start: free it, or set EMULATOR_PORT`
+    : '';
   const query = '{ transactions(first: 5) { totalCount nodes { id amountMoney { amount currencyIso } status customer { fullName } } } }';
   console.log(`
 Payments GraphQL gateway ready (embedded emulator, sandbox demo data)
 
   GraphQL     ${graphqlUrl}   ${EXPLORER_HINT[explorer]}
   Emulator    ${emulatorUrl}   (loopback only; admin API header x-emulator-admin-token: ${adminToken})
-  Console     ${emulatorUrl}/_emulator/console#token=${adminToken}   (settle payments, see webhooks, switch faults)
-  Sandbox key ${key}${metricsUrl ? `\n  Metrics     ${metricsUrl}   (Prometheus)` : ''}
+  Console     ${emulatorUrl}/_emulator/console#token=${adminToken}   (settle payments, see webhooks, switch faults)${moved}
+  Sandbox key ${key}   (holds the demo data; any other sk_sandbox_… key is a new, empty account)${metricsUrl ? `\n  Metrics     ${metricsUrl}   (Prometheus)` : ''}
 
 Set this header in your client:
   Authorization: Bearer ${key}

@@ -6,6 +6,7 @@
  * `npm run codegen:check`).
  */
 import type { CodegenConfig } from '@graphql-codegen/cli';
+import { PAYMENTS_CLIENT_SCALARS } from '../../supergraph/client-scalars.js';
 
 const config: CodegenConfig = {
   overwrite: true,
@@ -18,7 +19,8 @@ const config: CodegenConfig = {
       config: {
         useTypeImports: true,
         enumsAsTypes: true,
-        scalars: { ID: 'string', Decimal: 'string', DateTime: 'string', URL: 'string', EmailAddress: 'string', CountryCode: 'string', JSONObject: 'Record<string, unknown>' },
+        // The payments scalars as a client sees them; without this map they are `unknown`.
+        scalars: PAYMENTS_CLIENT_SCALARS,
       },
     },
   },

@@ -17,9 +17,10 @@ const emulator = await startEmulator({ ...parsed.options, logger });
 process.stdout.write(
   [
     `Payments API emulator listening on ${emulator.url}  (style: ${emulator.options.responseStyle}, list params: ${emulator.options.listParams}, settle: ${emulator.options.settleMs} ms)`,
-    `Sandbox key: ${DEMO_API_KEY}${emulator.options.seed ? ' (seeded with demo data)' : ''}; any sk_sandbox_<anything> key is an account.`,
+    `Sandbox key: ${DEMO_API_KEY}${emulator.options.seed ? ' (seeded with demo data)' : ''}; any other sk_sandbox_<anything> key is a new, empty account.`,
     `Try: curl -H 'Authorization: Bearer ${DEMO_API_KEY}' ${emulator.url}/v1/transactions`,
-    `Admin: ${emulator.url}/_emulator/stats, /_emulator/faults, /_emulator/reset`,
+    `Admin: ${emulator.url}/_emulator/stats, /_emulator/faults, /_emulator/reset; settle a payment: POST /_emulator/transactions/{id}/status`,
+    'No console here: the console page comes with the emulator `npm start` embeds (its banner prints the address).',
     '',
   ].join('\n'),
 );

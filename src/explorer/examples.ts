@@ -62,7 +62,10 @@ mutation Pay {
       query: `# Step 2: Send pushes the transaction to
 # the payer's phone. The sandbox number
 # 64000001 approves after a moment. To
-# watch it live, start Updates first.
+# watch it live, first run Updates in a
+# second browser window on this page (a
+# subscription stops when its tab is left),
+# then run Send here.
 mutation Send($id: ID!) {
   sendTransaction(
     id: $id

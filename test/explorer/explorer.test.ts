@@ -156,7 +156,7 @@ describe('the example tabs', () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     const documented = new Set<string>();
     for (const block of readme.matchAll(/```graphql\n([\s\S]*?)```/g)) operationsOf(parse(block[1]!)).forEach((op) => documented.add(op));
-    for (const curl of readme.matchAll(/"query":"([^"]+)"/g)) operationsOf(parse(curl[1]!)).forEach((op) => documented.add(op));
+    for (const curl of readme.matchAll(/"query":("(?:[^"\\]|\\.)*")/g)) operationsOf(parse(JSON.parse(curl[1]!) as string)).forEach((op) => documented.add(op));
     for (const tab of EXAMPLE_OPERATIONS) {
       for (const op of operationsOf(parse(tab.query))) expect(documented, op).toContain(op);
     }

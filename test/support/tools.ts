@@ -1,6 +1,7 @@
 /**
  * Suites that need a program outside the main npm install: `redis-server` (scale-out and
- * shared idempotency), Chromium (browser tests) and Hive Gateway (test/routers). On a developer's bare
+ * shared idempotency), Chromium (browser tests), Hive Gateway (test/routers) and curl
+ * (the README's commands). On a developer's bare
  * machine they are skipped, loudly, so `npm ci && npm test` is green there;
  * under CI (`CI=true`) a missing program fails the suite instead, because
  * `.ci/run` installs both and a skip there would hide a lost check.
@@ -13,7 +14,7 @@ import { describe, it, TestRunner } from 'vitest';
 
 export { freePort } from './ports.js';
 
-export type Tool = 'redis-server' | 'chromium' | 'hive-gateway';
+export type Tool = 'redis-server' | 'chromium' | 'hive-gateway' | 'curl';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -21,6 +22,7 @@ const INSTALL: Record<Tool, string> = {
   'redis-server': 'apt-get install -y redis-server (or brew install redis)',
   chromium: `apt-get install -y chromium, or set CHROMIUM_PATH to a Chromium binary (looked for ${CHROMIUM_PATH})`,
   'hive-gateway': 'npm ci --prefix test/routers (Hive Gateway, kept out of the main install)',
+  curl: 'apt-get install -y curl',
 };
 
 /** Hive Gateway's runtime, in the test/routers workspace. */
@@ -29,7 +31,7 @@ export const HIVE_GATEWAY_PATH = new URL('../routers/node_modules/@graphql-hive/
 export function toolAvailable(tool: Tool): boolean {
   if (tool === 'chromium') return existsSync(CHROMIUM_PATH);
   if (tool === 'hive-gateway') return existsSync(HIVE_GATEWAY_PATH);
-  return !spawnSync('redis-server', ['--version']).error;
+  return !spawnSync(tool, ['--version']).error;
 }
 
 export function inCi(): boolean {

@@ -67,12 +67,50 @@ const fetcher: Fetcher = (params, options) => {
   return fetcherFor(typeof entry?.[1] === 'string' ? entry[1] : '')(own, { ...options, ...(documentAST ? { documentAST } : {}) });
 };
 
+/**
+ * GraphiQL writes the editors' text under their own keys at once and the tabs
+ * half a second later; on load it looks for a tab holding exactly that text
+ * and adds one when none does, so a reload or a second window opened in
+ * between got a duplicate or an empty tab. Here the editors' text is read
+ * from the stored tabs' active one, which the lookup always finds.
+ */
+const TABS_KEY = 'graphiql:tabState';
+const ACTIVE_TAB_FIELDS: Record<string, 'query' | 'variables' | 'headers'> = {
+  'graphiql:query': 'query',
+  'graphiql:variables': 'variables',
+  'graphiql:headers': 'headers',
+};
+
+function activeTabField(field: 'query' | 'variables' | 'headers'): string | null {
+  try {
+    const state = JSON.parse(localStorage.getItem(TABS_KEY) ?? 'null') as { activeTabIndex?: number; tabs?: Record<string, unknown>[] } | null;
+    const value = state?.tabs?.[state.activeTabIndex ?? -1]?.[field];
+    return typeof value === 'string' ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+const storage: Storage = {
+  getItem: (key) => (key in ACTIVE_TAB_FIELDS ? activeTabField(ACTIVE_TAB_FIELDS[key]!) : localStorage.getItem(key)),
+  setItem: (key, value) => {
+    if (!(key in ACTIVE_TAB_FIELDS)) localStorage.setItem(key, value);
+  },
+  removeItem: (key) => localStorage.removeItem(key),
+  clear: () => localStorage.clear(),
+  key: (index) => localStorage.key(index),
+  get length() {
+    return localStorage.length;
+  },
+};
+
 const defaultHeaders = config.defaultHeaders ? JSON.stringify(config.defaultHeaders, null, 2) : undefined;
 const tabs = config.tabs?.map((tab) => ({ ...tab, headers: defaultHeaders ?? null }));
 
 createRoot(document.getElementById('graphiql')!).render(
   <GraphiQL
     fetcher={fetcher}
+    storage={storage}
     defaultHeaders={defaultHeaders}
     defaultQuery={config.defaultQuery}
     defaultTabs={tabs}
