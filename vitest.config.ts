@@ -32,6 +32,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
+          // These suites mostly wait on sockets, timers and child processes: three files at a time on two cores.
+          maxWorkers: 3,
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/unit/**/!(*.redis).test.ts'],
         },
