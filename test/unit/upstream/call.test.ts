@@ -4,61 +4,11 @@
  * against the breakers, what time-out a queued attempt is sent with, the
  * deadline's edges, and a backoff cut short by the caller's abort.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { UpstreamCalls, type Caller } from '../../../src/upstream/call.js';
-import { ENDPOINTS } from '../../../src/upstream/endpoints.js';
+import { describe, expect, it } from 'vitest';
 import { UpstreamRateLimitError, UpstreamTimeoutError, UpstreamUnavailableError } from '../../../src/upstream/errors.js';
-import { DEFAULT_RESILIENCE, RouteGuards, type ResilienceOptions } from '../../../src/upstream/resilience.js';
-import type { Transport, TransportRequest, TransportResponse } from '../../../src/upstream/transport.js';
-import type { OperationScope } from '../../../src/upstream/http.js';
-import { aTransaction, enveloped } from '../../upstream/fixtures.js';
-
-const ROUTE = 'GET /v1/transactions/:id';
-const OK: TransportResponse = { statusCode: 200, headers: {}, body: JSON.stringify(enveloped('transaction', aTransaction())) };
-const status = (statusCode: number, headers: TransportResponse['headers'] = {}): TransportResponse => ({ statusCode, headers, body: '{}' });
-
-type Answer = TransportResponse | ((request: TransportRequest) => Promise<TransportResponse>);
-
-interface Setup {
-  calls: UpstreamCalls;
-  guards: RouteGuards;
-  sent: (TransportRequest & { key: string })[];
-  clock: { now: number };
-  retrieve(apiKey?: string, scope?: Partial<OperationScope>): Promise<unknown>;
-}
-
-const open: RouteGuards[] = [];
-afterEach(() => {
-  for (const g of open.splice(0)) g.close();
-});
-
-function setup(answer: (n: number) => Answer, options: { resilience?: Partial<ResilienceOptions>; random?: number; callTimeoutMs?: number } = {}): Setup {
-  const sent: Setup['sent'] = [];
-  const transport: Transport = {
-    async send(_url, request) {
-      sent.push({ ...request, key: request.headers.authorization ?? '' });
-      const a = answer(sent.length);
-      return typeof a === 'function' ? a(request) : a;
-    },
-    close() {},
-  };
-  const guards = new RouteGuards({ retry: { ...DEFAULT_RESILIENCE.retry, ...options.resilience?.retry }, breaker: { ...DEFAULT_RESILIENCE.breaker, ...options.resilience?.breaker } });
-  open.push(guards);
-  const clock = { now: 1_000_000 };
-  const calls = new UpstreamCalls({
-    transport,
-    guards,
-    baseUrl: new URL('http://upstream.test/'),
-    callTimeoutMs: options.callTimeoutMs ?? 1_000,
-    random: () => options.random ?? 0,
-    now: () => clock.now,
-  });
-  const retrieve = (apiKey = 'sk_test_one', scope: Partial<OperationScope> = {}) => {
-    const caller: Caller = { apiKey, scope: { gate: null, ...scope } };
-    return calls.call(caller, ENDPOINTS.transactions.retrieve, [101]);
-  };
-  return { calls, guards, sent, clock, retrieve };
-}
+import { DEFAULT_RESILIENCE } from '../../../src/upstream/resilience.js';
+import type { TransportResponse } from '../../../src/upstream/transport.js';
+import { OK, ROUTE, setup, status } from './fake-calls.js';
 
 describe('what counts against the breakers', () => {
   const BREAKER_AT_3 = { retry: { ...DEFAULT_RESILIENCE.retry, maxAttempts: 1 }, breaker: { ...DEFAULT_RESILIENCE.breaker, volumeThreshold: 3, minFailingKeys: 1, failingKeyShare: 0 } };

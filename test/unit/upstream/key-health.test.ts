@@ -89,6 +89,14 @@ describe('KeyBreaker', () => {
     b.record(false, 10); // no trial in flight: a late answer does not close it
     expect(b.open).toBe(true);
     expect(b.allow(10)).toBe(false);
+    b.record(true, 100); // nor does a late failure push the reset time back
+    expect(b.allow(500)).toBe(true);
+  });
+
+  it('ignores a late answer that comes after its window, too', () => {
+    const b = opened(0);
+    b.record(false, 5_000);
+    expect(b.open).toBe(true);
   });
 
   it('counts over a fixed window: failures from an older window are dropped', () => {

@@ -4,6 +4,7 @@
  * allowed, which failures are transient or count against a route, the
  * abortable sleep, and the per-route guards' state and stats.
  */
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import {
   UpstreamConnectionError,
@@ -69,9 +70,14 @@ describe('which failures count', () => {
 });
 
 describe('sleep', () => {
-  it('resolves at once for no time at all, even with an aborted signal', async () => {
+  it('resolves at once for no time at all, even with an aborted signal, without a timer turn', async () => {
     await expect(sleep(0, AbortSignal.abort())).resolves.toBeUndefined();
     await expect(sleep(-5)).resolves.toBeUndefined();
+    const order: string[] = [];
+    const timer = new Promise<void>((r) => setTimeout(() => (order.push('timer'), r()), 0));
+    await sleep(0).then(() => order.push('slept'));
+    await timer;
+    expect(order).toEqual(['slept', 'timer']);
   });
 
   it('waits its time, then lets go of the signal', async () => {
@@ -79,8 +85,8 @@ describe('sleep', () => {
     const started = Date.now();
     await sleep(30, controller.signal);
     expect(Date.now() - started).toBeGreaterThanOrEqual(25);
-    // Aborting afterwards changes nothing: the listener is gone.
-    controller.abort(new Error('late'));
+    // The listener is gone: a retry loop's sleeps do not pile up on the operation's signal.
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it("rejects with the signal's reason when aborted first", async () => {
@@ -91,6 +97,7 @@ describe('sleep', () => {
     setTimeout(() => controller.abort(reason), 10);
     await expect(slept).rejects.toBe(reason);
     expect(Date.now() - started).toBeLessThan(5_000);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });
 
@@ -128,6 +135,39 @@ describe('RouteGuards', () => {
       expect(guards.keys.of('GET /a', 'k').budget.available).toBe(2);
     } finally {
       guards.close();
+    }
+  });
+
+  it('takes the optional settings when given, instead of their defaults', async () => {
+    const guards = new RouteGuards({
+      retry: RETRY,
+      breaker: { ...options.breaker, routeConcurrency: 2, routeQueueLimit: 0, callerShare: 0.5, trackedKeys: 1, minFailingKeys: 1, failingKeyShare: 1, volumeThreshold: 1, errorThresholdPercentage: 0 },
+    });
+    try {
+      // trackedKeys: one key-and-route pair remembered.
+      const first = guards.keys.of('GET /a', 'k1');
+      guards.keys.of('GET /a', 'k2');
+      expect(guards.keys.of('GET /a', 'k1')).not.toBe(first);
+      const a = guards.of('GET /a');
+      // callerShare: one caller holds one of the two slots.
+      const held = await a.bulkhead.acquire(0, undefined, 'k1');
+      expect(held).toBeTypeOf('function');
+      expect(await a.bulkhead.acquire(0, undefined, 'k1')).toBe(false);
+      (held as () => void)();
+      // failingKeyShare 1: every key calling the route must be failing, and the route remembers one key (trackedKeys).
+      expect(a.health.record('g1', false, 0)).toBe(false);
+      expect(a.health.record('k1', true, 0)).toBe(true);
+    } finally {
+      guards.close();
+    }
+    const remembering = new RouteGuards({ retry: RETRY, breaker: { ...options.breaker, minFailingKeys: 1, failingKeyShare: 1, volumeThreshold: 1, errorThresholdPercentage: 0 } });
+    try {
+      // The same share over two remembered keys: one failing key of two is not every key.
+      const health = remembering.of('GET /a').health;
+      expect(health.record('g1', false, 0)).toBe(false);
+      expect(health.record('k1', true, 0)).toBe(false);
+    } finally {
+      remembering.close();
     }
   });
 
