@@ -20,7 +20,7 @@ const schema = buildSchema(`
     node: Node
     _entities(representations: [String!]!): [_Entity]!
   }
-  type Mutation { touch: Customer }
+  type Mutation { touch: Customer currencies: [Currency!]! }
   type Subscription { ticks: Customer }
   interface Node { id: ID! }
   union _Entity = Transaction | Customer
@@ -47,12 +47,14 @@ describe('createCacheHints', () => {
   it('keeps a type for its TTL, and an answer for the smallest TTL it reads', () => {
     expect(hintOf('{ currencies { iso } }').maxAge).toBe(120);
     expect(hintOf('{ customer(id: 1) { id email } }').maxAge).toBe(30);
+    expect(hintOf('{ customer(id: 1) { __typename id } }').maxAge).toBe(30);
     expect(hintOf('{ currencies { iso } customer(id: 1) { id } }').maxAge).toBe(30);
     expect(hintOf('{ transaction(id: 1) { status currency { iso } } }').maxAge).toBe(120);
   });
 
-  it('keeps nothing of a type with no TTL or a TTL of 0, wherever it is read', () => {
+  it('keeps nothing of a type with no TTL or a TTL of 0 or below, wherever it is read', () => {
     expect(hintOf('{ webhooks { id } }')).toMatchObject({ maxAge: 0 });
+    expect(createCacheHints(schema, { ...RULES, maxAge: { Currency: -5 } })(parse('{ currencies { iso } }'), undefined).maxAge).toBe(0);
     expect(hintOf('{ currencies { iso } webhooks { id } }')).toMatchObject({ maxAge: 0 });
   });
 
@@ -63,6 +65,8 @@ describe('createCacheHints', () => {
 
   it('keeps nothing of a mutation or subscription', () => {
     expect(hintOf('mutation { touch { id } }')).toMatchObject({ maxAge: 0 });
+    // A mutation's field of the same name as a query's is still a mutation's.
+    expect(hintOf('mutation { currencies { iso } }')).toMatchObject({ maxAge: 0 });
     expect(hintOf('subscription { ticks { id } }')).toMatchObject({ maxAge: 0 });
   });
 
@@ -93,8 +97,14 @@ describe('createCacheHints', () => {
     const weightless = createCacheHints(buildSchema('directive @cost(weight: Int!) on OBJECT type Query { w: Free } type Free @cost(weight: 0) { x: Int }'), RULES);
     // A weightless type alone reads no TTL at all: nothing is kept.
     expect(weightless(parse('{ w { x } }'), undefined).maxAge).toBe(0);
-    const otherDirective = createCacheHints(buildSchema('directive @cost(weight: Int!) on OBJECT directive @tag(weight: Int!) on OBJECT type Query { w: T } type T @tag(weight: 0) { x: Int }'), RULES);
-    expect(otherDirective(parse('{ w { x } }'), undefined).maxAge).toBe(0);
+    // Only @cost's weight argument makes a type weightless: another directive's, or another argument, does not.
+    const otherDirective = createCacheHints(
+      buildSchema('directive @cost(weight: Int!, other: Int) on OBJECT directive @tag(weight: Int!) on OBJECT type Query { c: Customer } type Customer { t: T u: U } type T @tag(weight: 0) { x: Int } type U @cost(other: 0, weight: 1) { x: Int }'),
+      RULES,
+    );
+    expect(otherDirective(parse('{ c { t { x } } }'), undefined).maxAge).toBe(0);
+    expect(otherDirective(parse('{ c { u { x } } }'), undefined).maxAge).toBe(0);
+    expect(otherDirective(parse('{ c { __typename } }'), undefined).maxAge).toBe(30);
   });
 
   it('wants the status of a type kept only when final, and registers its response key', () => {

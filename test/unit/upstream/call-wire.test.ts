@@ -71,7 +71,7 @@ describe('the request', () => {
     expect(both).not.toBe(mine.signal);
     expect(both).not.toBe(operation.signal);
     operation.abort(new Error('operation over'));
-    expect(both.aborted).toBe(true);
+    expect(both!.aborted).toBe(true);
   });
 
   it('sends nothing when either signal has aborted already', async () => {

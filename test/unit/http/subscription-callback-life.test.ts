@@ -1,0 +1,127 @@
+/**
+ * A callback subscription's life in process (subscription-callback.ts): the
+ * caps, the account lookup, the check handshake, events, revocation, the
+ * failures along the way and shutdown, over the set-up of callback-world.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError, UpstreamServerError } from '../../../src/upstream/errors.js';
+import { caller, router, sleep, until, useCallbackRouter, world } from './callback-world.js';
+
+useCallbackRouter();
+
+describe('open: the caps, the account and the check', () => {
+  it('holds each key to its live subscriptions, and the instance to its total', async () => {
+    const w = world({ perKey: 2, max: 3 });
+    expect((await w.open()).status).toBe(200);
+    expect((await w.open()).status).toBe(200);
+    expect(await w.open()).toEqual({ status: 429, message: 'At most 2 live callback subscriptions per API key.', code: 'RATE_LIMITED' });
+    expect((await w.open({}, { who: caller(2) })).status).toBe(200);
+    expect(await w.open({}, { who: caller(3) })).toMatchObject({ status: 503, code: 'SUBSCRIPTIONS_FULL' });
+    expect(w.subs.stats()).toEqual({ callbackSubscriptions: 3 }); // live, waiting for started()
+    await w.subs.close();
+  });
+
+  it.each([
+    ['the key refused', new UpstreamAuthenticationError({ route: 'GET /v1/accounts' }), 401, 'UNAUTHENTICATED'],
+    ['permission refused', new UpstreamPermissionError({ route: 'GET /v1/accounts' }), 403, 'FORBIDDEN'],
+    ['the route missing', new UpstreamRouteMissingError({ route: 'GET /v1/accounts', beyondSpec: false }), 502, 'UPSTREAM_UNSUPPORTED'],
+    ['the upstream failing', new UpstreamServerError({ route: 'GET /v1/accounts' }), 503, 'UPSTREAM_UNAVAILABLE'],
+  ])('answers %s at the account lookup, and frees the slot', async (_label, error, status, code) => {
+    const w = world({ perKey: 1, max: 1 });
+    w.admission.account = () => Promise.reject(error);
+    expect(await w.open()).toMatchObject({ status, code });
+    expect(router.messages).toEqual([]);
+    w.admission.account = async () => 42;
+    expect((await w.open()).status).toBe(200);
+    await w.subs.close();
+  });
+
+  it('logs an unexpected account failure by its message only', async () => {
+    const w = world();
+    w.admission.account = () => Promise.reject(new UpstreamServerError({ route: 'GET /v1/accounts' }));
+    await w.open();
+    expect(w.logs).toEqual([{ level: 'warn', fields: { err: { message: 'Upstream server error on GET /v1/accounts' } }, message: 'callback subscription refused: account lookup failed' }]);
+  });
+
+  it.each([
+    ['a refusal', { status: 500 }, 'answered 500'],
+    ['a 200 instead of 204', { status: 200 }, 'answered 200, not 204'],
+    ['a 204 without the protocol', { status: 204, protocol: null }, 'answered without "subscription-protocol: callback/1.0"'],
+    ['a 204 with another protocol', { status: 204, protocol: 'callback/2.0' }, 'answered without "subscription-protocol: callback/1.0"'],
+  ])('starts nothing when the check gets %s, frees the slot and tells the operator why', async (_label, reply, detail) => {
+    router.checkReply = reply;
+    const w = world({ perKey: 1, max: 1 });
+    const answer = await w.open();
+    expect(answer).toEqual({ status: 400, message: 'The callback check failed: no subscription was started.', code: 'BAD_REQUEST', extra: { reason: 'CALLBACK_CHECK_FAILED' } });
+    expect(router.messages.map((m) => m.action)).toEqual(['check']);
+    const origin = new URL(router.base).origin;
+    expect(w.logs).toEqual([{ level: 'info', fields: { callerId: 'caller-1', detail, origin }, message: 'callback subscription refused: the check failed' }]);
+    router.checkReply = { status: 204 };
+    expect((await w.open()).status).toBe(200);
+    await w.subs.close();
+  });
+});
+
+describe('open: a subscription', () => {
+  it('checks, answers {"data":null}, sends events once started, and completes when revoked', async () => {
+    const w = world({ perKey: 1 });
+    const answer = await w.open();
+    expect(answer).toMatchObject({ status: 200, result: { data: null } });
+    const [check] = router.messages;
+    expect(check).toMatchObject({ action: 'check', path: `/callback/${check!.id}`, verifier: `v-${check!.id}` });
+    await sleep(30);
+    expect(router.messages).toHaveLength(1); // nothing before started()
+    (answer as { started: () => void }).started();
+    await until(() => router.messages.length === 3);
+    expect(router.messages.slice(1).map((m) => [m.action, m.payload])).toEqual([
+      ['next', { data: { ticks: 1 } }],
+      ['next', { data: { ticks: 2 } }],
+    ]);
+    expect(w.subs.stats()).toEqual({ callbackSubscriptions: 1 });
+    expect(w.live.ends).toHaveLength(1);
+    w.live.ends[0]!();
+    await until(() => router.messages.some((m) => m.action === 'complete'));
+    expect(router.messages.at(-1)!.errors).toEqual([{ message: 'The payments API revoked this API key: the subscription is closed.', extensions: { code: 'UNAUTHENTICATED' } }]);
+    await until(() => w.subs.stats().callbackSubscriptions === 0);
+    expect(w.live.released).toBe(1);
+    // Its slot is free again.
+    expect((await w.open()).status).toBe(200);
+    await w.subs.close();
+  });
+
+  it("answers a resolver's refusal with its errors, and completes the id the router registered", async () => {
+    const w = world({ perKey: 1 });
+    const answer = await w.open({}, { query: 'subscription { refused }' });
+    const errors = [{ message: 'Not yours.', locations: [{ line: 1, column: 16 }], path: ['refused'], extensions: { code: 'FORBIDDEN', formatted: true, requestId: 'req-1' } }];
+    expect(answer).toEqual({ status: 200, result: { data: null, errors } });
+    expect(router.messages.map((m) => m.action)).toEqual(['check', 'complete']);
+    expect(router.messages[1]!.errors).toEqual(errors);
+    expect((await w.open()).status).toBe(200);
+    await w.subs.close();
+  });
+
+  it('ends every live subscription with SHUTTING_DOWN on close, and opens none after', async () => {
+    const w = world();
+    const answer = await w.open();
+    (answer as { started: () => void }).started();
+    await until(() => router.messages.length === 3);
+    await w.subs.close();
+    expect(router.messages.at(-1)).toMatchObject({ action: 'complete', errors: [{ message: 'The gateway is shutting down: subscribe again.', extensions: { code: 'SHUTTING_DOWN' } }] });
+    expect(w.subs.stats()).toEqual({ callbackSubscriptions: 0 });
+    const count = router.messages.length;
+    expect(await w.open()).toEqual({ status: 503, message: 'The gateway is shutting down: subscribe again.', code: 'SHUTTING_DOWN' });
+    expect(router.messages).toHaveLength(count);
+  });
+
+  it('completes at once a subscription whose check was answered after close() began', async () => {
+    const w = world();
+    const opening = w.open();
+    // close() while the check is in flight.
+    const closing = w.subs.close();
+    const answer = await opening;
+    await closing;
+    expect(answer).toMatchObject({ status: 503, code: 'SHUTTING_DOWN' });
+    expect(router.messages.map((m) => m.action)).toEqual(['check', 'complete']);
+    expect(router.messages[1]!.errors).toEqual([{ message: 'The gateway is shutting down: subscribe again.', extensions: { code: 'SHUTTING_DOWN' } }]);
+  });
+});
