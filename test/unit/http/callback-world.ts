@@ -57,7 +57,7 @@ beforeEach(() => {
 });
 }
 
-export const schema = buildSchema('type Query { ok: Boolean } type Subscription { ticks(n: Int!): Int refused: Int }');
+export const schema = buildSchema('type Query { ok: Boolean } type Subscription { ticks(n: Int!): Int refused: Int fails: Int }');
 const fields = schema.getSubscriptionType()!.getFields() as unknown as Record<string, GraphQLFieldConfig<unknown, unknown, { n: number }>>;
 /** Ticks until `n`, then waits until the stream is ended (the subscription's own events stay open). */
 fields.ticks!.subscribe = async function* (_root, { n }) {
@@ -65,6 +65,12 @@ fields.ticks!.subscribe = async function* (_root, { n }) {
   await new Promise(() => {});
 };
 fields.ticks!.resolve = (value) => value;
+/** One event, then a failure that is not a GraphQLError (a bug in the stream). */
+fields.fails!.subscribe = async function* () {
+  yield 1;
+  throw new Error('kaput');
+};
+fields.fails!.resolve = (value) => value;
 fields.refused!.subscribe = () => {
   throw new GraphQLError('Not yours.', { extensions: { code: 'FORBIDDEN' } });
 };
@@ -78,7 +84,11 @@ export interface World {
   /** The revocation callbacks `live` was given, and how many releases were called. */
   live: { ends: (() => void)[]; released: number };
   admission: { limited: RateRefusal | null; account: () => Promise<number> };
-  open(extension?: Record<string, unknown>, over?: { query?: string; who?: Caller | null; fromRouter?: boolean }): Promise<CallbackAnswer>;
+  /** What the operation's telemetry was told, and what startOperation was given. */
+  telemetry: { calls: [string, unknown[]][]; started: unknown[] };
+  /** Makes building the operation's context throw (a bug), from now on. */
+  breakContext(): void;
+  open(extension?: Record<string, unknown>, over?: { query?: string; who?: Caller | null; fromRouter?: boolean; body?: Record<string, unknown> }): Promise<CallbackAnswer>;
 }
 
 let subscriptionSeq = 0;
@@ -86,7 +96,11 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
   const logs: World['logs'] = [];
   const log = (level: string) => (fields: Record<string, unknown>, message: string) => void logs.push({ level, fields, message });
   const logger = { info: log('info'), warn: log('warn'), error: log('error'), debug: log('debug') };
-  const telemetry = new Proxy({ requestId: 'req-1' } as Record<string | symbol, unknown>, { get: (t, p) => (p in t ? t[p] : p === 'then' ? undefined : () => undefined) });
+  const told: World['telemetry'] = { calls: [], started: [] };
+  const telemetry = new Proxy({ requestId: 'req-1' } as Record<string | symbol, unknown>, {
+    get: (t, p) => (p in t ? t[p] : p === 'then' ? undefined : (...args: unknown[]) => void told.calls.push([String(p), args])),
+  });
+  let broken = false;
   const live: World['live'] = { ends: [], released: 0 };
   const state: World['admission'] = { limited: null, account: async () => 42 };
   const admission = {
@@ -119,8 +133,13 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
         idempotency: {},
       },
       logger,
-      observability: { startOperation: () => telemetry, subscriptionStarted: () => {}, loadersFor: () => undefined, idempotency: () => {} },
-      keys: { isProven: () => true },
+      observability: { startOperation: (o: unknown) => (told.started.push(o), telemetry), subscriptionStarted: () => {}, loadersFor: () => undefined, idempotency: () => {} },
+      keys: {
+        isProven: () => {
+          if (broken) throw new Error('context broken');
+          return true;
+        },
+      },
       upstream: { forKey: () => ({}) },
       entityCache: { scope: () => ({}) },
       idempotencyStore: {},
@@ -133,10 +152,12 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
     logs,
     live,
     admission: state,
+    telemetry: told,
+    breakContext: () => void (broken = true),
     open(extension = {}, over = {}) {
       const id = `sub-${++subscriptionSeq}`;
       const subscription = { callbackUrl: `${router.base}${id}`, subscriptionId: id, verifier: `v-${id}`, heartbeatIntervalMs: 0, ...extension };
-      const body = { query: over.query ?? TICKS, extensions: { subscription } };
+      const body = { query: over.query ?? TICKS, ...over.body, extensions: { subscription } };
       return subs.open(req, body, over.who === undefined ? caller() : over.who, over.fromRouter ?? false);
     },
   };

@@ -16,20 +16,20 @@ describe('open: the caps, the account and the check', () => {
     expect((await w.open()).status).toBe(200);
     expect(await w.open()).toEqual({ status: 429, message: 'At most 2 live callback subscriptions per API key.', code: 'RATE_LIMITED' });
     expect((await w.open({}, { who: caller(2) })).status).toBe(200);
-    expect(await w.open({}, { who: caller(3) })).toMatchObject({ status: 503, code: 'SUBSCRIPTIONS_FULL' });
+    expect(await w.open({}, { who: caller(3) })).toEqual({ status: 503, message: 'This gateway holds as many callback subscriptions as it may; try again later.', code: 'SUBSCRIPTIONS_FULL' });
     expect(w.subs.stats()).toEqual({ callbackSubscriptions: 3 }); // live, waiting for started()
     await w.subs.close();
   });
 
   it.each([
-    ['the key refused', new UpstreamAuthenticationError({ route: 'GET /v1/accounts' }), 401, 'UNAUTHENTICATED'],
-    ['permission refused', new UpstreamPermissionError({ route: 'GET /v1/accounts' }), 403, 'FORBIDDEN'],
-    ['the route missing', new UpstreamRouteMissingError({ route: 'GET /v1/accounts', beyondSpec: false }), 502, 'UPSTREAM_UNSUPPORTED'],
-    ['the upstream failing', new UpstreamServerError({ route: 'GET /v1/accounts' }), 503, 'UPSTREAM_UNAVAILABLE'],
-  ])('answers %s at the account lookup, and frees the slot', async (_label, error, status, code) => {
+    ['the key refused', new UpstreamAuthenticationError({ route: 'GET /v1/accounts' }), 401, 'UNAUTHENTICATED', 'The payments API rejected this API key.'],
+    ['permission refused', new UpstreamPermissionError({ route: 'GET /v1/accounts' }), 403, 'FORBIDDEN', 'Forbidden.'],
+    ['the route missing', new UpstreamRouteMissingError({ route: 'GET /v1/accounts', beyondSpec: false }), 502, 'UPSTREAM_UNSUPPORTED', 'The payments API does not offer GET /v1/accounts, which subscriptions need.'],
+    ['the upstream failing', new UpstreamServerError({ route: 'GET /v1/accounts' }), 503, 'UPSTREAM_UNAVAILABLE', 'Upstream unavailable, try again later.'],
+  ])('answers %s at the account lookup, and frees the slot', async (_label, error, status, code, message) => {
     const w = world({ perKey: 1, max: 1 });
     w.admission.account = () => Promise.reject(error);
-    expect(await w.open()).toMatchObject({ status, code });
+    expect(await w.open()).toEqual({ status, code, message });
     expect(router.messages).toEqual([]);
     w.admission.account = async () => 42;
     expect((await w.open()).status).toBe(200);
@@ -123,5 +123,70 @@ describe('open: a subscription', () => {
     expect(answer).toMatchObject({ status: 503, code: 'SHUTTING_DOWN' });
     expect(router.messages.map((m) => m.action)).toEqual(['check', 'complete']);
     expect(router.messages[1]!.errors).toEqual([{ message: 'The gateway is shutting down: subscribe again.', extensions: { code: 'SHUTTING_DOWN' } }]);
+  });
+});
+
+describe('open: what a subscription runs with, and its failures', () => {
+  it('runs the named operation with its variables, and tells the telemetry who and what', async () => {
+    const w = world();
+    const query = 'subscription Other { ticks(n: 1) } subscription Named($n: Int!) { ticks(n: $n) }';
+    const answer = await w.open({}, { query, body: { operationName: 'Named', variables: { n: 3 } } });
+    (answer as { started: () => void }).started();
+    await until(() => router.messages.length === 4);
+    expect(router.messages.slice(1).map((m) => m.payload?.data)).toEqual([{ ticks: 1 }, { ticks: 2 }, { ticks: 3 }]);
+    expect(w.telemetry.started).toEqual([{ transport: 'callback', headers: {} }]);
+    expect(w.telemetry.calls.filter(([name]) => name === 'by' || name === 'named')).toEqual([
+      ['by', ['caller-1']],
+      ['named', ['Named', 'subscription']],
+    ]);
+    await w.subs.close();
+  });
+
+  it("names the telemetry's operation from the document when the body names none", async () => {
+    const w = world();
+    await w.open({}, { query: 'subscription Mine { ticks(n: 1) }', body: { operationName: 7, variables: 'n' } });
+    expect(w.telemetry.calls.find(([name]) => name === 'named')).toEqual(['named', ['Mine', 'subscription']]);
+    await w.subs.close();
+  });
+
+  it('answers 500, completes the registered id and frees the slot when the subscription cannot start', async () => {
+    const w = world({ perKey: 1 });
+    w.breakContext();
+    const answer = await w.open();
+    expect(answer).toEqual({ status: 500, message: 'Internal server error.', code: 'INTERNAL_SERVER_ERROR' });
+    expect(router.messages.map((m) => m.action)).toEqual(['check', 'complete']);
+    expect(router.messages[1]!.errors).toEqual([{ message: 'Internal server error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }]);
+    expect(w.logs.map((l) => [l.level, l.message])).toEqual([['error', 'callback subscription failed to start']]);
+    expect((w.logs[0]!.fields.err as Error).message).toBe('context broken');
+    expect(w.telemetry.calls.some(([name]) => name === 'end')).toBe(true);
+  });
+
+  it('completes with a formatted internal error when its events fail, not with what failed', async () => {
+    const w = world();
+    const answer = await w.open({}, { query: 'subscription { fails }' });
+    (answer as { started: () => void }).started();
+    await until(() => router.messages.some((m) => m.action === 'complete'));
+    expect(router.messages.map((m) => m.action)).toEqual(['check', 'next', 'complete']);
+    expect(router.messages[2]!.errors).toEqual([{ message: 'Internal server error.', extensions: { formatted: true } }]);
+    await until(() => w.subs.stats().callbackSubscriptions === 0);
+    expect(w.logs.find((l) => l.level === 'debug')).toEqual({ level: 'debug', fields: { callerId: 'caller-1', how: 'completed' }, message: 'callback subscription ended' });
+  });
+
+  it('logs a message the router did not take, by action, detail and origin', async () => {
+    router.nextStatus = 500;
+    const w = world();
+    const answer = await w.open();
+    (answer as { started: () => void }).started();
+    await until(() => router.messages.some((m) => m.action === 'complete'));
+    const origin = new URL(router.base).origin;
+    expect(w.logs.filter((l) => l.level === 'info')).toEqual([{ level: 'info', fields: { callerId: 'caller-1', action: 'next', detail: 'answered 500', origin }, message: 'callback message not delivered' }]);
+  });
+
+  it("logs a complete the router did not take for a resolver's refusal", async () => {
+    router.completeStatus = 500;
+    const w = world();
+    await w.open({}, { query: 'subscription { refused }' });
+    const origin = new URL(router.base).origin;
+    expect(w.logs).toEqual([{ level: 'info', fields: { action: 'complete', detail: 'answered 500', origin }, message: 'callback message not delivered' }]);
   });
 });

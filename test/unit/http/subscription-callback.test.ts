@@ -7,10 +7,26 @@
  */
 import type http from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { callbackAllowed, MAX_HEARTBEAT_MS, MIN_HEARTBEAT_MS } from '../../../src/http/subscription-callback.js';
+import { asksForCallback, callbackAllowed, MAX_HEARTBEAT_MS, MIN_HEARTBEAT_MS } from '../../../src/http/subscription-callback.js';
 import { caller, reasonOf, router, TICKS, useCallbackRouter, world } from './callback-world.js';
 
 const ALLOWED = 'http://router.test/callback/';
+
+describe('asksForCallback', () => {
+  it.each([
+    ['a body whose extensions name a subscription', { query: 'x', extensions: { subscription: {} } }, true],
+    ['a subscription member set to null', { extensions: { subscription: null } }, true],
+    ['extensions without it', { extensions: { persistedQuery: {} } }, false],
+    ['extensions that are null', { extensions: null }, false],
+    ['extensions that are a string', { extensions: 'subscription' }, false],
+    ['no extensions', { query: 'x' }, false],
+    ['an array', [{ extensions: { subscription: {} } }], false],
+    ['null', null, false],
+    ['a string', 'extensions', false],
+  ])('%s: %s', (_label, body, expected) => {
+    expect(asksForCallback(body)).toBe(expected);
+  });
+});
 
 describe('callbackAllowed', () => {
   it.each([
@@ -59,13 +75,18 @@ useCallbackRouter();
 describe('open: refusals before anything is called', () => {
   it('is off without allowed URLs', async () => {
     const answer = await world({ allowed: [] }).open();
-    expect(answer).toMatchObject({ status: 400, code: 'BAD_REQUEST', extra: { reason: 'CALLBACKS_OFF' } });
+    expect(answer).toEqual({
+      status: 400,
+      message: 'Subscriptions over HTTP callbacks are off on this gateway (SUBSCRIPTION_CALLBACK_URLS is unset); use GraphQL over WebSocket.',
+      code: 'BAD_REQUEST',
+      extra: { reason: 'CALLBACKS_OFF' },
+    });
     expect(router.messages).toEqual([]);
   });
 
   it('takes callbacks from the router only when the router is known', async () => {
     const w = world({ routerSecret: 'shared' });
-    expect(await w.open()).toMatchObject({ status: 403, code: 'FORBIDDEN', extra: { reason: 'NOT_FROM_ROUTER' } });
+    expect(await w.open()).toEqual({ status: 403, message: 'Subscriptions over HTTP callbacks are opened by the router only.', code: 'FORBIDDEN', extra: { reason: 'NOT_FROM_ROUTER' } });
     expect(router.messages).toEqual([]);
     const answer = await w.open({}, { fromRouter: true });
     expect(answer.status).toBe(200);
@@ -99,6 +120,13 @@ describe('open: refusals before anything is called', () => {
     expect((answer as { message: string }).message).toBe('extensions.subscription.heartbeatIntervalMs must be 0 (no heartbeats) or from 500 to 3600000.');
   });
 
+  it('takes a verifier and an id of 512 characters', async () => {
+    const w = world();
+    const answer = await w.open({ verifier: 'v'.repeat(512), subscriptionId: 's'.repeat(512) });
+    expect(answer.status).toBe(200);
+    await w.subs.close();
+  });
+
   it.each([[MIN_HEARTBEAT_MS], [MAX_HEARTBEAT_MS], [undefined]])('takes a heartbeat interval of %s', async (heartbeatIntervalMs) => {
     const w = world();
     const answer = await w.open({ heartbeatIntervalMs });
@@ -108,7 +136,12 @@ describe('open: refusals before anything is called', () => {
 
   it('refuses a callbackUrl leaving the allowed prefix through a dot segment, without calling anything', async () => {
     const answer = await world().open({ callbackUrl: `${router.base}../admin/xyzw` });
-    expect(answer).toMatchObject({ status: 400, code: 'BAD_REQUEST', extra: { reason: 'CALLBACK_URL_NOT_ALLOWED' } });
+    expect(answer).toEqual({
+      status: 400,
+      message: 'extensions.subscription.callbackUrl is not under a callback URL this gateway allows (SUBSCRIPTION_CALLBACK_URLS).',
+      code: 'BAD_REQUEST',
+      extra: { reason: 'CALLBACK_URL_NOT_ALLOWED' },
+    });
     expect(router.messages).toEqual([]);
   });
 
@@ -144,7 +177,7 @@ describe('open: refusals before anything is called', () => {
 
   it('takes subscriptions only', async () => {
     const answer = await world().open({}, { query: '{ ok }' });
-    expect(answer).toMatchObject({ status: 400, extra: { reason: 'NOT_A_SUBSCRIPTION' } });
+    expect(answer).toEqual({ status: 400, message: 'extensions.subscription is for subscriptions; send queries and mutations as plain GraphQL over HTTP.', code: 'BAD_REQUEST', extra: { reason: 'NOT_A_SUBSCRIPTION' } });
     expect(router.messages).toEqual([]);
   });
 });
