@@ -10,6 +10,7 @@ import { createDecodeMemo } from '../../../src/upstream/decode-memo.js';
 import { ENDPOINTS } from '../../../src/upstream/endpoints.js';
 import {
   UpstreamConnectionError,
+  UpstreamInvalidResponseError,
   UpstreamNotFoundError,
   UpstreamParameterIgnoredError,
   UpstreamRouteMissingError,
@@ -160,7 +161,8 @@ describe('the observer', () => {
   ])('names a failed exchange by its cause: %s', async (_label, thrown, result) => {
     const s = setup(() => () => Promise.reject(thrown), ONE_ATTEMPT);
     const seen = observed(s);
-    await s.retrieve().catch(() => undefined);
+    // Whatever the transport rejects with is what the call rejects with.
+    await expect(s.retrieve()).rejects.toBe(thrown);
     expect(seen.ends).toEqual([result]);
   });
 
@@ -188,7 +190,8 @@ describe('the retry budgets', () => {
     await s.retrieve().catch(() => undefined);
     const route = s.guards.of(ROUTE).budget;
     expect(route.available).toBe(9); // ten keys' worth, one spent
-    await s.retrieve().catch(() => undefined);
+    // No observer attached: the refusal is the upstream's error all the same.
+    await expect(s.retrieve()).rejects.toBeInstanceOf(UpstreamServerError);
     expect(route.available).toBe(9);
     expect(s.sent).toHaveLength(3);
   });
@@ -236,6 +239,11 @@ describe('the answer', () => {
     expect(await call(s, c, ENDPOINTS.transactions.list, {})).toMatchObject({ items: [{ id: 1 }] });
     // An array answer to a read by id: the object with that id.
     expect(await s.retrieve()).toMatchObject({ id: 101 });
+  });
+
+  it('refuses a many-answer with an invalid item as a whole, where a list keeps the item as its error', async () => {
+    const s = setup(() => json(enveloped('payment_intents', [aPaymentIntent(), aPaymentIntent({ amount: 'lots' })])));
+    await expect(call(s, s.caller(), ENDPOINTS.transactions.send, 'mtn', { token: 't' })).rejects.toBeInstanceOf(UpstreamInvalidResponseError);
   });
 
   it('refuses a page that shows a page parameter was ignored', async () => {
