@@ -57,7 +57,7 @@ beforeEach(() => {
 });
 }
 
-export const schema = buildSchema('type Query { ok: Boolean } type Subscription { ticks(n: Int!): Int refused: Int fails: Int }');
+export const schema = buildSchema('type Query { ok: Boolean } type Subscription { ticks(n: Int!): Int refused: Int fails: Int whoami: String }');
 const fields = schema.getSubscriptionType()!.getFields() as unknown as Record<string, GraphQLFieldConfig<unknown, unknown, { n: number }>>;
 /** Ticks until `n`, then waits until the stream is ended (the subscription's own events stay open). */
 fields.ticks!.subscribe = async function* (_root, { n }) {
@@ -71,6 +71,13 @@ fields.fails!.subscribe = async function* () {
   throw new Error('kaput');
 };
 fields.fails!.resolve = (value) => value;
+/** What the subscription's context says: its account (from admission) and caller. */
+fields.whoami!.subscribe = async function* (_root, _args, context) {
+  const { realtime, callerId } = context as { realtime?: { accountId: number }; callerId: string };
+  yield `${realtime?.accountId}:${callerId}`;
+  await new Promise(() => {});
+};
+fields.whoami!.resolve = (value) => value;
 fields.refused!.subscribe = () => {
   throw new GraphQLError('Not yours.', { extensions: { code: 'FORBIDDEN' } });
 };
@@ -83,7 +90,7 @@ export interface World {
   logs: { level: string; fields: Record<string, unknown>; message: string }[];
   /** The revocation callbacks `live` was given, and how many releases were called. */
   live: { ends: (() => void)[]; released: number };
-  admission: { limited: RateRefusal | null; account: () => Promise<number> };
+  admission: { limited: RateRefusal | null; account: () => Promise<number>; streams: unknown[][] };
   /** What the operation's telemetry was told, and what startOperation was given. */
   telemetry: { calls: [string, unknown[]][]; started: unknown[] };
   /** Makes building the operation's context throw (a bug), from now on. */
@@ -102,10 +109,10 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
   });
   let broken = false;
   const live: World['live'] = { ends: [], released: 0 };
-  const state: World['admission'] = { limited: null, account: async () => 42 };
+  const state: World['admission'] = { limited: null, account: async () => 42, streams: [] };
   const admission = {
     documents: { maxResponseBytes: 1_000_000 },
-    stream: async () => state.limited,
+    stream: async (...args: unknown[]) => (state.streams.push(args), state.limited),
     document: (body: Record<string, unknown>) => {
       const query = body.query as string;
       if (query.includes('tooDeep')) return { errors: [new GraphQLError('Too deep.', { extensions: { code: 'DEPTH_LIMIT' } })] };

@@ -123,6 +123,8 @@ describe('open: a subscription', () => {
     expect(answer).toMatchObject({ status: 503, code: 'SHUTTING_DOWN' });
     expect(router.messages.map((m) => m.action)).toEqual(['check', 'complete']);
     expect(router.messages[1]!.errors).toEqual([{ message: 'The gateway is shutting down: subscribe again.', extensions: { code: 'SHUTTING_DOWN' } }]);
+    // Ended before anything ran for it.
+    expect(w.telemetry.started).toEqual([]);
   });
 });
 
@@ -188,5 +190,24 @@ describe('open: what a subscription runs with, and its failures', () => {
     await w.open({}, { query: 'subscription { refused }' });
     const origin = new URL(router.base).origin;
     expect(w.logs).toEqual([{ level: 'info', fields: { action: 'complete', detail: 'answered 500', origin }, message: 'callback message not delivered' }]);
+  });
+});
+
+describe('open: the context a subscription runs in', () => {
+  it("holds the key's account and the caller", async () => {
+    const w = world();
+    w.admission.account = async () => 77;
+    const answer = await w.open({}, { query: 'subscription { whoami }' });
+    (answer as { started: () => void }).started();
+    await until(() => router.messages.length === 2);
+    expect(router.messages[1]!.payload).toEqual({ data: { whoami: '77:caller-1' } });
+    expect(w.admission.streams).toEqual([['callback', { apiKey: 'sk_sandbox_key1', callerId: 'caller-1' }, '127.0.0.1']]);
+    await w.subs.close();
+  });
+
+  it('takes subscriptions only, when the operation name matches none', async () => {
+    const answer = await world().open({}, { body: { operationName: 'Nope' } });
+    expect(answer).toMatchObject({ status: 400, extra: { reason: 'NOT_A_SUBSCRIPTION' } });
+    expect(router.messages).toEqual([]);
   });
 });
