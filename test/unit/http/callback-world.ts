@@ -88,6 +88,8 @@ export const TICKS = 'subscription { ticks(n: 2) }';
 export interface World {
   subs: ReturnType<typeof createCallbackSubscriptions>;
   logs: { level: string; fields: Record<string, unknown>; message: string }[];
+  /** The errors the formatter was given, as thrown. */
+  formatted: unknown[];
   /** The revocation callbacks `live` was given, and how many releases were called. */
   live: { ends: (() => void)[]; released: number };
   admission: { limited: RateRefusal | null; account: () => Promise<number>; streams: unknown[][] };
@@ -101,6 +103,7 @@ export interface World {
 let subscriptionSeq = 0;
 export function world(config: { allowed?: string[]; max?: number; perKey?: number; routerSecret?: string | null } = {}): World {
   const logs: World['logs'] = [];
+  const seen: unknown[] = [];
   const log = (level: string) => (fields: Record<string, unknown>, message: string) => void logs.push({ level, fields, message });
   const logger = { info: log('info'), warn: log('warn'), error: log('error'), debug: log('debug') };
   const told: World['telemetry'] = { calls: [], started: [] };
@@ -130,7 +133,7 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
     reconciler: {} as CallbackDeps['reconciler'],
     queueLimit: 8,
     admission,
-    formatError: (formatted) => ({ ...formatted, extensions: { ...formatted.extensions, formatted: true } }),
+    formatError: (formatted, error) => (seen.push(error), { ...formatted, extensions: { ...formatted.extensions, formatted: true } }),
     context: {
       config: {
         graphql: { subscriptionCallbacks: { allowed: config.allowed ?? [router.base], timeoutMs: 2_000, max: config.max ?? 3 }, routerSharedSecret: config.routerSecret ?? null },
@@ -157,6 +160,7 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
   return {
     subs,
     logs,
+    formatted: seen,
     live,
     admission: state,
     telemetry: told,

@@ -170,6 +170,8 @@ describe('open: what a subscription runs with, and its failures', () => {
     await until(() => router.messages.some((m) => m.action === 'complete'));
     expect(router.messages.map((m) => m.action)).toEqual(['check', 'next', 'complete']);
     expect(router.messages[2]!.errors).toEqual([{ message: 'Internal server error.', extensions: { formatted: true } }]);
+    // The formatter still gets what failed, to log it.
+    expect((w.formatted.at(-1) as { originalError?: Error }).originalError?.message).toBe('kaput');
     await until(() => w.subs.stats().callbackSubscriptions === 0);
     expect(w.logs.find((l) => l.level === 'debug')).toEqual({ level: 'debug', fields: { callerId: 'caller-1', how: 'completed' }, message: 'callback subscription ended' });
   });
