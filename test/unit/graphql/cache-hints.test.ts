@@ -182,6 +182,11 @@ describe('finalAnswer', () => {
     expect(finalAnswer({ transaction: { status: 3 } }, statusOnly)).toBe(false);
   });
 
+  it('walks past nulls and scalars in the answer', () => {
+    // Only that it walks them: how a null object is judged is decided elsewhere.
+    expect(() => finalAnswer({ t: { status: 'canceled', note: null, n: 3, tags: ['a', null] } }, statusOnly)).not.toThrow();
+  });
+
   it('reads the response keys it is given, not the word status', () => {
     const aliased = new Map([['state', FINAL_TX]]);
     expect(finalAnswer({ t: { state: 'pending', status: 'canceled' } }, aliased)).toBe(false);
