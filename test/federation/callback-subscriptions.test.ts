@@ -198,6 +198,8 @@ describe('subscriptions over the HTTP callback protocol', () => {
         { ...elsewhere.register(), callbackUrl: `http://127.0.0.1:${port}@${new URL(elsewhere.url).host}${CALLBACK_PATH}/x` },
         { ...elsewhere.register(), callbackUrl: `http://127.0.0.1:${Number(port) + 1}${CALLBACK_PATH}/x` },
         { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/../admin` },
+        // Normalised, longer than the allowed prefix: only a check of the normalised URL refuses it.
+        { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/../admin/x-longer-than-the-prefix` },
         // Encoded slashes and dots stay in the path as the URL parser leaves them: anything with "%" is refused.
         { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/..%2fadmin` },
         { ...elsewhere.register(), callbackUrl: `${router.url}${CALLBACK_PATH}/..%2Fadmin` },

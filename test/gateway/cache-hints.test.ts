@@ -1,7 +1,8 @@
 /**
  * The Cache-Control a router's response cache keys on: decided from the
  * document's types (customers and currencies for their TTL, transactions and
- * payouts only when final), always private, and `no-store` for anything else.
+ * payouts only when final), always private, and `no-store` for anything else,
+ * an answer with errors included.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { factories, type RestObject } from '../support/factories.js';
@@ -25,15 +26,21 @@ describe('Cache-Control from cache hints', () => {
   });
   afterAll(() => stack.stop());
 
-  const cacheControl = async (query: string, variables: Record<string, unknown> = {}) => {
+  /** The answer's Cache-Control and its errors. */
+  const answer = async (query: string, variables: Record<string, unknown> = {}) => {
     const res = await fetch(stack.gateway.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
       body: JSON.stringify({ query, variables }),
     });
-    const body = (await res.json()) as { errors?: unknown };
-    expect(body.errors).toBeUndefined();
-    return res.headers.get('cache-control');
+    const body = (await res.json()) as { errors?: { extensions?: { code?: string } }[] };
+    return { cacheControl: res.headers.get('cache-control'), errors: body.errors };
+  };
+  /** The Cache-Control of an answer without errors (one with errors is a test of its own, below). */
+  const cacheControl = async (query: string, variables: Record<string, unknown> = {}) => {
+    const { cacheControl, errors } = await answer(query, variables);
+    expect(errors).toBeUndefined();
+    return cacheControl;
   };
 
   it('keeps a final transaction for the final TTL, and for the shortest TTL of what it selects', async () => {
@@ -88,6 +95,17 @@ describe('Cache-Control from cache hints', () => {
     expect(await cacheControl('{ currencies { iso } }')).toBe('private, max-age=120');
     expect(await cacheControl('{ transactions(first: 2) { nodes { id status } } }')).toBe('private, no-store');
     expect(await cacheControl('{ webhooks { id } }')).toBe('private, no-store');
+  });
+
+  it('keeps nothing of an answer with errors, even of a document it keeps when it has none', async () => {
+    const query = 'query ($id: ID!) { currencies { iso } customer(id: $id) { id } }';
+    const customer = await factories(stack.emulator, key).customer();
+    expect(await cacheControl(query, { id: String(customer.id) })).toBe('private, max-age=30');
+
+    // An id the gateway refuses: the customer is null with an error, the currencies are there.
+    const refused = await answer(query, { id: '0' });
+    expect(refused.errors?.map((e) => e.extensions?.code)).toEqual(['BAD_USER_INPUT']);
+    expect(refused.cacheControl).toBe('private, no-store');
   });
 
   it('keeps nothing of a mutation', async () => {

@@ -1,0 +1,283 @@
+/**
+ * What one upstream call sends and how it reads the answer (call.ts), over a
+ * fake transport: headers, body and signal, the operation's gate, the
+ * observer of each attempt, the status to a typed error, each answer kind
+ * decoded, and a key breaker's trial that ends without an outcome.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Caller } from '../../../src/upstream/call.js';
+import { createDecodeMemo } from '../../../src/upstream/decode-memo.js';
+import { ENDPOINTS } from '../../../src/upstream/endpoints.js';
+import {
+  UpstreamConnectionError,
+  UpstreamInvalidResponseError,
+  UpstreamNotFoundError,
+  UpstreamParameterIgnoredError,
+  UpstreamRouteMissingError,
+  UpstreamServerError,
+  UpstreamTimeoutError,
+} from '../../../src/upstream/errors.js';
+import type { OperationGate } from '../../../src/upstream/http.js';
+import { keyId } from '../../../src/upstream/key-id.js';
+import type { AttemptResult, AttemptStart, UpstreamObserver } from '../../../src/upstream/observer.js';
+import { DEFAULT_RESILIENCE } from '../../../src/upstream/resilience.js';
+import type { TransportResponse } from '../../../src/upstream/transport.js';
+import { Decimal } from '../../../src/upstream/decimal.js';
+import { aCurrency, aPageMeta, aPaymentIntent, aPayout, aTransaction, enveloped } from '../../upstream/fixtures.js';
+import { OK, ROUTE, setup, status } from './fake-calls.js';
+
+const json = (value: unknown, headers: TransportResponse['headers'] = {}): TransportResponse => ({ statusCode: 200, headers, body: JSON.stringify(value) });
+const ONE_ATTEMPT = { resilience: { retry: { ...DEFAULT_RESILIENCE.retry, maxAttempts: 1 } } };
+const call = (s: ReturnType<typeof setup>, caller: Caller, endpoint: { build: unknown }, ...args: unknown[]) => s.calls.call(caller, endpoint as never, args);
+
+describe('the request', () => {
+  it('sends the key, the request id and no body or signal on a plain read', async () => {
+    const s = setup(() => OK);
+    await s.retrieve('sk_test_one', { requestId: 'req-7' });
+    const [sent] = s.sent;
+    expect(sent!.url).toBe('http://upstream.test/v1/transactions/101');
+    expect(sent!.method).toBe('GET');
+    expect(sent!.route).toBe(ROUTE);
+    expect(sent!.headers).toEqual({ authorization: 'Bearer sk_test_one', 'x-request-id': 'req-7' });
+    expect('body' in sent!).toBe(false);
+    expect('signal' in sent!).toBe(false);
+  });
+
+  it('sends no x-request-id without one', async () => {
+    const s = setup(() => OK);
+    await s.retrieve();
+    expect(s.sent[0]!.headers).toEqual({ authorization: 'Bearer sk_test_one' });
+  });
+
+  it('sends a write its JSON body and its idempotency key, the same on every attempt', async () => {
+    const s = setup((n) => (n === 1 ? status(503) : json(enveloped('payout', aPayout()))));
+    await call(s, s.caller(), ENDPOINTS.payouts.create, { amount: Decimal.parse('500') as Decimal, currencyIso: 'XOF' }, { idempotencyKey: 'k-1' });
+    expect(s.sent).toHaveLength(2);
+    for (const sent of s.sent) {
+      expect(sent.headers['idempotency-key']).toBe('k-1');
+      expect(JSON.parse(sent.body!)).toMatchObject({ amount: 500, currency: { iso: 'XOF' } });
+    }
+  });
+
+  it("passes the caller's signal, and the operation's, to the transport", async () => {
+    const mine = new AbortController();
+    const operation = new AbortController();
+    const s = setup(() => OK);
+    await call(s, s.caller('sk_test_one', { signal: operation.signal }), ENDPOINTS.transactions.retrieve, 101, { signal: mine.signal });
+    await call(s, s.caller(), ENDPOINTS.transactions.retrieve, 101, { signal: mine.signal });
+    await s.retrieve('sk_test_one', { signal: operation.signal });
+    const [both, callOnly, operationOnly] = s.sent.map((r) => r.signal!);
+    expect(callOnly).toBe(mine.signal);
+    expect(operationOnly).toBe(operation.signal);
+    expect(both).not.toBe(mine.signal);
+    expect(both).not.toBe(operation.signal);
+    operation.abort(new Error('operation over'));
+    expect(both!.aborted).toBe(true);
+  });
+
+  it('sends nothing when either signal has aborted already', async () => {
+    const reason = new Error('gone');
+    const s = setup(() => OK);
+    await expect(call(s, s.caller(), ENDPOINTS.transactions.retrieve, 101, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    await expect(s.retrieve('sk_test_one', { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    const live = new AbortController();
+    await expect(call(s, s.caller('sk_test_one', { signal: AbortSignal.abort(reason) }), ENDPOINTS.transactions.retrieve, 101, { signal: live.signal })).rejects.toBe(reason);
+    expect(s.sent).toHaveLength(0);
+  });
+
+  it('does not retry an attempt whose caller aborted while it ran, whatever it answered', async () => {
+    const controller = new AbortController();
+    const s = setup(() => async () => {
+      controller.abort(new Error('gone'));
+      return status(503);
+    });
+    await expect(s.retrieve('sk_test_one', { signal: controller.signal })).rejects.toBeInstanceOf(UpstreamServerError);
+    expect(s.sent).toHaveLength(1);
+  });
+});
+
+describe("the operation's gate", () => {
+  const gate = (probe: boolean) => {
+    const told: unknown[][] = [];
+    const g: OperationGate = {
+      admit: async () => probe,
+      succeeded: (p) => void told.push(['succeeded', p]),
+      failed: (p, error) => void told.push(['failed', p, error]),
+    };
+    return { g, told };
+  };
+
+  it('hears each call end with the probe it gave, and the error', async () => {
+    const s = setup((n) => (n === 1 ? OK : status(404)), ONE_ATTEMPT);
+    const { g, told } = gate(true);
+    await s.retrieve('sk_test_one', { gate: g });
+    const error = await s.retrieve('sk_test_one', { gate: g }).catch((e: unknown) => e);
+    expect(told).toEqual([['succeeded', true], ['failed', true, error]]);
+    const other = gate(false);
+    await s.retrieve('sk_test_one', { gate: other.g }).catch(() => undefined);
+    expect(other.told[0]!.slice(0, 2)).toEqual(['failed', false]);
+  });
+
+  it('is told of a refusal before any I/O', async () => {
+    const s = setup(() => OK);
+    const { g, told } = gate(false);
+    const error = await call(s, s.caller('not a key', { gate: g }), ENDPOINTS.transactions.retrieve, 101).catch((e: unknown) => e);
+    expect(told).toEqual([['failed', false, error]]);
+    expect(s.sent).toHaveLength(0);
+  });
+});
+
+describe('the observer', () => {
+  function observed(s: ReturnType<typeof setup>) {
+    const seen: { starts: AttemptStart[]; ends: AttemptResult[]; retries: string[]; exhausted: string[] } = { starts: [], ends: [], retries: [], exhausted: [] };
+    const observer: UpstreamObserver = {
+      attempt: (start) => (seen.starts.push(start), { headers: { traceparent: `t-${start.attempt}` }, end: (r) => void seen.ends.push(r) }),
+      retry: (route) => void seen.retries.push(route),
+      retryBudgetExhausted: (route) => void seen.exhausted.push(route),
+    };
+    s.calls.observer = observer;
+    return seen;
+  }
+
+  it('watches each attempt, adds its headers, and hears each status and retry', async () => {
+    const s = setup((n) => (n === 1 ? status(503) : OK));
+    const seen = observed(s);
+    await s.retrieve('sk_test_one', { observed: 'op-1' });
+    expect(seen.starts).toEqual([
+      { method: 'GET', pattern: '/v1/transactions/:id', attempt: 1, operation: 'op-1' },
+      { method: 'GET', pattern: '/v1/transactions/:id', attempt: 2, operation: 'op-1' },
+    ]);
+    expect(s.sent.map((r) => r.headers.traceparent)).toEqual(['t-1', 't-2']);
+    expect(seen.ends).toEqual([{ status: 503 }, { status: 200 }]);
+    expect(seen.retries).toEqual([ROUTE]);
+  });
+
+  it.each([
+    ['a status the transport refused', Object.assign(new UpstreamServerError({ route: ROUTE }), { statusCode: 502 }), { status: 502 }],
+    ['a time-out', new UpstreamTimeoutError({ route: ROUTE, timeoutMs: 5 }), { failure: 'timeout' }],
+    ['a connection failure', new UpstreamConnectionError({ route: ROUTE }), { failure: 'connection' }],
+    ['anything else', new Error('odd'), { failure: 'other' }],
+    ['null', null, { failure: 'other' }],
+  ])('names a failed exchange by its cause: %s', async (_label, thrown, result) => {
+    const s = setup(() => () => Promise.reject(thrown), ONE_ATTEMPT);
+    const seen = observed(s);
+    // Whatever the transport rejects with is what the call rejects with.
+    await expect(s.retrieve()).rejects.toBe(thrown);
+    expect(seen.ends).toEqual([result]);
+  });
+
+  it('names an aborted exchange aborted', async () => {
+    const controller = new AbortController();
+    const s = setup(() => () => (controller.abort(new Error('gone')), Promise.reject(new Error('gone'))), ONE_ATTEMPT);
+    const seen = observed(s);
+    await s.retrieve('sk_test_one', { signal: controller.signal }).catch(() => undefined);
+    expect(seen.ends).toEqual([{ failure: 'aborted' }]);
+  });
+
+  it('hears a retry the budget refused, and no retry', async () => {
+    const s = setup(() => status(503), { resilience: { retry: { ...DEFAULT_RESILIENCE.retry, budgetCapacity: 0, budgetRatio: 0 } } });
+    const seen = observed(s);
+    await s.retrieve().catch(() => undefined);
+    expect(seen.exhausted).toEqual([ROUTE]);
+    expect(seen.retries).toEqual([]);
+    expect(s.sent).toHaveLength(1);
+  });
+});
+
+describe('the retry budgets', () => {
+  it("takes no token from the route when the key's own budget is empty", async () => {
+    const s = setup(() => status(503), { resilience: { retry: { ...DEFAULT_RESILIENCE.retry, maxAttempts: 2, budgetCapacity: 1, budgetRatio: 0 } } });
+    await s.retrieve().catch(() => undefined);
+    const route = s.guards.of(ROUTE).budget;
+    expect(route.available).toBe(9); // ten keys' worth, one spent
+    // No observer attached: the refusal is the upstream's error all the same.
+    await expect(s.retrieve()).rejects.toBeInstanceOf(UpstreamServerError);
+    expect(route.available).toBe(9);
+    expect(s.sent).toHaveLength(3);
+  });
+});
+
+describe('the answer', () => {
+  it('decodes a 2xx, and makes any other status a typed error with its route, status and request id', async () => {
+    const s = setup((n) => (n === 1 ? { ...OK, statusCode: 299 } : { ...json(enveloped('transaction', aTransaction())), statusCode: n === 2 ? 300 : 404, headers: n === 3 ? { 'x-request-id': 'up-9' } : {} }), ONE_ATTEMPT);
+    await expect(s.retrieve()).resolves.toMatchObject({ id: 101 });
+    const redirected = await s.retrieve().catch((e: unknown) => e);
+    expect(redirected).toMatchObject({ route: ROUTE, statusCode: 300 });
+    const missing = await s.retrieve().catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(UpstreamNotFoundError);
+    expect(missing).toMatchObject({ route: ROUTE, statusCode: 404, requestId: 'up-9' });
+    expect((redirected as { requestId?: string }).requestId).toBeUndefined();
+  });
+
+  it('carries the request id of a 2xx answer into its decoding errors', async () => {
+    const s = setup(() => ({ statusCode: 200, headers: { 'x-request-id': 'up-3' }, body: 'not json' }));
+    await expect(s.retrieve()).rejects.toMatchObject({ route: ROUTE, requestId: 'up-3' });
+  });
+
+  it('reads a 404 on a route naming no object as the route missing, beyond the spec or not', async () => {
+    const s = setup(() => status(404), ONE_ATTEMPT);
+    const beyond = await call(s, s.caller(), ENDPOINTS.transactions.list, {}).catch((e: unknown) => e);
+    expect(beyond).toBeInstanceOf(UpstreamRouteMissingError);
+    expect(beyond).toMatchObject({ route: 'GET /v1/transactions', statusCode: 404, beyondSpec: true });
+    const inSpec = await call(s, s.caller(), ENDPOINTS.payouts.search, {}).catch((e: unknown) => e);
+    expect(inSpec).toMatchObject({ route: 'GET /v1/payouts/search', beyondSpec: false });
+  });
+
+  it('decodes each kind of answer', async () => {
+    const answers = [
+      json(enveloped('payout', aPayout())),
+      json(enveloped('payment_intents', [aPaymentIntent()])),
+      json(enveloped('currencies', [aCurrency(), aCurrency({ id: 2, iso: 'EUR' })])),
+      json(enveloped('transactions', [aTransaction({ id: 1 })], { meta: aPageMeta() })),
+      json([aTransaction({ id: 7 }), aTransaction({ id: 101 })]),
+    ];
+    const s = setup((n) => answers[n - 1]!);
+    const c = s.caller();
+    expect(await call(s, c, ENDPOINTS.payouts.create, { amount: Decimal.parse('1') as Decimal, currencyIso: 'XOF' })).toMatchObject({ id: aPayout().id });
+    expect(await call(s, c, ENDPOINTS.transactions.send, 'mtn', { token: 't' })).toMatchObject([{ reference: 'pi_1' }]);
+    expect(((await call(s, c, ENDPOINTS.currencies.list)) as { iso: string }[]).map((x) => x.iso)).toEqual(['XOF', 'EUR']);
+    expect(await call(s, c, ENDPOINTS.transactions.list, {})).toMatchObject({ items: [{ id: 1 }] });
+    // An array answer to a read by id: the object with that id.
+    expect(await s.retrieve()).toMatchObject({ id: 101 });
+  });
+
+  it('refuses a many-answer with an invalid item as a whole, where a list keeps the item as its error', async () => {
+    const s = setup(() => json(enveloped('payment_intents', [aPaymentIntent(), aPaymentIntent({ amount: 'lots' })])));
+    await expect(call(s, s.caller(), ENDPOINTS.transactions.send, 'mtn', { token: 't' })).rejects.toBeInstanceOf(UpstreamInvalidResponseError);
+  });
+
+  it('refuses a page that shows a page parameter was ignored', async () => {
+    const s = setup(() => json(enveloped('transactions', [aTransaction({ id: 1 }), aTransaction({ id: 2 })], { meta: aPageMeta() })));
+    const error = await call(s, s.caller(), ENDPOINTS.transactions.list, { perPage: 1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UpstreamParameterIgnoredError);
+    expect(error).toMatchObject({ route: 'GET /v1/transactions', parameter: 'per_page' });
+  });
+
+  it('decodes through the memo when it has one: the same item answers the same object', async () => {
+    const s = setup(() => OK, { memo: createDecodeMemo(10) });
+    const first = await s.retrieve();
+    expect(await s.retrieve()).toBe(first);
+    const without = setup(() => OK);
+    expect(await without.retrieve()).not.toBe(await without.retrieve());
+  });
+});
+
+describe("a key breaker's trial", () => {
+  it('leaves the breaker open when the trial ends without an outcome, and gives the next call the trial', async () => {
+    const controller = new AbortController();
+    const s = setup(
+      (n) => (n <= 2 ? status(500) : n === 3 ? () => (controller.abort(new Error('gone')), Promise.reject(new Error('gone'))) : OK),
+      { resilience: { retry: { ...DEFAULT_RESILIENCE.retry, maxAttempts: 1 }, breaker: { ...DEFAULT_RESILIENCE.breaker, volumeThreshold: 2, resetTimeoutMs: 100 } } },
+    );
+    await s.retrieve().catch(() => undefined);
+    await s.retrieve().catch(() => undefined);
+    const breaker = s.guards.keys.of(ROUTE, keyId('sk_test_one'));
+    expect(breaker.open).toBe(true);
+    s.clock.now += 100;
+    await expect(s.retrieve('sk_test_one', { signal: controller.signal })).rejects.toThrow('gone');
+    expect(s.sent).toHaveLength(3);
+    expect(breaker.open).toBe(true);
+    await expect(s.retrieve()).resolves.toMatchObject({ id: 101 });
+    expect(breaker.open).toBe(false);
+  });
+});
