@@ -856,6 +856,7 @@ export type PhoneNumberInput = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -916,6 +917,7 @@ export type Query = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -948,6 +950,7 @@ export type QueryCurrencyArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -980,6 +983,7 @@ export type QueryCustomerArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1014,6 +1018,7 @@ export type QueryCustomersArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1046,6 +1051,7 @@ export type QueryEventArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1080,6 +1086,7 @@ export type QueryEventsArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1112,6 +1119,7 @@ export type QueryLogArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1145,6 +1153,7 @@ export type QueryLogsArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1177,6 +1186,7 @@ export type QueryPayoutArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1211,6 +1221,7 @@ export type QueryPayoutsArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1243,6 +1254,7 @@ export type QueryTransactionArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1277,6 +1289,7 @@ export type QueryTransactionsArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
