@@ -51,7 +51,20 @@ export interface Config {
   operationDeadlineMs: number;
   /** Retries, retry budget, circuit breakers and per-route concurrency of the upstream client. */
   upstreamResilience: ResilienceOptions;
-  idempotency: { ttlMs: number; waitMs: number; lockMs: number };
+  /**
+   * Keyed mutations' records: retention, wait and lock; a result over recordMaxBytes (after the input it
+   * echoes) is not kept; the memory store's bounds per caller and in all; what a Redis store without
+   * append-only persistence gets at start (refused, or a warning).
+   */
+  idempotency: {
+    ttlMs: number;
+    waitMs: number;
+    lockMs: number;
+    recordMaxBytes: number;
+    callerMaxBytes: number;
+    maxBytes: number;
+    redisPersistence: 'require' | 'warn';
+  };
   /** SIGTERM: /readyz answers 503 for readinessDelayMs, then in-flight work gets graceMs to finish. */
   shutdown: { graceMs: number; readinessDelayMs: number };
   /** NODE_ENV=production or PAYMENTS_ENV=live: safe defaults for the public internet (docs/security.md). */

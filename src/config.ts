@@ -95,6 +95,10 @@ const envSchema = z
     BREAKER_KEY_SHARE: num(0, 1).default(0.5),
     IDEMPOTENCY_TTL_MS: optional(positiveMs).default(24 * 60 * 60 * 1000),
     IDEMPOTENCY_WAIT_MS: int(0).default(5_000),
+    IDEMPOTENCY_MAX_BYTES: int(64 * 1024).default(256 * 1024 * 1024),
+    IDEMPOTENCY_CALLER_MAX_BYTES: int(4 * 1024).default(8 * 1024 * 1024),
+    IDEMPOTENCY_RECORD_MAX_BYTES: int(1024).default(1024 * 1024),
+    IDEMPOTENCY_REDIS_PERSISTENCE: optional(z.enum(['require', 'warn'])),
     SHUTDOWN_GRACE_MS: optional(positiveMs).default(25_000),
     SHUTDOWN_READINESS_DELAY_MS: int(0).default(0),
     NODE_ENV: optional(z.string()),
@@ -191,6 +195,16 @@ const envSchema = z
       !(typeof env.DEFAULT_PAGE_SIZE === 'number' && typeof env.MAX_PAGE_SIZE === 'number' && env.DEFAULT_PAGE_SIZE > env.MAX_PAGE_SIZE),
     { path: ['DEFAULT_PAGE_SIZE'], message: 'must not exceed MAX_PAGE_SIZE', when: () => true },
   )
+  .refine(
+    (env) =>
+      !(
+        typeof env.IDEMPOTENCY_RECORD_MAX_BYTES === 'number' &&
+        typeof env.IDEMPOTENCY_CALLER_MAX_BYTES === 'number' &&
+        typeof env.IDEMPOTENCY_MAX_BYTES === 'number' &&
+        (env.IDEMPOTENCY_RECORD_MAX_BYTES > env.IDEMPOTENCY_CALLER_MAX_BYTES || env.IDEMPOTENCY_CALLER_MAX_BYTES > env.IDEMPOTENCY_MAX_BYTES)
+      ),
+    { path: ['IDEMPOTENCY_CALLER_MAX_BYTES'], message: 'must lie between IDEMPOTENCY_RECORD_MAX_BYTES and IDEMPOTENCY_MAX_BYTES', when: () => true },
+  )
   .refine((env) => !env.ROUTER_INVALIDATION_URL === !env.ROUTER_INVALIDATION_KEY, {
     path: ['ROUTER_INVALIDATION_URL'],
     message: 'and ROUTER_INVALIDATION_KEY are set together',
@@ -283,6 +297,11 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       waitMs: e.IDEMPOTENCY_WAIT_MS,
       // A running record outlives its operation's deadline, then frees the key if its owner died.
       lockMs: e.OPERATION_DEADLINE_MS + 5_000,
+      recordMaxBytes: e.IDEMPOTENCY_RECORD_MAX_BYTES,
+      callerMaxBytes: e.IDEMPOTENCY_CALLER_MAX_BYTES,
+      maxBytes: e.IDEMPOTENCY_MAX_BYTES,
+      // A Redis that loses records on restart lets a retry act twice: production refuses to start on one.
+      redisPersistence: e.IDEMPOTENCY_REDIS_PERSISTENCE ?? (production ? 'require' : 'warn'),
     }),
     shutdown: Object.freeze({ graceMs: e.SHUTDOWN_GRACE_MS, readinessDelayMs: e.SHUTDOWN_READINESS_DELAY_MS }),
     production,

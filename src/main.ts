@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { openRedis } from './shared-state.js';
-import { RedisIdempotencyStore } from './idempotency/index.js';
+import { checkIdempotencyRedis, RedisIdempotencyStore } from './idempotency/index.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway, upstreamFor } from './server.js';
@@ -52,7 +52,17 @@ async function main(): Promise<void> {
     ? Object.freeze({ ...config, webhookSecrets: Object.freeze([...config.webhookSecrets, forwardSecret]) })
     : config;
   // With REDIS_URL every instance sees the same idempotency records.
-  const idempotencyStore = config.redisUrl ? new RedisIdempotencyStore(openRedis(config.redisUrl, 'idempotency', logger), undefined, undefined, config.idempotency.ttlMs) : undefined;
+  const idempotencyRedis = config.redisUrl ? openRedis(config.redisUrl, 'idempotency', logger) : null;
+  if (idempotencyRedis) {
+    // A Redis that forgets records on restart lets retries of payments in flight act twice.
+    try {
+      await checkIdempotencyRedis(idempotencyRedis, config.idempotency.redisPersistence, logger);
+    } catch (error) {
+      logger.fatal({ err: error }, 'refusing to start');
+      process.exit(1);
+    }
+  }
+  const idempotencyStore = idempotencyRedis ? new RedisIdempotencyStore(idempotencyRedis, undefined, undefined, config.idempotency.ttlMs) : undefined;
   const upstream = upstreamFor(config, upstreamUrl);
   const gateway = await startGateway({
     config: gatewayConfig,

@@ -112,7 +112,8 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     perAddress: config.limits.maxHttpConnectionsPerAddress,
     trustedProxies: config.limits.trustedProxies,
   });
-  const ownStore = idempotencyStore ? null : new MemoryIdempotencyStore();
+  const { callerMaxBytes, maxBytes } = config.idempotency;
+  const ownStore = idempotencyStore ? null : new MemoryIdempotencyStore(undefined, undefined, callerMaxBytes, maxBytes);
   let draining = false;
   // Rate limits and revocations shared by every instance when they share Redis.
   const shared = await sharedLimitState(config, logger);

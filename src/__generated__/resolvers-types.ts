@@ -857,6 +857,7 @@ export type PhoneNumberInput = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -917,6 +918,7 @@ export type Query = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -949,6 +951,7 @@ export type QueryCurrencyArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -981,6 +984,7 @@ export type QueryCustomerArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1015,6 +1019,7 @@ export type QueryCustomersArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1047,6 +1052,7 @@ export type QueryEventArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1081,6 +1087,7 @@ export type QueryEventsArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1113,6 +1120,7 @@ export type QueryLogArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1146,6 +1154,7 @@ export type QueryLogsArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1178,6 +1187,7 @@ export type QueryPayoutArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1212,6 +1222,7 @@ export type QueryPayoutsArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1244,6 +1255,7 @@ export type QueryTransactionArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.
@@ -1278,6 +1290,7 @@ export type QueryTransactionsArgs = {
  * - `IDEMPOTENCY_KEY_REUSED`: a mutation's idempotency key was already used with other arguments.
  * - `IDEMPOTENCY_IN_PROGRESS`: a mutation with the same idempotency key is still running; retry with the same key.
  * - `IDEMPOTENCY_UNAVAILABLE`: a keyed mutation was not sent because its idempotency record could not be kept; retry shortly with the same key.
+ * - `IDEMPOTENCY_RESULT_NOT_KEPT`: a mutation with this idempotency key already succeeded, but its answer was too large to keep; nothing was sent again. Read what it created or changed.
  * - `OPERATION_TOO_COSTLY`: refused before anything ran: its cost or its mutation fields are over the limit (`extensions.cost`, `extensions.limit`), or a mutation costs more upstream calls than one operation may make.
  * - `UPSTREAM_BUDGET_EXCEEDED`: this field would have made more upstream calls than one operation may, or a list read its most pages without filling the page (`extensions.reason` `filter_scan`: the upstream ignores a filter given, or very many objects were created or deleted since the cursor).
  * - `RESPONSE_TOO_LARGE`: the answer would be larger than the gateway sends; nothing of it is sent.

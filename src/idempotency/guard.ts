@@ -24,6 +24,7 @@ import type { CallOptions } from '../upstream/api.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
 import { MAX_NESTING, nestsWithin } from '../upstream/nesting.js';
 import { InFlight } from './in-flight.js';
+import { decodeResult, encodeResult } from './result.js';
 import type { IdempotencyStore } from './store.js';
 
 export interface IdempotencySettings {
@@ -33,6 +34,8 @@ export interface IdempotencySettings {
   waitMs: number;
   /** How long a running record holds the key if its owner never finishes (crash). */
   lockMs: number;
+  /** A result over this (UTF-16 bytes, echoed input left out) is not kept; default 1 MiB. */
+  recordMaxBytes?: number;
 }
 
 /** Per request: what the guard needs from the context. */
@@ -65,6 +68,7 @@ function outcomeOf(error: unknown): IdempotencyOutcome | null {
   if (code === ErrorCode.IDEMPOTENCY_KEY_REUSED) return 'conflict';
   if (code === ErrorCode.IDEMPOTENCY_IN_PROGRESS) return 'in_progress';
   if (code === ErrorCode.IDEMPOTENCY_UNAVAILABLE) return 'unavailable';
+  if (code === ErrorCode.IDEMPOTENCY_RESULT_NOT_KEPT) return 'replayed';
   return null;
 }
 
@@ -84,6 +88,7 @@ export interface IdempotentCall {
   options(step?: string): Promise<CallOptions>;
 }
 
+const DEFAULT_RECORD_MAX_BYTES = 1024 * 1024;
 const KEY_PATTERN = /^[\x21-\x7e]{1,200}$/;
 const NO_KEY: IdempotentCall = { options: async () => ({}) };
 
@@ -155,7 +160,7 @@ export function idempotent<TParent, TArgs extends { idempotencyKey?: string | nu
       if (!options.coalesceUnkeyed) return run();
       return inFlightFor(scope.store).join(context.callerId, fingerprint(info.fieldName, args), run);
     }
-    const run = keyedRun(context, scope, key, fingerprint(info.fieldName, args));
+    const run = keyedRun(context, scope, key, fingerprint(info.fieldName, args), args);
     try {
       // A key that already has a result answers at once: a replay reads and writes nothing.
       await run.replayIfDone();
@@ -174,7 +179,7 @@ export function idempotent<TParent, TArgs extends { idempotencyKey?: string | nu
 }
 
 /** One keyed execution: the claim taken at the first upstream write, then completed or released. */
-function keyedRun(context: GuardContext, scope: IdempotencyScope, key: string, fp: string) {
+function keyedRun(context: GuardContext, scope: IdempotencyScope, key: string, fp: string, args: object) {
   const { store, settings, deadlineAt } = scope;
   const recordKey = recordKeyFor(context.callerId, key);
   let claim: Promise<string> | null = null;
@@ -193,7 +198,7 @@ function keyedRun(context: GuardContext, scope: IdempotencyScope, key: string, f
       if (found.kind === 'none') return;
       if (found.kind === 'completed') {
         await scope.verifyCaller?.();
-        throw new Replay(JSON.parse(found.json));
+        throw new Replay(decodeResult(found.json, args));
       }
       if (found.kind === 'mismatch') throw idempotencyKeyReused();
       const left = waitUntil - Date.now();
@@ -209,7 +214,7 @@ function keyedRun(context: GuardContext, scope: IdempotencyScope, key: string, f
       if (found.kind === 'acquired') return found.owner;
       if (found.kind === 'completed') {
         await scope.verifyCaller?.();
-        throw new Replay(JSON.parse(found.json));
+        throw new Replay(decodeResult(found.json, args));
       }
       if (found.kind === 'mismatch') throw idempotencyKeyReused();
       if (found.kind === 'full') throw idempotencyUnavailable();
@@ -237,7 +242,8 @@ function keyedRun(context: GuardContext, scope: IdempotencyScope, key: string, f
         return result;
       }
       // The side effect has happened: answer it even if the record cannot be stored.
-      await store.complete(recordKey, owner, fp, JSON.stringify(result), settings.ttlMs, context.callerId).catch((e: unknown) => {
+      const json = encodeResult(result, args, settings.recordMaxBytes ?? DEFAULT_RECORD_MAX_BYTES);
+      await store.complete(recordKey, owner, fp, json, settings.ttlMs, context.callerId).catch((e: unknown) => {
         context.logger.error({ err: e }, 'idempotency result could not be stored');
       });
       return result;

@@ -4,3 +4,4 @@ export type { IdempotencyOutcome, IdempotencyScope, IdempotencySettings, Idempot
 export { MemoryIdempotencyStore } from './store.js';
 export type { Claim, IdempotencyStore } from './store.js';
 export { RedisIdempotencyStore } from './redis-store.js';
+export { checkIdempotencyRedis, RedisNotPersistentError } from './redis-check.js';

@@ -12,6 +12,7 @@
  * its first input even after a failed attempt.
  */
 import { LRUCache } from 'lru-cache';
+import { NOT_KEPT } from './result.js';
 
 export type Claim =
   | { kind: 'acquired'; owner: string }
@@ -63,10 +64,10 @@ export interface RecordBody {
 
 /** Records one caller may hold at once in either store (a flood of keys evicts only the flooder's own). */
 export const DEFAULT_RECORDS_PER_CALLER = 10_000;
-/** Bytes of stored results one caller may hold in memory: big results evict only the caller's own older records. */
-const DEFAULT_BYTES_PER_CALLER = 8 * 1024 * 1024;
-/** Bytes of stored results the memory store holds in all; past it, new claims are refused (`full`). */
-const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
+/** Bytes of stored results one caller may hold: big results evict only the caller's own older records. */
+export const DEFAULT_BYTES_PER_CALLER = 8 * 1024 * 1024;
+/** Bytes of stored results the memory store holds in all; past it the heaviest caller's oldest finished records go. */
+export const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
 /** What a record costs besides its result: key, fingerprint, owner, map entries. */
 const RECORD_OVERHEAD_BYTES = 256;
 
@@ -76,9 +77,12 @@ const sizeOf = (record: RecordBody): number => RECORD_OVERHEAD_BYTES + (record.v
  * One process's records; fine for a single instance, REDIS_URL for several.
  * Bounded by count and by bytes: each caller holds at most `perCaller` records
  * and `bytesPerCaller` of them (past that its own least recently used ones
- * go), and the store at most `maxRecords` and `maxBytes`; a claim that would
- * need to drop a young record of a caller within its quota is refused (`full`)
- * instead, so no one's retry can act twice upstream.
+ * go), and the store at most `maxRecords` and `maxBytes`. A full store makes
+ * room from the heaviest caller (by bytes, or by count when that is the bound
+ * reached): its least recently used finished record goes, so however many
+ * callers sit at their quota a newcomer is never refused. Only running records
+ * are never dropped (their owner may still be writing upstream): a store full
+ * of running records refuses (`full`).
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
   private readonly byCaller = new Map<string, LRUCache<string, RecordBody>>();
@@ -86,6 +90,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   private seq = 0;
   /** Bytes held by every caller's records (kept by each cache's dispose). */
   private bytes = 0;
+  /** A full store is swept for expired records at most once a second: a sweep walks every record. */
+  private purgedAt = 0;
 
   constructor(
     private readonly maxRecords = 100_000,
@@ -105,9 +111,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       if (current.fp !== fingerprint) return { kind: 'mismatch' };
       if (current.s === 'done') return { kind: 'completed', json: current.v ?? 'null' };
       if (current.s === 'running') return { kind: 'in_progress' };
-    } else if (records.size < this.perCaller && this.overCapacity()) {
-      this.purgeExpired();
-      if (this.overCapacity()) return { kind: 'full' };
+    } else if (records.size < this.perCaller && !this.makeRoom(null)) {
+      return { kind: 'full' };
     }
     const owner = `${process.pid}-${++this.seq}`;
     // At its quota the caller's own least recently used record goes (LRU eviction within its map).
@@ -119,7 +124,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const records = this.byCaller.get(caller);
     const current = records?.get(recordKey);
     if (!records || (current && current.owner !== owner)) return false;
-    this.put(records, recordKey, { s: 'done', fp: fingerprint, v: json }, ttlMs);
+    // A result the caller's whole quota could not hold is not kept, but the key stays taken: no second write.
+    const v = sizeOf({ s: 'done', fp: fingerprint, v: json }) > this.bytesPerCaller ? NOT_KEPT : json;
+    this.put(records, recordKey, { s: 'done', fp: fingerprint, v }, ttlMs);
+    // The result grew the store: room is made now, never from the record just written.
+    this.makeRoom(recordKey);
     this.notify(recordKey);
     return true;
   }
@@ -187,7 +196,31 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return this.byCaller.size * this.perCaller >= this.maxRecords && this.size >= this.maxRecords;
   }
 
+  /**
+   * Drops the least recently used finished record of the heaviest caller until the store is within its
+   * bounds; false when only running records (or `keep`) are left to drop.
+   */
+  private makeRoom(keep: string | null): boolean {
+    if (!this.overCapacity()) return true;
+    this.purgeExpired();
+    const drained = new Set<LRUCache<string, RecordBody>>();
+    while (this.overCapacity()) {
+      const byBytes = this.bytes >= this.maxBytes;
+      let heaviest: LRUCache<string, RecordBody> | undefined;
+      let most = -1;
+      for (const records of this.byCaller.values()) {
+        const weight = byBytes ? records.calculatedSize : records.size;
+        if (weight > most && !drained.has(records)) [heaviest, most] = [records, weight];
+      }
+      if (!heaviest) return false;
+      if (!dropOldestFinished(heaviest, keep)) drained.add(heaviest);
+    }
+    return true;
+  }
+
   private purgeExpired(): void {
+    if (Date.now() - this.purgedAt < 1_000) return;
+    this.purgedAt = Date.now();
     for (const [caller, records] of this.byCaller) {
       records.purgeStale();
       if (records.size === 0) this.byCaller.delete(caller);
@@ -203,4 +236,12 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   private notify(recordKey: string): void {
     for (const wake of [...(this.waiters.get(recordKey) ?? [])]) wake();
   }
+}
+
+/** Deletes the caller's least recently used record that is not running (nor `keep`); false when there is none. */
+function dropOldestFinished(records: LRUCache<string, RecordBody>, keep: string | null): boolean {
+  for (const key of records.rkeys()) {
+    if (key !== keep && records.peek(key)?.s !== 'running') return records.delete(key);
+  }
+  return false;
 }

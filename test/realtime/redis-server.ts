@@ -12,10 +12,11 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-export async function startRedisServer(): Promise<RedisServer> {
+/** `extra`: more redis-server arguments, later ones winning (e.g. `--appendonly yes --dir <tmp>`). */
+export async function startRedisServer(extra: string[] = []): Promise<RedisServer> {
   // Whether redis-server is there is describeWith's question, asked before any suite runs this.
   const port = await freePort();
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra], {
     stdio: 'ignore',
   });
   const url = `redis://127.0.0.1:${port}`;

@@ -21,16 +21,26 @@ describe('memory idempotency store bounds', () => {
     expect((await store.claim('flood-0', 'fp', LOCK, 'flooder')).kind).toBe('acquired');
   });
 
-  it('refuses a new record rather than drop a young one of a caller within its quota', async () => {
-    const store = new MemoryIdempotencyStore(4, 2);
+  it('a full store makes room from the heaviest caller\'s oldest finished record, never refusing a newcomer', async () => {
+    const store = new MemoryIdempotencyStore(4, 3);
     await completed(store, 'a', 'a-1');
     await completed(store, 'a', 'a-2');
+    await completed(store, 'a', 'a-3');
     await completed(store, 'b', 'b-1');
-    await completed(store, 'b', 'b-2');
-    expect((await store.claim('c-1', 'fp', LOCK, 'c')).kind).toBe('full');
-    for (const [caller, key] of [['a', 'a-1'], ['a', 'a-2'], ['b', 'b-1'], ['b', 'b-2']] as const) {
+    expect((await store.claim('c-1', 'fp', LOCK, 'c')).kind).toBe('acquired');
+    // a, the heaviest, lost its oldest; b's one record and a's newer ones stand.
+    expect((await store.claim('a-1', 'fp', LOCK, 'a')).kind).toBe('acquired');
+    for (const [caller, key] of [['a', 'a-3'], ['b', 'b-1']] as const) {
       expect((await store.claim(key, 'fp', LOCK, caller)).kind).toBe('completed');
     }
+  });
+
+  it('refuses only when every record is still running: a running claim is never dropped', async () => {
+    const store = new MemoryIdempotencyStore(2, 2);
+    expect((await store.claim('a-1', 'fp', LOCK, 'a')).kind).toBe('acquired');
+    expect((await store.claim('b-1', 'fp', LOCK, 'b')).kind).toBe('acquired');
+    expect((await store.claim('c-1', 'fp', LOCK, 'c')).kind).toBe('full');
+    expect((await store.claim('a-1', 'fp', LOCK, 'a')).kind).toBe('in_progress');
   });
 });
 
@@ -52,17 +62,28 @@ describe('memory idempotency store bytes', () => {
     expect((await store.claim('flood-0', 'fp', LOCK, 'flooder')).kind).toBe('acquired');
   });
 
-  it('refuses new records once the store holds its bytes, and counts bytes back when records go', async () => {
+  it('a store full of bytes drops the heaviest caller\'s oldest result for a newcomer, and counts bytes back when records go', async () => {
     const store = new MemoryIdempotencyStore(1_000, 1_000, 1024 * 1024, 1024 * 1024);
-    for (const caller of ['a', 'b', 'c']) {
-      const claim = await store.claim(`${caller}-1`, 'fp', LOCK, caller);
+    for (const [caller, key] of [['a', 'a-1'], ['a', 'a-2'], ['b', 'b-1']] as const) {
+      const claim = await store.claim(key, 'fp', LOCK, caller);
       if (claim.kind !== 'acquired') throw new Error(claim.kind);
-      await store.complete(`${caller}-1`, claim.owner, 'fp', big(200_000), 30, caller);
+      await store.complete(key, claim.owner, 'fp', big(200_000), 30, caller);
     }
-    expect((await store.claim('d-1', 'fp', LOCK, 'd')).kind).toBe('full');
-    await new Promise((r) => setTimeout(r, 60));
-    // The three results expired: the bytes they held are free again.
+    expect(store.heldBytes).toBeLessThanOrEqual(1024 * 1024);
     expect((await store.claim('d-1', 'fp', LOCK, 'd')).kind).toBe('acquired');
+    expect((await store.claim('b-1', 'fp', LOCK, 'b')).kind).toBe('completed');
+    await new Promise((r) => setTimeout(r, 60));
+    // The results expired: the bytes they held are free again (d's running claim is left).
+    expect((await store.claim('b-1', 'fp', LOCK, 'b')).kind).toBe('acquired');
+    expect((await store.claim('a-2', 'fp', LOCK, 'a')).kind).toBe('acquired');
     expect(store.heldBytes).toBeLessThan(1024);
+  });
+
+  it('a result over the caller\'s whole quota is not kept, but its key stays taken: no second write', async () => {
+    const store = new MemoryIdempotencyStore(1_000, 1_000, 64 * 1024, 1024 * 1024);
+    const claim = await store.claim('k', 'fp', LOCK, 'a');
+    if (claim.kind !== 'acquired') throw new Error(claim.kind);
+    expect(await store.complete('k', claim.owner, 'fp', big(100_000), TTL, 'a')).toBe(true);
+    expect(await store.claim('k', 'fp', LOCK, 'a')).toEqual({ kind: 'completed', json: '!' });
   });
 });

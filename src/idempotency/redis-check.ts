@@ -1,0 +1,42 @@
+/**
+ * The Redis that holds idempotency records must keep them across a restart: a
+ * record lost while its payment is in flight lets the client's retry act a
+ * second time (when the payments API ignores Idempotency-Key). Append-only
+ * persistence is what keeps the last seconds of records; RDB snapshots alone
+ * lose every record since the last one. Checked once at start.
+ */
+import type { Redis } from 'ioredis';
+import type { Logger } from '../logger.js';
+
+/** Policies that never drop a running claim ahead of old finished records (docs/security.md). */
+const SUITED_POLICIES = new Set(['volatile-lru', 'volatile-lfu', 'allkeys-lru', 'allkeys-lfu']);
+
+export class RedisNotPersistentError extends Error {
+  constructor(reason: string) {
+    super(`The idempotency Redis ${reason}; set appendonly yes on it, or IDEMPOTENCY_REDIS_PERSISTENCE=warn to start anyway.`);
+    this.name = 'RedisNotPersistentError';
+  }
+}
+
+/** `field:value` of an INFO section. */
+function infoField(info: string, field: string): string | undefined {
+  return new RegExp(`^${field}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+}
+
+/**
+ * `require`: rejects when append-only persistence is off (or cannot be read); `warn`: logs an error and resolves.
+ * A memory policy that may drop running claims, or no maxmemory at all, is warned about either way.
+ */
+export async function checkIdempotencyRedis(redis: Redis, mode: 'require' | 'warn', logger: Logger): Promise<void> {
+  const [persistence, memory] = await Promise.all([redis.info('persistence'), redis.info('memory')]).catch(() => [undefined, undefined]);
+  const aof = persistence === undefined ? undefined : infoField(persistence, 'aof_enabled');
+  const problem = aof === undefined ? 'does not say whether append-only persistence is on (INFO persistence)' : aof === '1' ? null : 'has append-only persistence off (appendonly no): a restart loses records of payments in flight';
+  if (memory !== undefined) {
+    const policy = infoField(memory, 'maxmemory_policy');
+    if (infoField(memory, 'maxmemory') === '0') logger.warn({ policy }, 'idempotency Redis has no maxmemory: set one, with maxmemory-policy volatile-lru (docs/security.md)');
+    else if (policy && !SUITED_POLICIES.has(policy)) logger.warn({ policy }, 'idempotency Redis maxmemory-policy may refuse claims or drop running ones when full: use volatile-lru (docs/security.md)');
+  }
+  if (problem === null) return;
+  if (mode === 'require') throw new RedisNotPersistentError(problem);
+  logger.error({ check: 'IDEMPOTENCY_REDIS_PERSISTENCE' }, `idempotency Redis ${problem}`);
+}
