@@ -14,6 +14,9 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     reporters: ['default', './test/support/slowest-files.ts'],
     slowTestThreshold: 2_000,
+    // The integration suites mostly wait on sockets, timers and child processes: three files at a time,
+    // where vitest's default on two cores is one.
+    maxWorkers: 3,
     // Integration suites start real servers on 127.0.0.1; give slow shared machines room.
     testTimeout: 20_000,
     hookTimeout: 30_000,
@@ -32,8 +35,6 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
-          // These suites mostly wait on sockets, timers and child processes: three files at a time on two cores.
-          maxWorkers: 3,
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/unit/**/!(*.redis).test.ts'],
         },
