@@ -27,7 +27,7 @@ export default defineConfig({
           name: 'unit',
           // In-process only (no servers, processes, Redis or browser): the one-minute loop, `npm run test:unit`.
           include: ['test/unit/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/unit/**/*.redis.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/unit/**/*.{redis,net}.test.ts'],
           setupFiles: ['test/support/in-process-only.ts'],
         },
       },
@@ -36,7 +36,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/unit/**/!(*.redis).test.ts'],
+          exclude: [...configDefaults.exclude, 'test/unit/**/!(*.redis|*.net).test.ts'],
         },
       },
     ],

@@ -9,6 +9,10 @@ import { join } from 'node:path';
 import { SKIP_LOG_ENV, type SkippedSuite } from './tools.js';
 
 export default function setup(): () => void {
+  // Each project inherits this setup; the run's first call speaks for all of them.
+  const run = globalThis as { skipSummaryTaken?: boolean };
+  if (run.skipSummaryTaken) return () => {};
+  run.skipSummaryTaken = true;
   // CI names the file itself, to re-run what was skipped once it has installed the programs.
   const given = process.env[SKIP_LOG_ENV];
   const dir = given ? undefined : mkdtempSync(join(tmpdir(), 'gateway-test-skips-'));
