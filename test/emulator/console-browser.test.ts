@@ -92,7 +92,10 @@ describeWith('chromium', 'the emulator console in a browser', () => {
     const approveSecond = page.locator(`#transactions button[data-action="approved"][data-id="${second}"]`);
     await approveSecond.waitFor({ timeout: 10_000 });
     const before = await approveSecond.boundingBox();
-    const target = (await approveFirst.boundingBox())!;
+    // The table refreshes every second: a box read during a refresh is null, so read it once it is there.
+    let target: { x: number; y: number; width: number; height: number } | null = null;
+    await expect.poll(async () => (target = await approveFirst.boundingBox()), { timeout: 10_000 }).not.toBeNull();
+    target = target!;
     // Two clicks at one spot, as a double click lands them.
     await page.mouse.dblclick(target.x + target.width / 2, target.y + target.height / 2);
 
