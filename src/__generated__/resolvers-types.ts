@@ -850,7 +850,7 @@ export type PhoneNumberInput = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -910,7 +910,7 @@ export type Query = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -942,7 +942,7 @@ export type QueryCurrencyArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -974,7 +974,7 @@ export type QueryCustomerArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1008,7 +1008,7 @@ export type QueryCustomersArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1040,7 +1040,7 @@ export type QueryEventArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1074,7 +1074,7 @@ export type QueryEventsArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1106,7 +1106,7 @@ export type QueryLogArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1139,7 +1139,7 @@ export type QueryLogsArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1171,7 +1171,7 @@ export type QueryPayoutArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1205,7 +1205,7 @@ export type QueryPayoutsArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1237,7 +1237,7 @@ export type QueryTransactionArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1271,7 +1271,7 @@ export type QueryTransactionsArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
