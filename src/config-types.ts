@@ -2,6 +2,7 @@
  * The shape of the validated configuration (config.ts builds it from the
  * environment): what each setting means, apart from how it is parsed.
  */
+import type { ByteBudgetOptions } from './upstream/byte-budget.js';
 import type { ResilienceOptions } from './upstream/resilience.js';
 import { HTTP_CLIENTS, MAX_RESPONSE_BYTES, type HttpClientName } from './upstream/transport.js';
 
@@ -33,6 +34,8 @@ export interface Config {
   upstreamHttpClient: HttpClientName;
   /** An upstream answer longer than this many bytes is refused unread past it (UPSTREAM_ERROR, not retried); either transport. */
   upstreamMaxResponseBytes: number;
+  /** Upstream answer bytes read and not yet decoded, all keys together and per key (UPSTREAM_BYTES_IN_FLIGHT*). */
+  upstreamBytesInFlight: Readonly<ByteBudgetOptions>;
   currencyCacheTtlMs: number;
   /**
    * Upstream objects kept across requests (src/cache): in Redis when

@@ -5,6 +5,7 @@
  */
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
+import { DEFAULT_BYTE_BUDGET } from './upstream/byte-budget.js';
 import { EXPLORERS, LOG_LEVELS, MAX_UPSTREAM_RESPONSE_BYTES, UPSTREAM_HTTP_CLIENTS, UPSTREAM_RESPONSE_BYTES, type Config, type ObservabilityConfig } from './config-types.js';
 
 export type { Config, Limits, ObservabilityConfig, ReconcileSettings } from './config-types.js';
@@ -68,6 +69,9 @@ const envSchema = z
     // got, the project's first HTTP client; node is the same contract at about a fifth of the CPU per call.
     UPSTREAM_HTTP_CLIENT: optional(z.enum(UPSTREAM_HTTP_CLIENTS)).default('got'),
     UPSTREAM_MAX_RESPONSE_BYTES: int(1024, MAX_UPSTREAM_RESPONSE_BYTES).default(UPSTREAM_RESPONSE_BYTES),
+    // Answer bytes read and not yet decoded (byte-budget.ts): all keys together, and one key.
+    UPSTREAM_BYTES_IN_FLIGHT: int(1024).default(DEFAULT_BYTE_BUDGET.totalBytes),
+    UPSTREAM_BYTES_IN_FLIGHT_PER_KEY: int(1024).default(DEFAULT_BYTE_BUDGET.perKeyBytes),
     CURRENCY_CACHE_TTL_MS: int(0).default(60_000),
     ENTITY_CACHE: optional(boolean).default(true),
     ENTITY_CACHE_MAX_OBJECTS: int(1).default(50_000),
@@ -205,6 +209,18 @@ const envSchema = z
       ),
     { path: ['IDEMPOTENCY_CALLER_MAX_BYTES'], message: 'must lie between IDEMPOTENCY_RECORD_MAX_BYTES and IDEMPOTENCY_MAX_BYTES', when: () => true },
   )
+  // Otherwise an answer under the per-answer cap could never be read: refused as busy, every time.
+  .refine(
+    (env) =>
+      !(
+        typeof env.UPSTREAM_BYTES_IN_FLIGHT === 'number' &&
+        typeof env.UPSTREAM_BYTES_IN_FLIGHT_PER_KEY === 'number' &&
+        typeof env.UPSTREAM_MAX_RESPONSE_BYTES === 'number' &&
+        env.UPSTREAM_MAX_RESPONSE_BYTES <= MAX_UPSTREAM_RESPONSE_BYTES &&
+        (env.UPSTREAM_MAX_RESPONSE_BYTES > env.UPSTREAM_BYTES_IN_FLIGHT_PER_KEY || env.UPSTREAM_BYTES_IN_FLIGHT_PER_KEY > env.UPSTREAM_BYTES_IN_FLIGHT)
+      ),
+    { path: ['UPSTREAM_BYTES_IN_FLIGHT_PER_KEY'], message: 'must be at least UPSTREAM_MAX_RESPONSE_BYTES and at most UPSTREAM_BYTES_IN_FLIGHT', when: () => true },
+  )
   .refine((env) => !env.ROUTER_INVALIDATION_URL === !env.ROUTER_INVALIDATION_KEY, {
     path: ['ROUTER_INVALIDATION_URL'],
     message: 'and ROUTER_INVALIDATION_KEY are set together',
@@ -256,6 +272,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     upstreamHttpClient: e.UPSTREAM_HTTP_CLIENT,
     upstreamMaxResponseBytes: e.UPSTREAM_MAX_RESPONSE_BYTES,
+    upstreamBytesInFlight: Object.freeze({ totalBytes: e.UPSTREAM_BYTES_IN_FLIGHT, perKeyBytes: e.UPSTREAM_BYTES_IN_FLIGHT_PER_KEY }),
     currencyCacheTtlMs: e.CURRENCY_CACHE_TTL_MS,
     entityCache: Object.freeze({
       enabled: e.ENTITY_CACHE,

@@ -127,6 +127,14 @@ export function toGraphQLError(error: UpstreamError): Mapped {
     };
   }
   if (error instanceof UpstreamUnavailableError) {
+    // Shed, not failed: the bytes it waits for are freed as soon as the answers in flight are decoded.
+    if (error.reason === 'bytes_in_flight') {
+      return {
+        code: ErrorCode.UPSTREAM_UNAVAILABLE,
+        message: 'Too many payments API answer bytes are being read for this key or for all callers; retry shortly.',
+        extra: { reason: error.reason, retryAfterSeconds: 1 },
+      };
+    }
     return {
       code: ErrorCode.UPSTREAM_UNAVAILABLE,
       message:

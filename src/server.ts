@@ -90,6 +90,7 @@ export function upstreamFor(config: Config, baseUrl: string): UpstreamClient {
     timeoutMs: config.upstreamTimeoutMs,
     httpClient: config.upstreamHttpClient,
     maxResponseBytes: config.upstreamMaxResponseBytes,
+    bytesInFlight: config.upstreamBytesInFlight,
     resilience: config.upstreamResilience,
     decodeMemoItems: config.entityCache.decodedItems,
   });

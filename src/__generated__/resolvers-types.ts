@@ -850,7 +850,7 @@ export type PhoneNumberInput = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -911,7 +911,7 @@ export type Query = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -944,7 +944,7 @@ export type QueryCurrencyArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -977,7 +977,7 @@ export type QueryCustomerArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1012,7 +1012,7 @@ export type QueryCustomersArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1045,7 +1045,7 @@ export type QueryEventArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1080,7 +1080,7 @@ export type QueryEventsArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1113,7 +1113,7 @@ export type QueryLogArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1147,7 +1147,7 @@ export type QueryLogsArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1180,7 +1180,7 @@ export type QueryPayoutArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1215,7 +1215,7 @@ export type QueryPayoutsArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1248,7 +1248,7 @@ export type QueryTransactionArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.
@@ -1283,7 +1283,7 @@ export type QueryTransactionsArgs = {
  * - `FORBIDDEN`: the key is valid but may not do this (403).
  * - `BAD_USER_INPUT`: an argument is invalid (e.g. `first` above 100, a malformed cursor or id).
  * - `UPSTREAM_TIMEOUT`: the payments API did not answer in time (each call has a time-out, each operation a deadline).
- * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`).
+ * - `UPSTREAM_UNAVAILABLE`: the payments API could not be reached or answered 503, or the gateway paused calls to a failing route (circuit breaker; `extensions.reason` is `circuit_open` or `route_saturated`), or too many upstream answer bytes were being read for the key or for all callers (`reason` is `bytes_in_flight`, with `retryAfterSeconds`).
  * - `UPSTREAM_ERROR`: the payments API answered with an unexpected error or a malformed body.
  * - `UPSTREAM_UNSUPPORTED`: the payments API does not support a call this field needs, one the spec does not define: `extensions.reason` is `route_missing` (it answered 404 or 405 on a route that names no object, such as a list; `extensions.upstream.route` names it) or `parameter_ignored` (it answered as if `page` or `per_page` had not been sent; `extensions.parameter` names it). Retrying will not help.
  * - `RATE_LIMITED`: too many requests (429), from the gateway or the upstream.

@@ -21,6 +21,10 @@ const RETRY_BASE_MS = 100;
 const ATTEMPT_TIMEOUT_MS = 5_000;
 /** Pushes waiting or in flight; past it a push is dropped (counted): the TTL still bounds staleness. */
 const MAX_PENDING = 1_000;
+/** One owner's share of them (a caller's mutations, or the webhooks together), so a flood against a hanging router drops only its own. */
+export const MAX_PENDING_PER_OWNER = MAX_PENDING / 10;
+/** The owner of pushes that no caller made: verified webhooks. */
+const WEBHOOKS = 'webhooks';
 
 export type InvalidationOutcome = 'sent' | 'retried' | 'failed' | 'dropped';
 
@@ -30,7 +34,8 @@ export interface RouterInvalidationSettings {
 }
 
 export interface RouterInvalidation {
-  push(kind: string, ids: readonly (string | number)[]): void;
+  /** `owner`: whose change it is (the caller's id), or absent for a webhook's. */
+  push(kind: string, ids: readonly (string | number)[], owner?: string): void;
   /** Resolves when every push started so far has finished. */
   drain(): Promise<void>;
 }
@@ -49,6 +54,7 @@ export function createRouterInvalidation(
   deps: { logger: Logger; observe: (outcome: InvalidationOutcome) => void; retryBaseMs?: number },
 ): RouterInvalidation {
   const pending = new Set<Promise<void>>();
+  const byOwner = new Map<string, number>();
   const retryBaseMs = deps.retryBaseMs ?? RETRY_BASE_MS;
 
   const send = async (body: string): Promise<void> => {
@@ -85,14 +91,21 @@ export function createRouterInvalidation(
   };
 
   return {
-    push(kind, ids) {
+    push(kind, ids, owner = WEBHOOKS) {
       if (!isTagged(kind) || ids.length === 0) return;
-      if (pending.size >= MAX_PENDING) {
+      const held = byOwner.get(owner) ?? 0;
+      if (pending.size >= MAX_PENDING || held >= MAX_PENDING_PER_OWNER) {
         deps.observe('dropped');
         return;
       }
+      byOwner.set(owner, held + 1);
       const body = JSON.stringify(ids.map((id) => ({ kind: 'cache_tag', subgraphs: [SUBGRAPH_NAME], cache_tag: cacheTagOf(kind, id) })));
-      const done: Promise<void> = send(body).finally(() => pending.delete(done));
+      const done: Promise<void> = send(body).finally(() => {
+        pending.delete(done);
+        const left = (byOwner.get(owner) ?? 1) - 1;
+        if (left === 0) byOwner.delete(owner);
+        else byOwner.set(owner, left);
+      });
       pending.add(done);
     },
     async drain() {
@@ -108,7 +121,7 @@ export function withRouterInvalidation(cache: EntityCache, router: RouterInvalid
       const inner = cache.scope(callerId, options);
       const evict: EntityCacheScope['evict'] = async (kind: EntityKind, ids) => {
         await inner.evict(kind, ids);
-        router.push(kind, ids);
+        router.push(kind, ids, callerId);
       };
       return { load: inner.load, put: inner.put, evict };
     },

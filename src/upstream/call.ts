@@ -25,6 +25,7 @@
  * and the decisions live here.
  */
 import { ignoredParameter } from './applied.js';
+import type { ByteBudget, ByteLease } from './byte-budget.js';
 import type { DecodeMemo } from './decode-memo.js';
 import { decodeList, decodeMany, decodeOne, decodePage, encodeJsonBody, parseJsonBody, type ResourceShape } from './decode.js';
 import type { Endpoint, WireRequest } from './endpoints.js';
@@ -58,6 +59,8 @@ export interface Caller {
 interface Received {
   text: string;
   ctx: UpstreamErrorInit;
+  /** The answer's bytes in flight, released once it is decoded (or fails to be). */
+  lease?: ByteLease | undefined;
 }
 
 /** One call, as each of its attempts sends it. */
@@ -89,6 +92,8 @@ export interface CallDeps {
   /** Whole-attempt time-out, before the deadline shrinks it. */
   callTimeoutMs: number;
   memo?: DecodeMemo | undefined;
+  /** Upstream answer bytes in flight, per key and in total (byte-budget.ts); absent: unbounded. */
+  bytes?: ByteBudget | undefined;
   random?: () => number;
   now?: () => number;
 }
@@ -122,8 +127,13 @@ export class UpstreamCalls {
       const body = request.body === undefined ? undefined : encodeJsonBody(request.body);
       const repeatable = endpoint.method === 'GET' || opts.idempotencyKey !== undefined;
       const received = await this.exchange({ caller, endpoint, request, url, body, idempotencyKey: opts.idempotencyKey, signal, repeatable });
-      // 5. The answer.
-      const answer = this.decode(endpoint, request, received);
+      // 5. The answer; its bytes count as in flight until it is decoded.
+      let answer: unknown;
+      try {
+        answer = this.decode(endpoint, request, received);
+      } finally {
+        received.lease?.release();
+      }
       gate?.succeeded(probe);
       return answer;
     } catch (error) {
@@ -221,12 +231,22 @@ export class UpstreamCalls {
       ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
       ...(scope.requestId === undefined ? {} : { 'x-request-id': scope.requestId }),
     };
-    const sent: TransportRequest = { route, method, headers, timeoutMs, ...(flight.body === undefined ? {} : { body: flight.body }), ...(flight.signal === undefined ? {} : { signal: flight.signal }) };
+    const lease = this.deps.bytes?.lease(caller.id ?? keyId(caller.apiKey));
+    const sent: TransportRequest = {
+      route,
+      method,
+      headers,
+      timeoutMs,
+      ...(flight.body === undefined ? {} : { body: flight.body }),
+      ...(flight.signal === undefined ? {} : { signal: flight.signal }),
+      ...(lease === undefined ? {} : { bytes: lease }),
+    };
     let response;
     try {
       // The transport's failures are already typed, and an abort rejects with the caller's reason (transport.ts).
       response = await this.deps.transport.send(flight.url, sent);
     } catch (error) {
+      lease?.release();
       watch?.end(attemptFailure(error, flight.signal));
       throw error;
     }
@@ -234,7 +254,9 @@ export class UpstreamCalls {
     watch?.end({ status });
     const requestIdHeader = response.headers['x-request-id'];
     const ctx: UpstreamErrorInit = typeof requestIdHeader === 'string' ? { route, requestId: requestIdHeader } : { route };
-    if (status >= 200 && status < 300) return { text: response.body, ctx };
+    if (status >= 200 && status < 300) return { text: response.body, ctx, lease };
+    // An error answer is read into its typed error below and then dropped.
+    lease?.release();
     if (routeIsMissing(status, pattern, flight.request.bodyIds)) throw new UpstreamRouteMissingError({ ...ctx, statusCode: status, beyondSpec: !endpoint.spec });
     throw errorFromResponse(status, response.body, response.headers['retry-after'], { ...ctx, statusCode: status }, caller.apiKey);
   }

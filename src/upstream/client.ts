@@ -6,6 +6,7 @@
  * operation, so a new endpoint is one line there.
  */
 import type { PaymentsApi } from './api.js';
+import { ByteBudget, DEFAULT_BYTE_BUDGET, type ByteBudgetOptions } from './byte-budget.js';
 import { UpstreamCalls, type Caller } from './call.js';
 import { createDecodeMemo } from './decode-memo.js';
 import { ENDPOINTS, type Endpoint } from './endpoints.js';
@@ -30,6 +31,8 @@ export interface UpstreamClientOptions {
   httpClient?: HttpClientName;
   /** An answer longer than this many bytes is refused, not retried (transport.ts, MAX_RESPONSE_BYTES by default). */
   maxResponseBytes?: number;
+  /** Answer bytes read and not yet decoded, all keys and per key (byte-budget.ts); DEFAULT_BYTE_BUDGET when absent. */
+  bytesInFlight?: ByteBudgetOptions;
   /** Retries, retry budget, breakers and bulkheads (resilience.ts); defaults in DEFAULT_RESILIENCE. */
   resilience?: ResilienceOptions;
   /** Remember this many decoded items, so an unchanged object is validated once (decode-memo.ts). 0 or absent: none. */
@@ -66,7 +69,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   const transport = httpClient === 'node' ? createNodeTransport(transportOptions) : createGotTransport(transportOptions);
   const guards = new RouteGuards(options.resilience ?? DEFAULT_RESILIENCE);
   const memo = options.decodeMemoItems ? createDecodeMemo(options.decodeMemoItems) : undefined;
-  const calls = new UpstreamCalls({ transport, guards, baseUrl, callTimeoutMs: timeoutMs, memo });
+  const bytes = new ByteBudget(options.bytesInFlight ?? DEFAULT_BYTE_BUDGET);
+  const calls = new UpstreamCalls({ transport, guards, baseUrl, callTimeoutMs: timeoutMs, memo, bytes });
   return {
     httpClient,
     forKey(apiKey, scope) {

@@ -158,11 +158,12 @@ export class UpstreamConnectionError extends UpstreamError {
 /**
  * The gateway did not call the upstream: the route's circuit breaker is open
  * after repeated failures (`circuit_open`), or the route already has as many
- * calls in flight as it may (`route_saturated`).
+ * calls in flight as it may (`route_saturated`), or reading this answer would pass the
+ * upstream bytes in flight allowed to the key or to all keys (`bytes_in_flight`, byte-budget.ts).
  */
 export class UpstreamUnavailableError extends UpstreamError {
-  readonly reason: 'circuit_open' | 'route_saturated';
-  constructor(init: UpstreamErrorInit & { reason: 'circuit_open' | 'route_saturated' }) {
+  readonly reason: 'circuit_open' | 'route_saturated' | 'bytes_in_flight';
+  constructor(init: UpstreamErrorInit & { reason: 'circuit_open' | 'route_saturated' | 'bytes_in_flight' }) {
     super(`Upstream route not called (${init.reason}) on ${init.route}`, init.reason, init);
     this.reason = init.reason;
   }

@@ -11,7 +11,7 @@
 import type { IncomingMessage } from 'node:http';
 import got, { RequestError, TimeoutError } from 'got';
 import { UpstreamConnectionError, UpstreamTimeoutError } from './errors.js';
-import { answerRefusal, defaultHeaders, keepAliveAgents, MAX_RESPONSE_BYTES, tooLarge, type Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
+import { answerRefusal, chunkRefusal, defaultHeaders, keepAliveAgents, MAX_RESPONSE_BYTES, type Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
 
 export function createGotTransport(options: TransportOptions): Transport {
   const pool = keepAliveAgents();
@@ -55,13 +55,15 @@ export function createGotTransport(options: TransportOptions): Transport {
         // Emitted with the headers, before any body byte.
         stream.once('response', (res: IncomingMessage) => {
           response = res;
-          const refused = answerRefusal(res.statusCode, res.headers, maxBytes, req.route);
+          const refused = answerRefusal(res.statusCode, res.headers, maxBytes, req.route, req.bytes);
           if (refused) fail(refused);
         });
-        // Counted as read (nothing is inflated): stop at the chunk that passes the cap.
+        // Counted as read (nothing is inflated): stop at the chunk that passes the cap or the bytes in flight.
         stream.on('data', (chunk: Buffer) => {
+          if (settled) return;
           bytes += chunk.length;
-          if (bytes > maxBytes) fail(tooLarge(req.route, maxBytes));
+          const refused = chunkRefusal(bytes, maxBytes, req.route, req.bytes);
+          if (refused) fail(refused);
           else chunks.push(chunk);
         });
         stream.once('end', () => {

@@ -9,12 +9,12 @@
  * - a time-out or an abort destroys the socket, so a half-read answer never
  *   returns to the pool (a later call would read its rest);
  * - redirects are never followed (node:http does not), so the key stays here;
- * - an answer over the byte cap is refused (transport.ts, answerRefusal and tooLarge), as got's is.
+ * - an answer over the byte cap or its bytes in flight is refused (transport.ts, answerRefusal and chunkRefusal), as got's is.
  */
 import http from 'node:http';
 import https from 'node:https';
 import { UpstreamConnectionError, UpstreamTimeoutError } from './errors.js';
-import { answerRefusal, defaultHeaders, keepAliveAgents, MAX_RESPONSE_BYTES, tooLarge, type KeepAliveAgents, type Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
+import { answerRefusal, chunkRefusal, defaultHeaders, keepAliveAgents, MAX_RESPONSE_BYTES, type KeepAliveAgents, type Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
 
 export function createNodeTransport(options: TransportOptions): Transport {
   const pool = keepAliveAgents();
@@ -74,14 +74,16 @@ function send(
           settle(() => reject(error));
           outgoing?.destroy();
         };
-        const refusal = answerRefusal(res.statusCode, res.headers, maxBytes, req.route);
+        const refusal = answerRefusal(res.statusCode, res.headers, maxBytes, req.route, req.bytes);
         if (refusal) return refuse(refusal);
         // Bytes, decoded once at the end, so that a character split across chunks stays whole.
         const chunks: Buffer[] = [];
         let bytes = 0;
         res.on('data', (chunk: Buffer) => {
+          if (settled) return;
           bytes += chunk.length;
-          if (bytes > maxBytes) return refuse(tooLarge(req.route, maxBytes));
+          const refused = chunkRefusal(bytes, maxBytes, req.route, req.bytes);
+          if (refused) return refuse(refused);
           chunks.push(chunk);
         });
         res.on('end', () => settle(() => resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') })));

@@ -17,11 +17,14 @@
  *   options, which hold the Authorization header.
  * - no compression asked for, and an answer refused unread when its
  *   headers name a content-encoding or a length over the byte cap, or as
- *   soon as the bytes read pass it (`answerRefusal`, `tooLarge`).
+ *   soon as the bytes read pass it (`answerRefusal`, `chunkRefusal`);
+ *   likewise when they would pass the bytes in flight its lease may hold
+ *   (`request.bytes`, byte-budget.ts).
  */
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
-import { UpstreamInvalidResponseError, UpstreamResponseTooLargeError, type UpstreamError } from './errors.js';
+import type { ByteLease } from './byte-budget.js';
+import { UpstreamInvalidResponseError, UpstreamResponseTooLargeError, UpstreamUnavailableError, type UpstreamError } from './errors.js';
 
 /** The values of UPSTREAM_HTTP_CLIENT; the first is the default. */
 export const HTTP_CLIENTS = ['got', 'node'] as const;
@@ -40,6 +43,8 @@ export interface TransportRequest {
   /** The whole attempt: connecting, sending, and reading the answer to its end. */
   timeoutMs: number;
   signal?: AbortSignal;
+  /** The bytes this answer may hold (byte-budget.ts): grown to the declared length, then as bytes arrive. */
+  bytes?: ByteLease;
 }
 
 export interface TransportResponse {
@@ -76,13 +81,29 @@ export const MAX_RESPONSE_BYTES = 128 * 1024 * 1024;
  * transport asks for compression (inflating is where a small answer becomes a
  * huge one), so an encoded answer is one the gateway did not ask for.
  */
-export function answerRefusal(status: number | undefined, headers: IncomingHttpHeaders, maxBytes: number, route: string): UpstreamError | undefined {
+export function answerRefusal(status: number | undefined, headers: IncomingHttpHeaders, maxBytes: number, route: string, lease?: ByteLease): UpstreamError | undefined {
   const encoding = headers['content-encoding']?.trim().toLowerCase();
   // An error status tells what happened whatever its body says (a 401 must still revoke the key): read it, bounded.
   if (encoding && encoding !== 'identity' && !(status !== undefined && status >= 400)) return new UpstreamInvalidResponseError({ route, detail: 'an encoded answer (content-encoding), which the gateway does not ask for' });
   const length = Number(headers['content-length']);
   if (Number.isFinite(length) && length > maxBytes) return tooLarge(route, maxBytes);
+  // Reserved whole before the first byte, so a key's many huge reads are refused before any is read.
+  if (lease && Number.isFinite(length) && !lease.grow(length)) return bytesBusy(route);
   return undefined;
+}
+
+/**
+ * One chunk's worth of checks, shared by both transports: `read` bytes so far (nothing is inflated)
+ * against the per-answer cap, then against the bytes in flight the lease may hold.
+ */
+export function chunkRefusal(read: number, maxBytes: number, route: string, lease: ByteLease | undefined): UpstreamError | undefined {
+  if (read > maxBytes) return tooLarge(route, maxBytes);
+  if (lease && !lease.grow(read)) return bytesBusy(route);
+  return undefined;
+}
+
+export function bytesBusy(route: string): UpstreamUnavailableError {
+  return new UpstreamUnavailableError({ route, reason: 'bytes_in_flight' });
 }
 
 export function tooLarge(route: string, maxBytes: number): UpstreamResponseTooLargeError {

@@ -229,6 +229,15 @@ describe('upstream HTTP client', () => {
     }
   });
 
+  it('bounds upstream answer bytes in flight at 256 MiB in total and 128 MiB per key, each at least the per-answer cap', () => {
+    expect(loadConfig({}).upstreamBytesInFlight).toEqual({ totalBytes: 256 * 1024 * 1024, perKeyBytes: 128 * 1024 * 1024 });
+    expect(loadConfig({ UPSTREAM_MAX_RESPONSE_BYTES: '1048576', UPSTREAM_BYTES_IN_FLIGHT_PER_KEY: '2097152', UPSTREAM_BYTES_IN_FLIGHT: '4194304' }).upstreamBytesInFlight).toEqual({ totalBytes: 4_194_304, perKeyBytes: 2_097_152 });
+    const named = { problems: [expect.stringMatching(/^UPSTREAM_BYTES_IN_FLIGHT_PER_KEY: must be at least UPSTREAM_MAX_RESPONSE_BYTES/)] };
+    // A key's share below the per-answer cap would refuse an answer the cap allows, every time.
+    expect(() => loadConfig({ UPSTREAM_BYTES_IN_FLIGHT_PER_KEY: String(64 * 1024 * 1024) })).toThrow(expect.objectContaining(named));
+    expect(() => loadConfig({ UPSTREAM_BYTES_IN_FLIGHT: String(64 * 1024 * 1024) })).toThrow(expect.objectContaining(named));
+  });
+
   it('refuses any other value, naming the variable', () => {
     expect(() => loadConfig({ UPSTREAM_HTTP_CLIENT: 'undici' })).toThrow(
       expect.objectContaining({ problems: [expect.stringMatching(/^UPSTREAM_HTTP_CLIENT: .*"got".*"node"/)] }),

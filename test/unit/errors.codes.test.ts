@@ -67,5 +67,9 @@ describe('toGraphQLError: what a caller sees of each upstream failure', () => {
       code: ErrorCode.UPSTREAM_UNAVAILABLE,
       extra: { reason: 'route_saturated' },
     });
+    expect(toGraphQLError(new upstream.UpstreamUnavailableError({ route, reason: 'bytes_in_flight' }))).toMatchObject({
+      code: ErrorCode.UPSTREAM_UNAVAILABLE,
+      extra: { reason: 'bytes_in_flight', retryAfterSeconds: 1 },
+    });
   });
 });

@@ -1,0 +1,72 @@
+/**
+ * Upstream answer bytes in flight: held from the first byte read (or the
+ * declared content-length) until call.ts has decoded the answer or the
+ * attempt failed. One ceiling over all keys, and a smaller one per key, so
+ * that no tenant's huge pages can grow the gateway's memory without bound or
+ * starve the others. A read that would pass either is refused at once with
+ * UPSTREAM_UNAVAILABLE (`reason: bytes_in_flight`), never queued: waiting
+ * would hold the socket and the bytes already read. Per chunk: a few adds.
+ */
+
+export interface ByteBudgetOptions {
+  /** All keys together (UPSTREAM_BYTES_IN_FLIGHT). */
+  totalBytes: number;
+  /** One key (UPSTREAM_BYTES_IN_FLIGHT_PER_KEY). */
+  perKeyBytes: number;
+}
+
+/** Per key, one answer at the largest size the transports read (MAX_RESPONSE_BYTES); in total, two such. */
+export const DEFAULT_BYTE_BUDGET: ByteBudgetOptions = { totalBytes: 256 * 1024 * 1024, perKeyBytes: 128 * 1024 * 1024 };
+
+/** One key's share; dropped from the map when it holds nothing, so the map is as large as the keys reading now. */
+interface KeyShare {
+  bytes: number;
+  leases: number;
+}
+
+/** The bytes one attempt holds. `grow` before keeping bytes; `release` once, when they are no longer needed. */
+export interface ByteLease {
+  /** Makes the lease hold at least `bytes` in total; false (and nothing taken) when a ceiling would be passed. */
+  grow(bytes: number): boolean;
+  release(): void;
+}
+
+export class ByteBudget {
+  /** Bytes held by every lease now (for tests and metrics). */
+  inFlight = 0;
+  private readonly keys = new Map<string, KeyShare>();
+
+  constructor(readonly options: ByteBudgetOptions = DEFAULT_BYTE_BUDGET) {}
+
+  heldBy(keyId: string): number {
+    return this.keys.get(keyId)?.bytes ?? 0;
+  }
+
+  lease(keyId: string): ByteLease {
+    let share = this.keys.get(keyId);
+    if (!share) this.keys.set(keyId, (share = { bytes: 0, leases: 0 }));
+    share.leases++;
+    const mine = share;
+    let held = 0;
+    let open = true;
+    return {
+      grow: (bytes) => {
+        if (bytes <= held) return true;
+        const more = bytes - held;
+        if (!open || this.inFlight + more > this.options.totalBytes || mine.bytes + more > this.options.perKeyBytes) return false;
+        held = bytes;
+        mine.bytes += more;
+        this.inFlight += more;
+        return true;
+      },
+      release: () => {
+        if (!open) return;
+        open = false;
+        mine.bytes -= held;
+        this.inFlight -= held;
+        held = 0;
+        if (--mine.leases === 0) this.keys.delete(keyId);
+      },
+    };
+  }
+}

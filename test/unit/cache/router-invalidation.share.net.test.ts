@@ -1,0 +1,67 @@
+/**
+ * The router-invalidation queue gives each owner (a caller, or the webhooks together) a share of its pending
+ * pushes: against a router that hangs, one caller's flood drops its own pushes, not another's.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRouterInvalidation, MAX_PENDING_PER_OWNER } from '../../../src/cache/router-invalidation.js';
+import { createLogger } from '../../../src/logger.js';
+
+/** A router that never answers until `release`: every push stays pending. */
+async function hangingRouter() {
+  const held: http.ServerResponse[] = [];
+  const tags: string[] = [];
+  let answering = false;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      for (const entry of JSON.parse(Buffer.concat(chunks).toString('utf8')) as { cache_tag: string }[]) tags.push(entry.cache_tag);
+      if (answering) res.writeHead(200).end('{}');
+      else held.push(res);
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/invalidation`,
+    tags,
+    /** Answers what it holds, and everything from now on. */
+    release: () => {
+      answering = true;
+      held.splice(0).forEach((res) => res.writeHead(200).end('{}'));
+    },
+    close: () => new Promise<void>((done) => server.close(() => done())),
+  };
+}
+
+describe('router invalidation: each owner has a share of the pending pushes', () => {
+  let router: Awaited<ReturnType<typeof hangingRouter>> | undefined;
+  afterEach(async () => {
+    await router?.close();
+  });
+
+  it('drops a flooding caller\'s own pushes against a hanging router, and still sends another\'s and a webhook\'s', async () => {
+    router = await hangingRouter();
+    const outcomes: string[] = [];
+    const invalidation = createRouterInvalidation({ url: router.url, key: 'k' }, { logger: createLogger('silent'), observe: (o) => outcomes.push(o) });
+
+    for (let i = 0; i < 1_000; i++) invalidation.push('transaction', [i], 'flooder');
+    invalidation.push('transaction', ['other'], 'another');
+    invalidation.push('payout', ['hooked']);
+
+    expect(outcomes.filter((o) => o === 'dropped')).toHaveLength(1_000 - MAX_PENDING_PER_OWNER);
+    const end = Date.now() + 5_000;
+    while (!(router.tags.includes('transaction-other') && router.tags.includes('payout-hooked')) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    expect(router.tags).toContain('transaction-other');
+    expect(router.tags).toContain('payout-hooked');
+
+    // Once the router answers, the flooder's share is free again.
+    router.release();
+    await invalidation.drain();
+    outcomes.splice(0);
+    invalidation.push('transaction', ['again'], 'flooder');
+    await invalidation.drain();
+    expect(outcomes).toEqual(['sent']);
+  });
+});
