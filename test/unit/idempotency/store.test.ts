@@ -87,3 +87,18 @@ describe('memory idempotency store bytes', () => {
     expect(await store.claim('k', 'fp', LOCK, 'a')).toEqual({ kind: 'completed', json: '!' });
   });
 });
+
+describe('memory idempotency store: a caller at its own quota', () => {
+  it('is served from its own records even when the store is full of others\' running claims', async () => {
+    // 4 records in all, 2 per caller: B and C fill the store with claims still running.
+    const store = new MemoryIdempotencyStore(4, 2);
+    for (const key of ['a1', 'a2']) expect((await store.claim(key, 'fp', LOCK, 'A')).kind).toBe('acquired');
+    for (const key of ['b1', 'b2']) expect((await store.claim(key, 'fp', LOCK, 'B')).kind).toBe('acquired');
+    // A is at its quota: its own oldest goes, nothing of B is touched, and the full store is not asked.
+    expect((await store.claim('a3', 'fp', LOCK, 'A')).kind).toBe('acquired');
+    expect((await store.peek('a1', 'fp', 'A')).kind).toBe('none');
+    expect((await store.peek('b1', 'fp', 'B')).kind).toBe('in_progress');
+    // A caller within its quota, with nothing finished to drop, is refused: running claims are never dropped.
+    expect((await store.claim('c1', 'fp', LOCK, 'C')).kind).toBe('full');
+  });
+});
