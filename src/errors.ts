@@ -86,7 +86,6 @@ const BY_CLASS: ReadonlyArray<readonly [abstract new (...args: never[]) => Upstr
   [UpstreamNotFoundError, { code: ErrorCode.BAD_USER_INPUT, message: 'The referenced object does not exist.' }],
   [UpstreamConflictError, { code: ErrorCode.BAD_USER_INPUT, message: 'The object is not in a state that allows this change.' }],
   [UpstreamTimeoutError, { code: ErrorCode.UPSTREAM_TIMEOUT, message: 'The payments API did not answer in time.' }],
-  [UpstreamConnectionError, UNAVAILABLE],
 ];
 
 /**
@@ -97,6 +96,8 @@ const BY_CLASS: ReadonlyArray<readonly [abstract new (...args: never[]) => Upstr
 export function toGraphQLError(error: UpstreamError): Mapped {
   const byClass = BY_CLASS.find(([type]) => error instanceof type);
   if (byClass) return { ...byClass[1] };
+  // The reason tells an operator what to fix (a refused port, a DNS name, a certificate) and names no address.
+  if (error instanceof UpstreamConnectionError) return { ...UNAVAILABLE, extra: { reason: error.connectionReason } };
   if (error instanceof UpstreamValidationError) {
     return {
       code: ErrorCode.BAD_USER_INPUT,

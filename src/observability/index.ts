@@ -10,12 +10,15 @@ import type { ObservabilityConfig } from '../config.js';
 import type { IdempotencyOutcome } from '../idempotency/index.js';
 import type { LoaderHooks } from '../loaders/index.js';
 import type { Logger } from '../logger.js';
-import type { AttemptStart, AttemptWatch, UpstreamObserver } from '../upstream/observer.js';
+import type { AttemptResult, AttemptStart, AttemptWatch, UpstreamObserver } from '../upstream/observer.js';
 import { GatewayMetrics, routeLabels, statusClass, type LiveSources } from './metrics.js';
 import { OperationTelemetry, type OperationStart } from './operation.js';
 import { batchScope, scopedCallContext, traceResolvers } from './spans.js';
 import { createTracing, endSpan, SpanKind, startSpan, traceHeaders, type Tracing } from './tracing.js';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
+
+/** How often each route may log that the payments API is unreachable. */
+const UNREACHABLE_LOG_INTERVAL_MS = 10_000;
 
 export { attributeErrors, OperationTelemetry, operationLoggerOf, operationTelemetryPlugin, withRequestId } from './operation.js';
 export type { OperationStart } from './operation.js';
@@ -108,6 +111,18 @@ export class Observability {
     return this.tracing.shutdown();
   }
 
+  /** Per route, when the last "unreachable" line was written: one line per route per interval, however many calls fail. */
+  private readonly unreachableLogged = new Map<string, number>();
+
+  private unreachable(route: string, result: AttemptResult): void {
+    const now = Date.now();
+    if (now - (this.unreachableLogged.get(route) ?? -Infinity) < UNREACHABLE_LOG_INTERVAL_MS) return;
+    // Routes are the API's fixed templates: the map holds a few dozen entries at most.
+    this.unreachableLogged.set(route, now);
+    const reason = 'reason' in result ? result.reason : 'timed_out';
+    this.logger.warn({ route, reason }, 'payments API unreachable');
+  }
+
   private attempt({ method, pattern, attempt, operation: observed }: AttemptStart): AttemptWatch {
     const operation = observed instanceof OperationTelemetry ? observed : null;
     const parent = scopedCallContext(operation) ?? operation?.traceContext ?? ROOT_CONTEXT;
@@ -124,6 +139,7 @@ export class Observability {
         const failed = 'failure' in result || result.status >= 500;
         endSpan(span, failed, 'status' in result ? { 'http.response.status_code': result.status } : { 'error.type': result.failure });
         if (operation?.debugging) operation.logger.debug({ upstream: `${method} ${pattern}`, attempt, status: statusLabel, ms: Math.round(seconds * 1000) }, 'upstream call');
+        if ('failure' in result && (result.failure === 'connection' || result.failure === 'timeout')) this.unreachable(`${method} ${pattern}`, result);
       },
     };
   }

@@ -298,6 +298,6 @@ function attemptFailure(error: unknown, signal: AbortSignal | undefined): Attemp
   if (typeof status === 'number') return { status };
   if (signal?.aborted) return { failure: 'aborted' };
   if (error instanceof UpstreamTimeoutError) return { failure: 'timeout' };
-  if (error instanceof UpstreamConnectionError) return { failure: 'connection' };
+  if (error instanceof UpstreamConnectionError) return { failure: 'connection', reason: error.connectionReason };
   return { failure: 'other' };
 }

@@ -142,9 +142,34 @@ export class UpstreamTimeoutError extends UpstreamError {
   }
 }
 
+/** Why a connection failed, in words an operator can act on, from the socket's error code. */
+export type ConnectionReason = 'connection_refused' | 'connection_reset' | 'dns' | 'tls' | 'timed_out' | 'connection_failed';
+
+export function connectionReason(systemCode: string | undefined): ConnectionReason {
+  switch (systemCode) {
+    case 'ECONNREFUSED':
+      return 'connection_refused';
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'ECONNABORTED':
+      return 'connection_reset';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'dns';
+    case 'ETIMEDOUT':
+    case 'ESOCKETTIMEDOUT':
+      return 'timed_out';
+  }
+  if (systemCode && /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED|SELF_SIGNED_CERT)/.test(systemCode)) return 'tls';
+  return 'connection_failed';
+}
+
 /** The connection to the upstream failed (refused, reset, DNS); `systemCode` is e.g. `ECONNRESET`. */
 export class UpstreamConnectionError extends UpstreamError {
   readonly systemCode?: string;
+  get connectionReason(): ConnectionReason {
+    return connectionReason(this.systemCode);
+  }
   constructor(init: UpstreamErrorInit & { systemCode?: string }) {
     super(
       `Connection to upstream failed${init.systemCode ? ` (${init.systemCode})` : ''} on ${init.route}`,

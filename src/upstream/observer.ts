@@ -4,6 +4,8 @@
  * (`UpstreamClient.observe`). Everything here is low-cardinality on purpose:
  * a route is its method and path template, never a URL with ids in it.
  */
+import type { ConnectionReason } from './errors.js';
+
 /** One attempt of one call, about to be sent. */
 export interface AttemptStart {
   method: string;
@@ -16,7 +18,10 @@ export interface AttemptStart {
 }
 
 /** How an attempt ended: the upstream's status, or why there was none. */
-export type AttemptResult = { status: number } | { failure: 'timeout' | 'connection' | 'aborted' | 'other' };
+export type AttemptResult =
+  | { status: number }
+  | { failure: 'connection'; reason: ConnectionReason }
+  | { failure: 'timeout' | 'aborted' | 'other' };
 
 export interface AttemptWatch {
   /** Extra headers for this attempt (trace context). */

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { spawnMain, welcomePrinted } from '../realtime/processes.js';
 
 const consolePrinted = (out: string) => {
@@ -58,8 +58,15 @@ describe('the console address with npm start', () => {
 
   it('moves to a free port when 4010 is taken, and the banner says so', async () => {
     // Held here, or already held by another process: taken either way.
+    // Held by this test for the whole start: another suite's process may hold 4010 now and free it a moment later.
     const holder = net.createServer();
-    await new Promise<void>((resolve) => holder.once('error', () => resolve()).listen(4010, '127.0.0.1', () => resolve()));
+    await vi.waitFor(
+      () =>
+        new Promise<void>((resolve, reject) => {
+          holder.once('error', reject).listen(4010, '127.0.0.1', () => resolve());
+        }),
+      { timeout: 30_000, interval: 200 },
+    );
     try {
       const moved = await startOnce();
       expect(moved.port).not.toBe('4010');

@@ -104,7 +104,8 @@ describeWith('chromium', 'the emulator console in a browser', () => {
     // Refreshes come every second: the row must outlive them.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     expect(await firstRow.innerText()).toContain('approved');
-    expect(await approveSecond.boundingBox()).toEqual(before);
+    // Polled: a box read while the table refreshes is null.
+    await expect.poll(() => approveSecond.boundingBox(), { timeout: 5_000 }).toEqual(before);
     const status = async (id: string) => (await gql('query ($id: ID!) { transaction(id: $id) { id status } }', { id })).transaction!.status;
     expect(await status(first)).toBe('APPROVED');
     expect(await status(second)).toBe('PENDING');

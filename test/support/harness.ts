@@ -61,7 +61,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 /** A gateway alone, over an upstream already running: a second gateway beside a stack's, with other settings. */
 export type GatewayOnly = Pick<Stack, 'gateway' | 'upstream' | 'gql' | 'stop'>;
 
-export async function startGatewayOver(upstreamUrl: string, env: Record<string, string> = {}): Promise<GatewayOnly> {
+export async function startGatewayOver(upstreamUrl: string, env: Record<string, string> = {}, logger = createLogger('silent')): Promise<GatewayOnly> {
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -70,7 +70,7 @@ export async function startGatewayOver(upstreamUrl: string, env: Record<string, 
     ...env,
   });
   const upstream = upstreamFor(config, upstreamUrl);
-  const gateway = await startGateway({ config, upstream, logger: createLogger('silent') });
+  const gateway = await startGateway({ config, upstream, logger });
   return {
     gateway,
     upstream,

@@ -47,7 +47,6 @@ describe('toGraphQLError: what a caller sees of each upstream failure', () => {
     [new upstream.UpstreamNotFoundError({ route, statusCode: 404 }), ErrorCode.BAD_USER_INPUT, 'The referenced object does not exist.'],
     [new upstream.UpstreamConflictError({ route, statusCode: 409 }), ErrorCode.BAD_USER_INPUT, 'The object is not in a state that allows this change.'],
     [new upstream.UpstreamTimeoutError({ route, timeoutMs: 50 }), ErrorCode.UPSTREAM_TIMEOUT, 'The payments API did not answer in time.'],
-    [new upstream.UpstreamConnectionError({ route, systemCode: 'ECONNRESET' }), ErrorCode.UPSTREAM_UNAVAILABLE, 'The payments API is unavailable.'],
     [new upstream.UpstreamServerError({ route, statusCode: 503 }), ErrorCode.UPSTREAM_UNAVAILABLE, 'The payments API is unavailable.'],
     [new upstream.UpstreamServerError({ route, statusCode: 500 }), ErrorCode.UPSTREAM_ERROR, 'The payments API failed to answer this request.'],
     [new upstream.UpstreamInvalidResponseError({ route, detail: 'customer: id' }), ErrorCode.UPSTREAM_ERROR, 'The payments API failed to answer this request.'],
@@ -63,6 +62,24 @@ describe('toGraphQLError: what a caller sees of each upstream failure', () => {
       extra: { fieldErrors: { amount: ['too small'] } },
     });
     expect(toGraphQLError(new upstream.UpstreamRateLimitError({ route, retryAfterSeconds: 3 }))).toMatchObject({ code: ErrorCode.RATE_LIMITED, extra: { retryAfterSeconds: 3 } });
+    for (const [systemCode, reason] of [
+      ['ECONNREFUSED', 'connection_refused'],
+      ['ECONNRESET', 'connection_reset'],
+      ['ENOTFOUND', 'dns'],
+      ['EAI_AGAIN', 'dns'],
+      ['ETIMEDOUT', 'timed_out'],
+      ['CERT_HAS_EXPIRED', 'tls'],
+      ['ERR_TLS_CERT_ALTNAME_INVALID', 'tls'],
+      ['DEPTH_ZERO_SELF_SIGNED_CERT', 'tls'],
+      ['EHOSTUNREACH', 'connection_failed'],
+      [undefined, 'connection_failed'],
+    ] as const) {
+      expect(toGraphQLError(new upstream.UpstreamConnectionError({ route, ...(systemCode ? { systemCode } : {}) }))).toEqual({
+        code: ErrorCode.UPSTREAM_UNAVAILABLE,
+        message: 'The payments API is unavailable.',
+        extra: { reason },
+      });
+    }
     expect(toGraphQLError(new upstream.UpstreamUnavailableError({ route, reason: 'route_saturated' }))).toMatchObject({
       code: ErrorCode.UPSTREAM_UNAVAILABLE,
       extra: { reason: 'route_saturated' },

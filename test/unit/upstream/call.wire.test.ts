@@ -155,7 +155,8 @@ describe('the observer', () => {
   it.each([
     ['a status the transport refused', Object.assign(new UpstreamServerError({ route: ROUTE }), { statusCode: 502 }), { status: 502 }],
     ['a time-out', new UpstreamTimeoutError({ route: ROUTE, timeoutMs: 5 }), { failure: 'timeout' }],
-    ['a connection failure', new UpstreamConnectionError({ route: ROUTE }), { failure: 'connection' }],
+    ['a connection failure', new UpstreamConnectionError({ route: ROUTE }), { failure: 'connection', reason: 'connection_failed' }],
+    ['a refused connection', new UpstreamConnectionError({ route: ROUTE, systemCode: 'ECONNREFUSED' }), { failure: 'connection', reason: 'connection_refused' }],
     ['anything else', new Error('odd'), { failure: 'other' }],
     ['null', null, { failure: 'other' }],
   ])('names a failed exchange by its cause: %s', async (_label, thrown, result) => {
