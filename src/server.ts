@@ -18,7 +18,7 @@ import { createCacheHints, type CacheHintRules } from './graphql/cache-hints.js'
 import { jitGateway } from './graphql/jit-executor.js';
 import { createRouterInvalidation, withRouterInvalidation } from './cache/router-invalidation.js';
 import { isFinalPayout, isFinalTransaction } from './payments/rules.js';
-import { authGate, cacheHeaders, createGraphQLRoute, MAX_BODY_BYTES, type HttpContext } from './http/graphql-route.js';
+import { authGate, cacheHeaders, refusedKeyStatus, createGraphQLRoute, MAX_BODY_BYTES, type HttpContext } from './http/graphql-route.js';
 import { ignoredAfterRefusal, isClientAbort, sendJson } from './http/body.js';
 import { guardedMetrics, healthz, readyz } from './http/health.js';
 import { opsAccess } from './http/ops-access.js';
@@ -185,6 +185,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       // decides the header once per document instead.
       ApolloServerPluginCacheControlDisabled(),
       cacheHeaders(createCacheHints(schema, cacheHintRules(config))),
+      refusedKeyStatus,
       operationTelemetryPlugin<HttpContext>(),
       ...usageReporting(config.observability.apollo, apolloReportingUrl),
       ...explorer.apolloPlugins,

@@ -197,6 +197,22 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
   }
 }
 
+/**
+ * A key the payments API refuses answers HTTP 401 every time: the door answers 401 once the refusal is
+ * known, so the answer that learns it (an UNAUTHENTICATED error from the upstream's 401) says the same.
+ */
+export const refusedKeyStatus: ApolloServerPlugin<HttpContext> = {
+  async requestDidStart() {
+    return {
+      async willSendResponse({ response }) {
+        if (response.body.kind !== 'single') return;
+        const errors = response.body.singleResult.errors;
+        if (errors?.some((e) => e.extensions?.code === ErrorCode.UNAUTHENTICATED)) response.http.status = 401;
+      },
+    };
+  },
+};
+
 /** Kept by no cache; `private` too, so a cache that misreads `no-store` still never shares it across keys. */
 const NOT_STORED = 'private, no-store';
 
