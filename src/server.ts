@@ -290,6 +290,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     '/graphql': createGraphQLRoute(apollo, contextDeps, admission, callbacks),
     '/webhooks/payments': createWebhookReceiver({
       secrets: config.webhookSecrets,
+      live: config.paymentsEnv === 'live',
       maxBodyBytes: config.webhookMaxBodyBytes,
       ledger: realtime.ledger,
       bus: realtime.bus,

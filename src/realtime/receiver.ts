@@ -15,6 +15,8 @@ import { MAX_NESTING, nestsWithin } from '../upstream/nesting.js';
 
 export interface ReceiverDeps {
   secrets: readonly string[];
+  /** PAYMENTS_ENV=live: no secret then means real payments go unseen until reconciliation reads them. */
+  live?: boolean;
   ledger: DeliveryLedger;
   bus: EventBus;
   logger: Logger;
@@ -62,9 +64,13 @@ export interface WebhookIntake {
   receive(delivery: Delivery): Promise<Intake>;
 }
 
+export const LIVE_WITHOUT_SECRETS =
+  'PAYMENTS_ENV=live with WEBHOOK_SECRETS empty: webhook intake is OFF (every delivery refused with 401); live updates rely on reconciliation polling alone. Register https://<host>/webhooks/payments with the provider and set its secret in WEBHOOK_SECRETS';
+
 export function createWebhookIntake(deps: ReceiverDeps): WebhookIntake {
   const { secrets, ledger, bus, logger } = deps;
-  if (secrets.length === 0) logger.warn('WEBHOOK_SECRETS is empty: every webhook will be refused');
+  if (secrets.length === 0 && deps.live) logger.error(LIVE_WITHOUT_SECRETS);
+  else if (secrets.length === 0) logger.warn('WEBHOOK_SECRETS is empty: every webhook will be refused');
   const reply = (result: IntakeResult, status: number, body: Record<string, unknown>, afterReply?: () => void): Intake => ({ result, status, body, ...(afterReply ? { afterReply } : {}) });
   const now = deps.now ?? Date.now;
 

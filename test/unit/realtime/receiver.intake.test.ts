@@ -9,7 +9,7 @@ import { signWebhookBody } from '../../../src/emulator/index.js';
 import { memoryBus } from '../../../src/realtime/bus.js';
 import type { PaymentEvent } from '../../../src/realtime/events.js';
 import { memoryLedger, type DeliveryLedger } from '../../../src/realtime/ledger.js';
-import { createWebhookIntake } from '../../../src/realtime/receiver.js';
+import { createWebhookIntake, LIVE_WITHOUT_SECRETS } from '../../../src/realtime/receiver.js';
 import { transactionEvent } from '../../realtime/support.js';
 
 const SECRET = 'whsec_intake_table_0123456789abc';
@@ -17,14 +17,14 @@ const ACCOUNT = 44;
 const NOW_MS = 1_750_000_000_000;
 const NOW = NOW_MS / 1000;
 
-function intakeWith(options: { ledger?: DeliveryLedger; evict?: () => Promise<void>; secrets?: string[]; publishFails?: boolean } = {}) {
+function intakeWith(options: { ledger?: DeliveryLedger; evict?: () => Promise<void>; secrets?: string[]; live?: boolean; publishFails?: boolean } = {}) {
   const lines: Record<string, unknown>[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
   const bus = memoryBus(logger);
   const published: PaymentEvent[] = [];
   bus.subscribe(ACCOUNT, (e) => published.push(e));
   if (options.publishFails) bus.publish = () => Promise.reject(new Error('bus down'));
-  const intake = createWebhookIntake({ secrets: options.secrets ?? [SECRET], ledger: options.ledger ?? memoryLedger(), bus, logger, now: () => NOW_MS, ...(options.evict ? { evict: options.evict } : {}) });
+  const intake = createWebhookIntake({ secrets: options.secrets ?? [SECRET], ledger: options.ledger ?? memoryLedger(), bus, logger, now: () => NOW_MS, ...(options.live ? { live: true } : {}), ...(options.evict ? { evict: options.evict } : {}) });
   const deliver = async (body: string, header: string | undefined = signWebhookBody(SECRET, body, NOW)) => {
     const answer = await intake.receive({ raw: Buffer.from(body), signatureHeader: header, remoteAddress: '127.0.0.1' });
     answer.afterReply?.();
@@ -43,6 +43,14 @@ describe('webhook intake outcomes', () => {
   it('warns once at start when no secret is configured, and not otherwise', () => {
     expect(intakeWith({ secrets: [] }).logged('WEBHOOK_SECRETS is empty: every webhook will be refused')).toHaveLength(1);
     expect(intakeWith().lines).toEqual([]);
+  });
+
+  it('a live gateway with no secret says once, at error, that intake is off and what updates rely on', () => {
+    const { lines } = intakeWith({ secrets: [], live: true });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 50, msg: LIVE_WITHOUT_SECRETS });
+    expect(LIVE_WITHOUT_SECRETS).toMatch(/webhook intake is OFF.*rely on reconciliation/);
+    expect(intakeWith({ live: true }).lines).toEqual([]);
   });
 
   it('tells a stale signature from a bad one, by the clock it was given', async () => {
