@@ -105,14 +105,16 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   async claim(recordKey: string, fingerprint: string, lockMs: number, caller: string): Promise<Claim> {
-    const records = this.recordsOf(caller);
+    let records = this.recordsOf(caller);
     const current = records.get(recordKey);
     if (current) {
       if (current.fp !== fingerprint) return { kind: 'mismatch' };
       if (current.s === 'done') return { kind: 'completed', json: current.v ?? 'null' };
       if (current.s === 'running') return { kind: 'in_progress' };
-    } else if (records.size < this.perCaller && !this.makeRoom(null)) {
-      return { kind: 'full' };
+    } else if (records.size < this.perCaller) {
+      if (!this.makeRoom(null)) return { kind: 'full' };
+      // Making room sweeps away empty callers, this one's fresh map too: take it again, registered.
+      records = this.recordsOf(caller);
     }
     const owner = `${process.pid}-${++this.seq}`;
     // At its quota the caller's own least recently used record goes (LRU eviction within its map).

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MemoryIdempotencyStore } from '../../../src/idempotency/index.js';
 
 const LOCK = 5_000;
@@ -100,5 +100,21 @@ describe('memory idempotency store: a caller at its own quota', () => {
     expect((await store.peek('b1', 'fp', 'B')).kind).toBe('in_progress');
     // A caller within its quota, with nothing finished to drop, is refused: running claims are never dropped.
     expect((await store.claim('c1', 'fp', LOCK, 'C')).kind).toBe('full');
+  });
+});
+
+describe('memory idempotency store: a newcomer when the store is full', () => {
+  it('keeps the newcomer\'s record, so its retry replays instead of acting again', async () => {
+    const store = new MemoryIdempotencyStore(4, 2);
+    for (const key of ['a1', 'a2']) await completed(store, 'a', key);
+    for (const key of ['b1', 'b2']) expect((await store.claim(key, 'fp', LOCK, 'b')).kind).toBe('acquired');
+    // A second later, so making room sweeps expired records (at most once a second) and empty callers with them.
+    const later = Date.now() + 2_000;
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(later);
+    const claim = await store.claim('n1', 'fp', LOCK, 'newcomer');
+    clock.mockRestore();
+    if (claim.kind !== 'acquired') throw new Error(claim.kind);
+    expect(await store.complete('n1', claim.owner, 'fp', '"paid once"', TTL, 'newcomer')).toBe(true);
+    expect(await store.claim('n1', 'fp', LOCK, 'newcomer')).toEqual({ kind: 'completed', json: '"paid once"' });
   });
 });
