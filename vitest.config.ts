@@ -14,9 +14,6 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     reporters: ['default', './test/support/slowest-files.ts'],
     slowTestThreshold: 2_000,
-    // The integration suites mostly wait on sockets, timers and child processes: three files at a time,
-    // where vitest's default on two cores is one.
-    maxWorkers: 3,
     // Integration suites start real servers on 127.0.0.1; give slow shared machines room.
     testTimeout: 20_000,
     hookTimeout: 30_000,

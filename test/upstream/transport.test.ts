@@ -89,7 +89,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
     it.each([
       ['an answer', { json: aTransaction() } as const, { status: 200 }],
       ['a stalled body', 'stall-body' as const, { failure: 'timeout' }],
-      ['a reset mid-body', 'reset-mid-body' as const, { failure: 'connection' }],
+      ['a reset mid-body', 'reset-mid-body' as const, { failure: 'connection', reason: 'connection_reset' }],
     ])('names %s by its status or its failure', async (_what, reply, expected) => {
       const c = fresh();
       const ended: unknown[] = [];
