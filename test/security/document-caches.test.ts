@@ -9,13 +9,12 @@
  * GRAPHQL_DOCUMENT_CACHE_BYTES) keep the replay small.
  */
 import { createHash } from 'node:crypto';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { compiledBytes } from '../../src/graphql/jit-executor.js';
 import { documentBytes } from '../../src/limits/document-store.js';
 import { newKey, startGatewayOver, startStack, type GatewayOnly, type Stack } from '../support/harness.js';
 import { jit } from '../support/jit-spy.js';
+import { heapUsed } from '../support/heap.js';
 
 vi.mock('graphql-jit', (real) => import('../support/jit-spy.js').then((spy) => spy.spiedGraphqlJit(real)));
 
@@ -24,13 +23,6 @@ const BUDGET = MiB;
 const SHARE = 0.25;
 const PER_CALLER = BUDGET * SHARE;
 
-v8.setFlagsFromString('--expose-gc');
-const gc = vm.runInNewContext('gc') as () => void;
-function heapUsed(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
 
 /** A distinct document per `i`, carrying a string literal of `chars` characters. */
 const literalDocument = (i: number, chars: number) =>

@@ -5,14 +5,13 @@
  * is not kept at all (in memory or in Redis); and an honest small object is
  * still cached (its second read makes no upstream call).
  */
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { factories, type RestObject } from '../support/factories.js';
 import { newKey, startGatewayOver, startStack, type GatewayOnly, type Stack } from '../support/harness.js';
 import { describeWith } from '../support/tools.js';
 import { startRedisServer, type RedisServer } from '../realtime/redis-server.js';
+import { heapUsed } from '../support/heap.js';
 
 const MiB = 1024 * 1024;
 const BUDGET = 4 * MiB;
@@ -20,13 +19,6 @@ const ENTRY_CAP = 512 * 1024;
 const ONE = 'query ($id: ID!) { transaction(id: $id) { id status } }';
 const READ = 'GET /v1/transactions/:id';
 
-v8.setFlagsFromString('--expose-gc');
-const gc = vm.runInNewContext('gc') as () => void;
-function heapUsed(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
 
 /** A final (canceled) transaction whose metadata holds `chars` characters. */
 async function finalTransaction(make: ReturnType<typeof factories>, chars: number): Promise<RestObject> {
