@@ -4,7 +4,7 @@
  * gracefully on SIGINT/SIGTERM.
  */
 import { randomBytes } from 'node:crypto';
-import { openRedis } from './shared-state.js';
+import { RedisLinks } from './shared-state.js';
 import { checkIdempotencyRedis, RedisIdempotencyStore } from './idempotency/index.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
@@ -51,8 +51,9 @@ async function main(): Promise<void> {
   const gatewayConfig = forwardSecret
     ? Object.freeze({ ...config, webhookSecrets: Object.freeze([...config.webhookSecrets, forwardSecret]) })
     : config;
-  // With REDIS_URL every instance sees the same idempotency records.
-  const idempotencyRedis = config.redisUrl ? openRedis(config.redisUrl, 'idempotency', logger) : null;
+  // With REDIS_URL every instance sees the same idempotency records; the gateway watches this connection with its own.
+  const redisLinks = new RedisLinks(logger);
+  const idempotencyRedis = config.redisUrl ? redisLinks.open(config.redisUrl, 'idempotency') : null;
   if (idempotencyRedis) {
     // A Redis that forgets records on restart lets retries of payments in flight act twice.
     try {
@@ -68,6 +69,7 @@ async function main(): Promise<void> {
     config: gatewayConfig,
     upstream,
     logger,
+    redisLinks,
     ...(idempotencyStore ? { idempotencyStore } : {}),
     // The explorer opens ready to run the README's examples with the demo key.
     ...(demoKey ? { explorer: { defaultHeaders: { Authorization: `Bearer ${demoKey}` }, tabs: exampleTabs(startingTransaction) } } : {}),

@@ -40,7 +40,7 @@ import { documentRules, operationCheck, operationLimits, withoutSuggestions } fr
 import { KeyStatus, localRevocations, redisRevocations, type RevocationChannel } from './limits/key-status.js';
 import { createAdmission } from './limits/admission.js';
 import type { Redis } from 'ioredis';
-import { openRedis, STATE_PREFIX } from './shared-state.js';
+import { RedisLinks, STATE_PREFIX } from './shared-state.js';
 import { gatewayExplorer, type ExplorerOptions } from './explorer/gateway.js';
 import { Observability, operationLoggerOf, operationTelemetryPlugin } from './observability/index.js';
 
@@ -52,6 +52,8 @@ export interface GatewayDeps {
   logger: Logger;
   /** Idempotency records shared by every instance (Redis); an in-memory store when absent. */
   idempotencyStore?: IdempotencyStore;
+  /** The Redis connections watched for /readyz, the metrics and the log: those opened before the gateway (the idempotency store's) join the gateway's. */
+  redisLinks?: RedisLinks;
   /** Prefills of the bundled explorer (GRAPHQL_EXPLORER=graphiql), e.g. the embedded emulator's key. */
   explorer?: Omit<ExplorerOptions, 'endpoint'>;
   /** Metrics and traces; made from `config.observability` when absent. */
@@ -96,7 +98,8 @@ export function upstreamFor(config: Config, baseUrl: string): UpstreamClient {
   });
 }
 
-export async function startGateway({ config, upstream, logger, idempotencyStore, explorer: explorerOptions, observability: given, apolloReportingUrl }: GatewayDeps): Promise<RunningGateway> {
+export async function startGateway({ config, upstream, logger, idempotencyStore, redisLinks, explorer: explorerOptions, observability: given, apolloReportingUrl }: GatewayDeps): Promise<RunningGateway> {
+  const links = redisLinks ?? new RedisLinks(logger);
   const observability = given ?? new Observability(config.observability, logger);
   const detachUpstream = upstream.observe?.(observability.upstream);
   const httpServer = http.createServer({
@@ -117,7 +120,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   const ownStore = idempotencyStore ? null : new MemoryIdempotencyStore(undefined, undefined, callerMaxBytes, maxBytes);
   let draining = false;
   // Rate limits and revocations shared by every instance when they share Redis.
-  const shared = await sharedLimitState(config, logger);
+  const shared = await sharedLimitState(config, links, logger);
   const keys = new KeyStatus({ rejectedTtlMs: config.limits.rejectedKeyTtlMs, revalidateMs: config.limits.keyRevalidateMs, channel: shared.revocations });
   // Every eviction (a verified webhook, a mutation) also told to the router's response cache, when one is set.
   const routerSettings = config.graphql.routerInvalidation;
@@ -128,7 +131,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     keys,
     upstream,
     logger,
-    entityCache: withRouter(await startEntityCache(config, logger)),
+    entityCache: withRouter(await startEntityCache(config, links, logger)),
     idempotencyStore: idempotencyStore ?? ownStore!,
     observability,
   };
@@ -198,7 +201,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   await apollo.start();
 
   // Webhooks in, subscriptions out (src/realtime): same schema, context and error mapping as HTTP.
-  const realtime = await startRealtime({ redisUrl: config.redisUrl, logger });
+  const realtime = await startRealtime({ redisUrl: config.redisUrl, logger, links });
   const reconciler = createReconciler({
     settings: config.reconcile,
     bus: realtime.bus,
@@ -257,6 +260,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   observability.readFrom({
     routes: () => upstream.routeStats?.() ?? {},
     websocket: () => subscriptions.stats(),
+    redis: () => links.state(),
     caches: () => ({
       compiled_queries: compiler?.cachedBytes() ?? 0,
       http_documents: httpDocuments.bytes(),
@@ -283,6 +287,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     reconcile: () => ({ ...reconciler.stats(), readsPerSecondCap: config.reconcile.readsPerSecond }),
     connections: () => connections.stats(),
     breakers: () => upstream.breakerStates?.() ?? {},
+    redis: () => links.state(),
     draining: () => draining,
   };
 
@@ -367,6 +372,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     observability,
     async stop() {
       draining = true;
+      links.closing();
       // Let load balancers see /readyz fail before the listener closes.
       if (config.shutdown.readinessDelayMs > 0) await new Promise((r) => setTimeout(r, config.shutdown.readinessDelayMs));
       // WebSockets first: the HTTP server cannot close while upgraded sockets remain.
@@ -434,10 +440,10 @@ function usageReporting(apollo: Config['observability']['apollo'], endpointUrl: 
  * What the admission door shares between instances over Redis: the operation rate per key, and revocations
  * (a pub/sub channel, on a connection of its own). In memory without REDIS_URL.
  */
-async function sharedLimitState(config: Readonly<Config>, logger: Logger): Promise<{ redis: Redis | null; revocations: RevocationChannel }> {
+async function sharedLimitState(config: Readonly<Config>, links: RedisLinks, logger: Logger): Promise<{ redis: Redis | null; revocations: RevocationChannel }> {
   if (!config.redisUrl) return { redis: null, revocations: localRevocations };
-  const redis = openRedis(config.redisUrl, 'limits', logger);
-  const subscriber = openRedis(config.redisUrl, 'key-news', logger);
+  const redis = links.open(config.redisUrl, 'limits');
+  const subscriber = links.open(config.redisUrl, 'key-news');
   await subscriber.connect();
   return { redis, revocations: await redisRevocations(redis, subscriber, `${STATE_PREFIX}keys:revoked`, logger) };
 }
@@ -446,13 +452,13 @@ async function sharedLimitState(config: Readonly<Config>, logger: Logger): Promi
 const CACHE_PREFIX = `${STATE_PREFIX}cache:v2:`;
 
 /** The entity cache over Redis when instances share one (REDIS_URL), else over a bounded memory store. */
-async function startEntityCache(config: Readonly<Config>, logger: Logger): Promise<EntityCache> {
+async function startEntityCache(config: Readonly<Config>, links: RedisLinks, logger: Logger): Promise<EntityCache> {
   const settings = { customerTtlMs: config.entityCache.customerTtlMs, currencyTtlMs: config.currencyCacheTtlMs, finalTtlMs: config.entityCache.finalTtlMs };
   if (!config.entityCache.enabled) return createEntityCache(null, settings, logger);
   const { maxObjects, maxBytes, maxEntryBytes } = config.entityCache;
   if (!config.redisUrl) return createEntityCache(memoryStore(maxObjects, Date.now, { maxBytes, maxEntryBytes }), settings, logger);
   // No offline queue (shared-state.ts): while Redis reconnects, reads miss at once instead of waiting for it.
-  const redis = openRedis(config.redisUrl, 'entity-cache', logger);
+  const redis = links.open(config.redisUrl, 'entity-cache');
   await redis.connect();
   const longest = Math.max(settings.customerTtlMs, settings.currencyTtlMs, settings.finalTtlMs);
   return createEntityCache(redisStore({ redis, prefix: CACHE_PREFIX, generationTtlMs: longest + 60_000, maxEntryBytes }), settings, logger);

@@ -28,18 +28,82 @@ const OPTIONS: Readonly<Record<RedisRole, RedisOptions>> = {
   'bus-subscriber': { lazyConnect: true },
 };
 
+/** A connection back within this long after dropping is a blip, not an outage: no line. */
+const LOSS_SETTLE_MS = 250;
+
+/** What goes while a role's connection is down, for the one line that says Redis went. */
 const WHAT_FAILS: Readonly<Record<RedisRole, string>> = {
-  limits: 'rate-limit store unreachable; limiting in memory meanwhile',
-  'key-news': 'key revocations not shared: redis unreachable',
-  'entity-cache': 'entity cache store unreachable',
-  idempotency: 'idempotency store unreachable',
-  'bus-publisher': 'redis connection error',
-  'bus-subscriber': 'redis connection error',
+  limits: 'rate limits counted per instance',
+  'key-news': 'key revocations not shared',
+  'entity-cache': 'entity cache bypassed (reads go upstream)',
+  idempotency: 'keyed mutations answer IDEMPOTENCY_UNAVAILABLE',
+  'bus-publisher': 'webhooks not shared between instances',
+  'bus-subscriber': 'events from other instances not received',
 };
 
-/** A connection for one use, its errors logged (never thrown at the process). Lazy ones connect on `connect()`. */
-export function openRedis(url: string, role: RedisRole, logger: Logger): Redis {
-  const redis = new Redis(url, OPTIONS[role]);
-  redis.on('error', (error: Error) => logger.warn({ err: { message: error.message }, client: role }, WHAT_FAILS[role]));
-  return redis;
+/**
+ * The gateway's Redis connections, by role: which are up (for /readyz and the
+ * `gateway_redis_up` gauge), and one line when Redis goes (error) and one when
+ * every connection is back (info), however many reconnect attempts lie between.
+ */
+export class RedisLinks {
+  private readonly connections: { role: RedisRole; redis: Redis }[] = [];
+  private lost = false;
+  private quiet = false;
+  private settling: NodeJS.Timeout | null = null;
+
+  constructor(private readonly logger: Logger) {}
+
+  /** A connection for one use, its errors kept from the process. Lazy ones connect on `connect()`. */
+  open(url: string, role: RedisRole): Redis {
+    const redis = new Redis(url, OPTIONS[role]);
+    this.connections.push({ role, redis });
+    // Each failed reconnect attempt emits one: the transitions below are what the log says.
+    redis.on('error', (error: Error) => this.logger.debug({ err: { message: error.message }, client: role }, 'redis connection error'));
+    redis.on('close', () => this.closed());
+    redis.on('ready', () => this.ready());
+    return redis;
+  }
+
+  /** Each role opened so far: true while every connection of it is ready. */
+  state(): Partial<Record<RedisRole, boolean>> {
+    const state: Partial<Record<RedisRole, boolean>> = {};
+    for (const { role, redis } of this.connections) state[role] = (state[role] ?? true) && redis.status === 'ready';
+    return state;
+  }
+
+  /** Before the connections are closed on purpose (shutdown): their closing is not an outage. */
+  closing(): void {
+    this.quiet = true;
+    if (this.settling) clearTimeout(this.settling);
+  }
+
+  private down(): RedisRole[] {
+    return Object.entries(this.state())
+      .filter(([, up]) => !up)
+      .map(([role]) => role as RedisRole);
+  }
+
+  private closed(): void {
+    if (this.quiet || this.lost || this.settling) return;
+    // The other connections to the same server drop within moments: one line names them all.
+    this.settling = setTimeout(() => {
+      this.settling = null;
+      const down = this.down();
+      if (this.quiet || this.lost || down.length === 0) return;
+      this.lost = true;
+      const degraded = down.map((role) => WHAT_FAILS[role]);
+      this.logger.error({ redis: 'down', roles: down }, `redis unreachable: ${degraded.join('; ')}, until it returns`);
+    }, LOSS_SETTLE_MS);
+    this.settling.unref();
+  }
+
+  private ready(): void {
+    if (this.quiet || this.down().length > 0) return;
+    if (this.settling) clearTimeout(this.settling);
+    this.settling = null;
+    if (!this.lost) return;
+    this.lost = false;
+    this.logger.info({ redis: 'up' }, 'redis reachable again: shared state restored');
+  }
 }

@@ -1,7 +1,7 @@
 /**
  * `/healthz` (alive, with subscription counts and the cost of reconciliation)
- * and `/readyz` (in the pool or draining, with breaker states). The counts and
- * states go only to those `OpsAccess` allows; anyone gets the status.
+ * and `/readyz` (in the pool or draining, with breaker and Redis states). The
+ * counts and states go only to those `OpsAccess` allows; anyone gets the status.
  */
 import type http from 'node:http';
 import type { BreakerState } from '../upstream/index.js';
@@ -14,6 +14,8 @@ export interface HealthSources {
   /** HTTP connections: open, idle, refused by the per-address cap, closed idle near the cap. */
   connections(): Record<string, number>;
   breakers(): Record<string, BreakerState>;
+  /** Each Redis connection role: up or not; empty without REDIS_URL. */
+  redis(): Partial<Record<string, boolean>>;
   draining(): boolean;
 }
 
@@ -23,12 +25,21 @@ export function healthz(sources: HealthSources, access: OpsAccess) {
 }
 
 export function readyz(sources: HealthSources, access: OpsAccess) {
-  // An open breaker is reported, not a reason to leave the pool: every instance shares the upstream.
+  // An open breaker or a lost Redis is reported, not a reason to leave the pool: every instance shares
+  // the upstream and the Redis, so all would leave at once (docs/deployment.md).
   return (req: http.IncomingMessage, res: http.ServerResponse) => {
     const draining = sources.draining();
     const status = draining ? 'draining' : 'ready';
-    sendJson(res, draining ? 503 : 200, access.allows(req) ? { status, breakers: sources.breakers() } : { status });
+    sendJson(res, draining ? 503 : 200, access.allows(req) ? { status, breakers: sources.breakers(), ...redisDetail(sources.redis()) } : { status });
   };
+}
+
+/** `redis: { role: 'up' | 'down' }`, and `degraded: ['redis']` while any is down; nothing without Redis. */
+function redisDetail(roles: Partial<Record<string, boolean>>): Record<string, unknown> {
+  const entries = Object.entries(roles);
+  if (entries.length === 0) return {};
+  const redis = Object.fromEntries(entries.map(([role, up]) => [role, up ? 'up' : 'down']));
+  return entries.every(([, up]) => up) ? { redis } : { redis, degraded: ['redis'] };
 }
 
 /** `/metrics` on the public port: to those `access` allows; 401 to others when a token could be sent, else 404. */

@@ -36,6 +36,8 @@ export interface LiveSources {
   websocket(): { connections: number; subscriptions: number };
   /** Estimated bytes held by each cache of what callers send (documents, compiled queries, prices), by name. */
   caches?(): Record<string, number>;
+  /** Each Redis connection role: up or not (none without REDIS_URL). */
+  redis?(): Partial<Record<string, boolean>>;
 }
 
 export class GatewayMetrics {
@@ -126,6 +128,16 @@ export class GatewayMetrics {
       collect() {
         this.reset();
         for (const [cache, bytes] of Object.entries(sources()?.caches?.() ?? {})) this.set({ cache }, bytes);
+      },
+    });
+    new Gauge({
+      name: 'gateway_redis_up',
+      help: 'Redis connection per role (limits, key-news, entity-cache, idempotency, bus-publisher, bus-subscriber): 1 when ready, 0 while down. None without REDIS_URL.',
+      labelNames: ['role'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [role, up] of Object.entries(sources()?.redis?.() ?? {})) this.set({ role }, up ? 1 : 0);
       },
     });
   }

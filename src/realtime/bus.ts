@@ -6,7 +6,7 @@
  * account, so an event only ever visits its own account's listeners.
  */
 import type { Redis } from 'ioredis';
-import { openRedis } from '../shared-state.js';
+import { RedisLinks } from '../shared-state.js';
 import type { Logger } from '../logger.js';
 import { decode, encode } from '../upstream/codec.js';
 import type { PaymentEvent } from './events.js';
@@ -76,6 +76,8 @@ export interface RedisBusOptions {
   url: string;
   channel: string;
   logger: Logger;
+  /** The gateway's Redis connections, which these two join (a set of their own when absent). */
+  links?: RedisLinks;
 }
 
 /**
@@ -85,9 +87,9 @@ export interface RedisBusOptions {
  * `Decimal` amounts come out as the same `Decimal`s on every instance.
  * Resolves once the subscription to the channel is active.
  */
-export async function redisBus({ url, channel, logger }: RedisBusOptions): Promise<EventBus & { publisher: Redis }> {
-  const publisher = openRedis(url, 'bus-publisher', logger);
-  const subscriber = openRedis(url, 'bus-subscriber', logger);
+export async function redisBus({ url, channel, logger, links = new RedisLinks(logger) }: RedisBusOptions): Promise<EventBus & { publisher: Redis }> {
+  const publisher = links.open(url, 'bus-publisher');
+  const subscriber = links.open(url, 'bus-subscriber');
   await Promise.all([publisher.connect(), subscriber.connect()]);
   const fanout = new Fanout(logger);
   subscriber.on('message', (ch: string, message: string) => {

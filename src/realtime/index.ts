@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
-import { STATE_PREFIX } from '../shared-state.js';
+import { STATE_PREFIX, type RedisLinks } from '../shared-state.js';
 import { memoryBus, redisBus, type EventBus } from './bus.js';
 import { memoryLedger, redisLedger, type DeliveryLedger } from './ledger.js';
 import { redisLease, soleLease, type PollLease } from './poll-lease.js';
@@ -24,14 +24,14 @@ export interface RealtimeCore {
   close(): Promise<void>;
 }
 
-export async function startRealtime(options: { redisUrl: string | null; logger: Logger }): Promise<RealtimeCore> {
+export async function startRealtime(options: { redisUrl: string | null; logger: Logger; links: RedisLinks }): Promise<RealtimeCore> {
   if (!options.redisUrl) {
     const bus = memoryBus(options.logger);
     return { bus, ledger: memoryLedger(), lease: soleLease, close: () => bus.close() };
   }
   // v2: events written with upstream/codec.ts (Decimal amounts tagged). An instance of the version before,
   // which wrote and read plain JSON, would misread them during a rolling deploy: the channels are kept apart.
-  const bus = await redisBus({ url: options.redisUrl, channel: `${STATE_PREFIX}events:v2`, logger: options.logger });
+  const bus = await redisBus({ url: options.redisUrl, channel: `${STATE_PREFIX}events:v2`, logger: options.logger, links: options.links });
   const lease = redisLease(bus.publisher, STATE_PREFIX, randomUUID());
   return { bus, ledger: redisLedger(bus.publisher, STATE_PREFIX), lease, close: () => bus.close() };
 }

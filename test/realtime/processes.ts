@@ -14,6 +14,8 @@ export interface GatewayProcess {
   child: ChildProcess;
   /** What `ready` extracted from the output. */
   found: Record<string, string>;
+  /** Everything it printed so far (stdout and stderr). */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -43,7 +45,7 @@ export function spawnMain(
       const found = ready(out);
       if (found) {
         clearTimeout(timer);
-        resolve({ child, found, stop });
+        resolve({ child, found, output: () => out, stop });
       }
     };
     child.stdout!.on('data', onData);

@@ -9,13 +9,16 @@ import { freePort } from '../support/ports.js';
 
 export interface RedisServer {
   url: string;
+  port: number;
   stop(): Promise<void>;
+  /** SIGKILL, as a crash: no goodbye to its clients. */
+  kill(): Promise<void>;
 }
 
-/** `extra`: more redis-server arguments, later ones winning (e.g. `--appendonly yes --dir <tmp>`). */
-export async function startRedisServer(extra: string[] = []): Promise<RedisServer> {
+/** `extra`: more redis-server arguments, later ones winning (e.g. `--appendonly yes --dir <tmp>`); `port` to bring one back where its clients reconnect. */
+export async function startRedisServer(extra: string[] = [], port?: number): Promise<RedisServer> {
   // Whether redis-server is there is describeWith's question, asked before any suite runs this.
-  const port = await freePort();
+  port ??= await freePort();
   const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra], {
     stdio: 'ignore',
   });
@@ -39,15 +42,13 @@ export async function startRedisServer(extra: string[] = []): Promise<RedisServe
       await new Promise((r) => setTimeout(r, 50));
     }
   }
-  return {
-    url,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
+  const end = async (signal: NodeJS.Signals) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill(signal);
+    await exited;
   };
+  return { url, port, stop: () => end('SIGTERM'), kill: () => end('SIGKILL') };
 }
 
 /**
