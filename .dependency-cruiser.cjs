@@ -33,15 +33,22 @@ module.exports = {
       name: 'emulator-stands-alone',
       severity: 'error',
       comment: 'The emulator is a separate product: it imports nothing of the gateway.',
-      from: { path: '^src/emulator/' },
-      to: { path: '^src/', pathNot: '^src/emulator/' },
+      from: { path: '^emulator/' },
+      to: { path: '^src/', pathNot: '^emulator/' },
     },
     {
       name: 'only-main-starts-the-emulator',
       severity: 'error',
       comment: 'The gateway reaches the emulator over HTTP like any upstream; only the entry point starts it.',
-      from: { path: '^src/', pathNot: ['^src/emulator/', '^src/main\\.ts$'] },
-      to: { path: '^src/emulator/' },
+      from: { path: '^src/', pathNot: '^src/main\\.ts$' },
+      to: { path: '^emulator/' },
+    },
+    {
+      name: 'emulator-through-its-entry',
+      severity: 'error',
+      comment: 'The emulator is a product of its own: the gateway starts it through emulator/index.ts only.',
+      from: { path: '^src/' },
+      to: { path: '^emulator/', pathNot: '^emulator/index\\.ts$' },
     },
     {
       name: 'upstream-knows-no-gateway',
@@ -121,7 +128,7 @@ module.exports = {
   options: {
     doNotFollow: { path: 'node_modules' },
     // The explorer's browser source and its built bundle are not gateway code.
-    exclude: { path: '^src/explorer/(assets|ui)/' },
+    exclude: { path: '^explorer/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.js'] },

@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# Build: compile TypeScript to dist/ (the explorer bundle is committed, copied by `npm run build`).
+# Build: compile TypeScript to dist/ (the explorer bundle is committed; `npm run build` copies it and the schema).
 FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -7,6 +7,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY schema ./schema
 COPY src ./src
+COPY emulator ./emulator
+COPY explorer/assets ./explorer/assets
 RUN npm run build
 
 # Runtime: production dependencies only, no compiler, not root.
@@ -17,7 +19,6 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
-COPY schema ./schema
 COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 4000
@@ -29,4 +30,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
 # objects live as long as its upstream calls take, and with the default most of them outlived a scavenge and were
 # copied, then promoted for the old generation's collector (bench/README.md, peer: about a tenth
 # of a cold page's CPU, for about 90 MB more peak memory). The same flag as `npm start`.
-CMD ["node", "--max-semi-space-size=64", "dist/main.js"]
+CMD ["node", "--max-semi-space-size=64", "dist/src/main.js"]

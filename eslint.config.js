@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.stryker-tmp/', 'reports/', 'src/__generated__/', 'src/explorer/assets/', 'examples/*/dist/', 'examples/*/src/gql/'] },
+  { ignores: ['node_modules/', 'dist/', '.stryker-tmp/', 'reports/', 'src/__generated__/', 'explorer/assets/', 'examples/*/dist/', 'examples/*/src/gql/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   // CommonJS config files of tools (dependency-cruiser).

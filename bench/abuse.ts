@@ -7,7 +7,7 @@
  * emulator too; RSS is sampled every 20 ms.
  */
 import { loadConfig } from '../src/config.js';
-import { startEmulator } from '../src/emulator/index.js';
+import { startEmulator } from '../emulator/index.js';
 import { createLogger } from '../src/logger.js';
 import { startGateway } from '../src/server.js';
 import { createUpstreamClient } from '../src/upstream/index.js';

@@ -32,7 +32,7 @@ const client = createJsonClient(Number(values.concurrency));
 const servers: Server[] = [];
 try {
   const ids = await seed(emulator, KEY);
-  const entry = values['no-build'] ? { gateway: 'dist/main.js', peer: 'node_modules/.cache/bench-peer/server.mjs' } : entryPoints(false);
+  const entry = values['no-build'] ? { gateway: 'dist/src/main.js', peer: 'node_modules/.cache/bench-peer/server.mjs' } : entryPoints(false);
   const prof = values['cpu-prof'] ?? null;
   const port = await freePort();
   servers.push(await startServer(`gateway-${values.transport}`, entry.gateway, { PORT: String(port), HOST: '127.0.0.1', PAYMENTS_API_URL: emulator.url, RATE_LIMIT_PER_MINUTE: '0', ENTITY_CACHE: 'false', CURRENCY_CACHE_TTL_MS: '0', UPSTREAM_HTTP_CLIENT: values.transport! }, port, prof, gatewayNodeFlags()));

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/support/ports.js';
-import { startEmulator, type StatsSnapshot } from '../src/emulator/index.js';
+import { startEmulator, type StatsSnapshot } from '../emulator/index.js';
 
 export interface BenchEmulator {
   url: string;
@@ -38,7 +38,7 @@ export async function startBenchEmulator({ latencyMs, separateProcess }: BenchEm
   }
   const port = await freePort();
   const root = fileURLToPath(new URL('..', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/emulator/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'emulator/main.ts'], {
     cwd: root,
     env: { ...process.env, EMULATOR_PORT: String(port), EMULATOR_HOST: '127.0.0.1', EMULATOR_LATENCY_MS: String(latencyMs), EMULATOR_LATENCY_JITTER_MS: '0', EMULATOR_SETTLE_MS: '50', LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'ignore', 'inherit'],

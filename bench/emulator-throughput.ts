@@ -14,7 +14,7 @@ const seconds = Number(process.argv[2] ?? 5);
 const connections = Number(process.argv[3] ?? 50);
 const KEY = 'sk_sandbox_bench';
 
-const mainPath = fileURLToPath(new URL('../src/emulator/main.ts', import.meta.url));
+const mainPath = fileURLToPath(new URL('../emulator/main.ts', import.meta.url));
 const child = spawn(process.execPath, ['--import', 'tsx', mainPath], {
   env: { ...process.env, EMULATOR_PORT: '0', LOG_LEVEL: 'warn', EMULATOR_SEED: 'false' },
   stdio: ['ignore', 'pipe', 'inherit'],

@@ -5,7 +5,7 @@
  * time; CPU per operation of the whole process (client, emulator and both
  * gateways), so only the difference between the two rows is the executor's.
  */
-import { startEmulator } from '../src/emulator/index.js';
+import { startEmulator } from '../emulator/index.js';
 import { startGatewayOver } from '../test/support/harness.js';
 import { factories } from '../test/support/factories.js';
 const emulator = await startEmulator({ port: 0, settleMs: 0 });

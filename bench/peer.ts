@@ -114,7 +114,7 @@ export function gatewayNodeFlags(): string[] {
 
 /**
  * The servers' entry points. As deployed, by default: the gateway is `npm run build`'s
- * dist/main.js, which the Dockerfile runs, and the peer is transpiled the same way
+ * dist/src/main.js, which the Dockerfile runs, and the peer is transpiled the same way
  * (TypeScript to JavaScript, one file, under node_modules/.cache so it finds its packages);
  * both run on plain node, with no tsx loader on their module paths. `--from-source` runs both
  * from their TypeScript under tsx instead, as `npm start` runs the gateway.
@@ -127,7 +127,7 @@ export function entryPoints(fromSource: boolean): { gateway: string; peer: strin
   const dir = `${ROOT}/node_modules/.cache/bench-peer`;
   mkdirSync(dir, { recursive: true });
   writeFileSync(`${dir}/server.mjs`, outputText);
-  return { gateway: 'dist/main.js', peer: `${dir}/server.mjs` };
+  return { gateway: 'dist/src/main.js', peer: `${dir}/server.mjs` };
 }
 
 export async function startServer(name: string, script: string, env: Record<string, string>, port: number, profDir: string | null, nodeFlags: string[] = []): Promise<Server> {

@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { loadConfig } from '../src/config.js';
-import { signWebhookBody, startEmulator, type RunningEmulator } from '../src/emulator/index.js';
+import { signWebhookBody, startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { createLogger } from '../src/logger.js';
 import { startGateway } from '../src/server.js';
 import { createUpstreamClient } from '../src/upstream/index.js';

@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { loadConfig } from '../src/config.js';
-import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { createLogger } from '../src/logger.js';
 import { startGateway, type RunningGateway } from '../src/server.js';
 import { createUpstreamClient } from '../src/upstream/index.js';

@@ -16,7 +16,7 @@
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
-import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { createLogger } from '../src/logger.js';
 import { startGateway, type RunningGateway } from '../src/server.js';
 import { createUpstreamClient, type UpstreamClient } from '../src/upstream/index.js';

@@ -56,7 +56,7 @@ export const routerCacheBench: Bench = {
     '--iterations <n>    measured operations per Hive and operation, at concurrency 1 (env BENCH_ITERATIONS, default 200)',
     '--warmup <n>        unmeasured operations first, at least one per transaction (env BENCH_WARMUP, default 50)',
     '--rounds <n>        split the measured operations into rounds, the Hives taking turns in each (env BENCH_ROUNDS, default 4)',
-    '--from-source       run the gateway from its TypeScript under tsx instead of dist/main.js',
+    '--from-source       run the gateway from its TypeScript under tsx instead of dist/src/main.js',
   ],
   run: async (argv) => runRouterCacheBench(readSettings(argv)),
 };

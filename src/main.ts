@@ -10,8 +10,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway, upstreamFor } from './server.js';
 import { exampleTabs } from './explorer/index.js';
-import { loadEmulatorOptionsFromEnv, type RunningEmulator } from './emulator/index.js';
-import { embeddedAdminToken, startEmbeddedEmulator } from './emulator/embedded.js';
+import { embeddedAdminToken, loadEmulatorOptionsFromEnv, startEmbeddedEmulator, type RunningEmulator } from '../emulator/index.js';
 
 async function main(): Promise<void> {
   let config;

@@ -1,7 +1,7 @@
 /**
  * The bundled GraphiQL explorer: a browser's GET /graphql gets a GraphiQL page
  * whose scripts, styles and fonts all come from this gateway (built by
- * `npm run build:explorer` into ./assets, committed), so it works offline.
+ * `npm run build:explorer` into explorer/assets at the top of the repository, committed), so it works offline.
  * Anything else is left to the GraphQL handler.
  */
 import { readFileSync, readdirSync } from 'node:fs';
@@ -26,7 +26,7 @@ export interface ExplorerOptions {
 /** Answers the request and returns true when it is the explorer's; false leaves it to the caller. */
 export type ExplorerHandler = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
 
-const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
+const ASSETS_DIR = fileURLToPath(new URL('../../explorer/assets/', import.meta.url));
 
 const CONTENT_TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',

@@ -10,7 +10,7 @@
  * client may retry with the same key. An upstream time-out on a write is
  * ambiguous (the upstream may have acted); the retry is still safe because
  * the key is forwarded upstream as `Idempotency-Key`, and the upstream
- * replays its first answer instead of acting twice (src/emulator/server.ts
+ * replays its first answer instead of acting twice (emulator/server.ts
  * shows the same behaviour). Without a key nothing is recorded and a write is
  * never retried; a mutation wrapped with `{ coalesceUnkeyed: true }` joins an
  * identical unkeyed call of the same caller still running (in-flight.ts).

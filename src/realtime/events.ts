@@ -1,6 +1,6 @@
 /**
  * What travels on the event bus: one upstream webhook event, validated once at
- * the receiver. The payload shape is the upstream's (src/emulator/engine.ts,
+ * the receiver. The payload shape is the upstream's (emulator/engine.ts,
  * `deliver`): `{id, name|type, object, entity, object_id, account_id, created_at}`.
  *
  * Amounts are exact as on the HTTP path (src/upstream/decode.ts): a body whose

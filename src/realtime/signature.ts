@@ -1,6 +1,6 @@
 /**
  * `X-FEDAPAY-SIGNATURE: t=<unix seconds>,s=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`
- * (src/emulator/dispatcher.ts, the upstream's webhook docs). Several `s` may be
+ * (emulator/dispatcher.ts, the upstream's webhook docs). Several `s` may be
  * sent (the upstream rolling its secret), and several secrets may be configured
  * (us rolling ours): any pair that matches verifies.
  */

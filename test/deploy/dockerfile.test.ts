@@ -3,9 +3,9 @@
  * Docker language server's validator (dockerfile-utils) finds no problem, and
  * the image keeps its promises: multi-stage, every COPY source exists in the
  * repository and is not excluded by .dockerignore, not root at run time, a
- * health check on /healthz, and `node dist/main.js` as PID 1 in exec form (so
+ * health check on /healthz, and `node dist/src/main.js` as PID 1 in exec form (so
  * SIGTERM reaches the process that drains). The build itself is exercised by
- * production-build.test.ts (`npm run build && node dist/main.js`).
+ * production-build.test.ts (`npm run build && node dist/src/main.js`).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -49,7 +49,7 @@ describe('the Dockerfile', () => {
     expect(args(last('USER')!)).toEqual(['node']);
     expect(last('HEALTHCHECK')!.getTextContent()).toContain('/healthz');
     const cmd = last('CMD')!.getTextContent().replace(/^CMD\s+/, '');
-    expect(JSON.parse(cmd)).toEqual(['node', '--max-semi-space-size=64', 'dist/main.js']);
+    expect(JSON.parse(cmd)).toEqual(['node', '--max-semi-space-size=64', 'dist/src/main.js']);
     // The same V8 flags as `npm start`, which the peer bench measures.
     const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
     expect(start.split(/\s+/).filter((word) => word.startsWith('--max-'))).toEqual(['--max-semi-space-size=64']);

@@ -1,5 +1,5 @@
 /**
- * What the Docker image runs: `npm run build`, then plain `node dist/main.js`
+ * What the Docker image runs: `npm run build`, then plain `node dist/src/main.js`
  * (no tsx). It serves GraphQL and the bundled explorer, and exits 0 on SIGTERM.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -20,9 +20,9 @@ describe('the production build', () => {
     await promisify(execFile)('npm', ['run', '-s', 'build'], { cwd: ROOT });
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
     for (const name of ['PAYMENTS_API_URL', 'REDIS_URL', 'EMULATOR_PORT', 'EMULATOR_FORWARD_TO', 'NODE_ENV', 'GRAPHQL_EXPLORER']) delete env[name];
-    child = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, ['dist/src/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const found = await new Promise<Record<string, string>>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`dist/main.js did not start:\n${output}`)), 20_000);
+      const timer = setTimeout(() => reject(new Error(`dist/src/main.js did not start:\n${output}`)), 20_000);
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
         const welcome = welcomePrinted(output);
@@ -33,7 +33,7 @@ describe('the production build', () => {
       };
       child.stdout!.on('data', onData);
       child.stderr!.on('data', onData);
-      child.once('exit', (code) => reject(new Error(`dist/main.js exited with ${code}:\n${output}`)));
+      child.once('exit', (code) => reject(new Error(`dist/src/main.js exited with ${code}:\n${output}`)));
     });
     ({ url, key } = found as { url: string; key: string });
   }, 90_000);

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const markdownIn = (dir: string) => readdirSync(join(ROOT, dir)).filter((f) => f.endsWith('.md')).map((f) => `${dir}/${f}`);
-const PAGES = ['README.md', 'CHANGELOG.md', 'src/emulator/README.md', 'examples/checkout/README.md', ...markdownIn('docs'), ...markdownIn('bench')];
+const PAGES = ['README.md', 'CHANGELOG.md', 'emulator/README.md', 'examples/checkout/README.md', ...markdownIn('docs'), ...markdownIn('bench')];
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens; repeats get -1, -2. */
 export function headingAnchors(markdown: string): Set<string> {

@@ -1,5 +1,5 @@
 /**
- * The embedded emulator's admin token file (src/emulator/embedded.ts) in a temporary directory other users
+ * The embedded emulator's admin token file (emulator/embedded.ts) in a temporary directory other users
  * may write to: adopted only when it is a regular file this user alone owns and reads, never through a
  * link; anything planted there gets a fresh token, written nowhere a link points, and a warning. Also
  * `npm start` (src/main.ts as its own process) with a planted link: the warning in its log.
@@ -8,7 +8,7 @@ import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, re
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { embeddedAdminToken } from '../../src/emulator/embedded.js';
+import { embeddedAdminToken } from '../../emulator/embedded.js';
 import { spawnMain } from '../realtime/processes.js';
 
 const PLANTED = 'planted_by_someone_else_0123456'; // 32 characters of the token's shape

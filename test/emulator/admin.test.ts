@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadEmulatorOptionsFromEnv, parseEmulatorEnv, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { loadEmulatorOptionsFromEnv, parseEmulatorEnv, startEmulator, type RunningEmulator } from '../../emulator/index.js';
 import { emulator, one, type Api } from './helpers.js';
 
 describe('admin API and faults', () => {

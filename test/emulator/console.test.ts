@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 import { eventually } from '../realtime/support.js';
 
 const TOKEN = 'console-test-admin-token';

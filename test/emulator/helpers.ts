@@ -6,7 +6,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../emulator/index.js';
 
 // Response bodies are arbitrary JSON; tests assert on their shape.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

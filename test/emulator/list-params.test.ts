@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator/index.js';
+import type { RunningEmulator } from '../../emulator/index.js';
 import { emulator, many, type Api, type Json } from './helpers.js';
 
 /**

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator/index.js';
-import { DEMO_API_KEY } from '../../src/emulator/seed.js';
+import type { RunningEmulator } from '../../emulator/index.js';
+import { DEMO_API_KEY } from '../../emulator/seed.js';
 import { emulator, many, type Json } from './helpers.js';
 
 /** Two fresh emulators seeded moments apart: the demo data must match row for row. */

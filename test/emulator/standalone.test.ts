@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('the standalone emulator (npm run emulator)', () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/emulator/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'emulator/main.ts'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', EMULATOR_PORT: '0', LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'pipe', 'pipe'],

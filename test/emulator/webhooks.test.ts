@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator/index.js';
+import type { RunningEmulator } from '../../emulator/index.js';
 import { emulator, one, startReceiver, verifySignature, waitFor, type Api, type Receiver } from './helpers.js';
 
 describe('events delivered to webhooks', () => {

@@ -11,7 +11,7 @@ import { EXAMPLE_OPERATIONS } from '../../src/explorer/index.js';
 import { createLogger } from '../../src/logger.js';
 import { startGateway, type RunningGateway } from '../../src/server.js';
 import { createUpstreamClient } from '../../src/upstream/index.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 
 /**
  * URLs the bundle contains as plain strings and never loads: XML namespace
@@ -102,7 +102,7 @@ describe('the bundled explorer (GRAPHQL_EXPLORER=graphiql, the default)', () => 
     }
     expect(Object.fromEntries(foreign)).toEqual({});
     // Every built file was reached from the page, so the scan covered the whole bundle.
-    const built = readdirSync(new URL('../../src/explorer/assets/', import.meta.url)).filter((f) => /\.(js|css)$/.test(f));
+    const built = readdirSync(new URL('../../explorer/assets/', import.meta.url)).filter((f) => /\.(js|css)$/.test(f));
     expect([...seen].map((u) => u.split('/').pop()).sort()).toEqual(built.sort());
   });
 

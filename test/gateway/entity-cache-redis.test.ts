@@ -11,7 +11,7 @@ import { createLogger } from '../../src/logger.js';
 import { startGateway, type RunningGateway } from '../../src/server.js';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
 import { encode } from '../../src/upstream/codec.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 import { factories, type RestObject } from '../support/factories.js';
 import { emulatorAdmin, newKey } from '../support/harness.js';
 import { describeWith } from '../support/tools.js';

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { isObjectType, Kind, parse, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 import { exampleTabs } from '../../src/explorer/examples.js';
 import { factories, type RestObject } from '../support/factories.js';
 import { emulatorAdmin, newKey, startGatewayOver, type GatewayOnly } from '../support/harness.js';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 import { createLogger } from '../../src/logger.js';
 import { startGateway } from '../../src/server.js';
 import { createUpstreamClient } from '../../src/upstream/index.js';

@@ -6,7 +6,7 @@ import { memoryBus } from '../../src/realtime/bus.js';
 import type { PaymentEvent } from '../../src/realtime/events.js';
 import { memoryLedger, type DeliveryLedger } from '../../src/realtime/ledger.js';
 import { createWebhookReceiver } from '../../src/http/webhook-route.js';
-import { signWebhookBody } from '../../src/emulator/index.js';
+import { signWebhookBody } from '../../emulator/index.js';
 import { Decimal } from '../../src/upstream/decimal.js';
 import { postWebhook, transactionEvent } from './support.js';
 

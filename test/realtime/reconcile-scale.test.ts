@@ -9,7 +9,7 @@
  */
 import type { Client } from 'graphql-ws';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 import { factories } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
 import { describeWith } from '../support/tools.js';

@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startGateway, type RunningGateway } from '../../src/server.js';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
-import { signWebhookBody, startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/index.js';
+import { signWebhookBody, startEmulator, type EmulatorOptions, type RunningEmulator } from '../../emulator/index.js';
 
 export interface RealtimeStack {
   emulator: RunningEmulator;

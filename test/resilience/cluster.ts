@@ -4,7 +4,7 @@
  */
 import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 import { RedisIdempotencyStore } from '../../src/idempotency/index.js';
 import { createLogger } from '../../src/logger.js';
 import { startGateway, type RunningGateway } from '../../src/server.js';

@@ -6,7 +6,7 @@
  * key, not a replay.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 import { factories } from '../support/factories.js';
 import { emulatorAdmin, newKey, startGatewayOver, startStack, type GatewayOnly, type Stack } from '../support/harness.js';
 import { startKeyReplayingUpstream, type KeyReplayingUpstream } from '../support/key-replaying-upstream.js';

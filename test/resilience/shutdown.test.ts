@@ -13,7 +13,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 import { factories } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
 import { describeWith } from '../support/tools.js';

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { startGateway, type RunningGateway } from '../../src/server.js';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
 import { MemoryIdempotencyStore } from '../../src/idempotency/index.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 import { emulatorAdmin, newKey } from '../support/harness.js';
 
 /** An emulator and a gateway over `store`, for the tests of one describe block. */

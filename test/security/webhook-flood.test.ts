@@ -8,7 +8,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { signWebhookBody } from '../../src/emulator/index.js';
+import { signWebhookBody } from '../../emulator/index.js';
 import { createLogger } from '../../src/logger.js';
 import { startGateway, upstreamFor, type RunningGateway } from '../../src/server.js';
 import type { UpstreamClient } from '../../src/upstream/index.js';

@@ -2,7 +2,7 @@
  * Builds upstream objects through the emulator's REST API (the other side of
  * the wire), so gateway tests start from real state, not pasted JSON.
  */
-import type { RunningEmulator } from '../../src/emulator/index.js';
+import type { RunningEmulator } from '../../emulator/index.js';
 
 export interface RestObject {
   id: number;

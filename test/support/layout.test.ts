@@ -1,5 +1,6 @@
 /**
  * The suite's layout, kept: the test of `src/x/y.ts` is `test/unit/x/y.test.ts`
+ * (of `emulator/x/y.ts`, `test/unit/emulator/x/y.test.ts`)
  * (or `y.<aspect>.test.ts`, and `y.redis.test.ts` for the part over a real
  * redis-server), and no two test files share a name except unit tests of
  * modules whose own names repeat in `src/` (two `index.ts`, two `store.ts`).
@@ -22,10 +23,10 @@ function testFiles(dir: string): string[] {
 const all = testFiles(join(ROOT, 'test'));
 const unit = all.filter((f) => f.startsWith('test/unit/'));
 
-it('names each unit test after the module it tests, at the same path under test/unit as under src', () => {
+it('names each unit test after the module it tests, at the same path under test/unit as under src (or emulator)', () => {
   expect(unit.length).toBeGreaterThan(40);
   const orphans = unit.filter((file) => {
-    const module = file.replace(/^test\/unit\//, 'src/').replace(/(\.[a-z-]+)*\.test\.ts$/, '.ts');
+    const module = file.replace(/^test\/unit\/(?!emulator\/)/, 'src/').replace(/^test\/unit\//, '').replace(/(\.[a-z-]+)*\.test\.ts$/, '.ts');
     return !existsSync(join(ROOT, module));
   });
   expect(orphans).toEqual([]);

@@ -5,7 +5,7 @@
  */
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { signWebhookBody } from '../../../src/emulator/index.js';
+import { signWebhookBody } from '../../../emulator/index.js';
 import { memoryBus } from '../../../src/realtime/bus.js';
 import type { PaymentEvent } from '../../../src/realtime/events.js';
 import { memoryLedger, type DeliveryLedger } from '../../../src/realtime/ledger.js';

@@ -1,6 +1,6 @@
 /** The webhook signature header, read and checked: each way a header is refused, and the ones that pass. */
 import { describe, expect, it } from 'vitest';
-import { signWebhookBody } from '../../../src/emulator/index.js';
+import { signWebhookBody } from '../../../emulator/index.js';
 import { verifySignature } from '../../../src/realtime/signature.js';
 
 const SECRET = 'whsec_signature_table_0123456789';

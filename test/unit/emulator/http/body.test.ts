@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseBody, parseQuery } from '../../../../src/emulator/http/body.js';
+import { parseBody, parseQuery } from '../../../../emulator/http/body.js';
 
 const form = (s: string) => parseBody(s, 'application/x-www-form-urlencoded');
 

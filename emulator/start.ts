@@ -1,8 +1,4 @@
-/**
- * The payments REST API emulator's public surface. The gateway imports only
- * `startEmulator` (and the option loader) from here; the emulator imports
- * nothing from the gateway.
- */
+/** Starts one emulator on its own HTTP server: what `npm run emulator`, the embedded mode and the tests run. */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Engine } from './engine.js';
@@ -11,15 +7,6 @@ import type { DeliveryRecord } from './dispatcher.js';
 import { resolveOptions, type EmulatorOptions, type FaultSpec } from './options.js';
 import { DEMO_API_KEY } from './seed.js';
 import { EmulatorApp, type StatsSnapshot } from './server.js';
-
-export { loadEmulatorOptionsFromEnv, parseEmulatorEnv, EmulatorConfigError, defaultEmulatorOptions } from './options.js';
-export type { EmulatorOptions, EmulatorLogger, FaultSpec, ResponseStyle } from './options.js';
-export type { StatsSnapshot } from './server.js';
-export type { Fault } from './faults.js';
-export type { DeliveryRecord } from './dispatcher.js';
-export { signWebhookBody } from './dispatcher.js';
-export { SANDBOX_PHONES, computeFees } from './lifecycle.js';
-export { DEMO_API_KEY } from './seed.js';
 
 export interface RunningEmulator {
   /** `http://127.0.0.1:<port>`, no trailing slash. */

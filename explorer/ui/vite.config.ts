@@ -1,5 +1,5 @@
 /**
- * Builds the bundled explorer into src/explorer/assets (committed): the
+ * Builds the bundled explorer into explorer/assets (committed): the
  * gateway serves it with no network and no build step at install or start.
  * The HTML is written by the gateway from manifest.json, so base is relative.
  */

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { startEmulator, type RunningEmulator } from './index.js';
+import { startEmulator, type RunningEmulator } from './start.js';
 import type { EmulatorOptions } from './options.js';
 
 /** Port 4010 when free (a standalone emulator may hold it: then any free port), on loopback. */
