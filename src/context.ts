@@ -16,14 +16,14 @@ import type { IdempotencyScope, IdempotencyStore } from './idempotency/index.js'
 import type { PaymentsApi } from './upstream/api.js';
 import type { BreakerState, OperationScope, RouteStats, UpstreamObserver } from './upstream/index.js';
 import { unauthenticated } from './errors.js';
-import { UpstreamGate } from './limits/upstream-budget.js';
-import type { KeyStatus } from './limits/key-status.js';
+import { UpstreamGate } from './access/upstream-budget.js';
+import type { KeyStatus } from './access/key-status.js';
 import type { Observability, OperationTelemetry } from './observability/index.js';
 
 export interface Context {
   /** Upstream client bound to the caller's own API key and this operation's deadline. */
   api: PaymentsApi;
-  /** What every call of `api` passes first (src/limits/upstream-budget.ts); it counts them for `extensions.cost`. Absent for an anonymous operation. */
+  /** What every call of `api` passes first (src/access/upstream-budget.ts); it counts them for `extensions.cost`. Absent for an anonymous operation. */
   upstreamGate?: UpstreamGate;
   loaders: Loaders;
   /** Hash of the caller's key: the scope of caches and records. */
@@ -59,7 +59,7 @@ export interface UpstreamClientFactory {
 /** What lives as long as the gateway and every context points at. */
 export interface ContextDeps {
   config: Readonly<Config>;
-  /** What the upstream said of each key lately: revoked, or proven (src/limits/key-status.ts). */
+  /** What the upstream said of each key lately: revoked, or proven (src/access/key-status.ts). */
   keys: KeyStatus;
   upstream: UpstreamClientFactory;
   logger: Logger;

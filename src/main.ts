@@ -4,7 +4,7 @@
  * gracefully on SIGINT/SIGTERM.
  */
 import { randomBytes } from 'node:crypto';
-import { RedisLinks } from './shared-state.js';
+import { RedisLinks } from './redis.js';
 import { checkIdempotencyRedis, RedisIdempotencyStore } from './idempotency/index.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';

@@ -37,10 +37,10 @@ import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { loadTrustedDocuments } from './limits/trusted-documents.js';
 import { fairDocumentStore, UNPROVEN_OWNER, validatedDocuments } from './limits/document-store.js';
 import { documentRules, operationCheck, operationLimits, withoutSuggestions } from './limits/graphql-limits.js';
-import { KeyStatus, localRevocations, redisRevocations, type RevocationChannel } from './limits/key-status.js';
-import { createAdmission } from './limits/admission.js';
+import { KeyStatus, localRevocations, redisRevocations, type RevocationChannel } from './access/key-status.js';
+import { createAdmission } from './access/admission.js';
 import type { Redis } from 'ioredis';
-import { RedisLinks, STATE_PREFIX } from './shared-state.js';
+import { RedisLinks, STATE_PREFIX } from './redis.js';
 import { gatewayExplorer, type ExplorerOptions } from './explorer/gateway.js';
 import { Observability, operationLoggerOf, operationTelemetryPlugin } from './observability/index.js';
 
@@ -223,7 +223,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       }
     },
   });
-  // One door for every transport (src/limits/admission.ts).
+  // One door for every transport (src/access/admission.ts).
   const admission = createAdmission({
     config,
     keys,
@@ -457,7 +457,7 @@ async function startEntityCache(config: Readonly<Config>, links: RedisLinks, log
   if (!config.entityCache.enabled) return createEntityCache(null, settings, logger);
   const { maxObjects, maxBytes, maxEntryBytes } = config.entityCache;
   if (!config.redisUrl) return createEntityCache(memoryStore(maxObjects, Date.now, { maxBytes, maxEntryBytes }), settings, logger);
-  // No offline queue (shared-state.ts): while Redis reconnects, reads miss at once instead of waiting for it.
+  // No offline queue (redis.ts): while Redis reconnects, reads miss at once instead of waiting for it.
   const redis = links.open(config.redisUrl, 'entity-cache');
   await redis.connect();
   const longest = Math.max(settings.customerTtlMs, settings.currencyTtlMs, settings.finalTtlMs);

@@ -10,7 +10,7 @@ import { HeaderMap, type ApolloServer, type ApolloServerPlugin, type GraphQLRequ
 import { GraphQLError, Kind, type GraphQLFormattedError, valueFromASTUntyped, type DocumentNode, type OperationDefinitionNode, type ValueNode } from 'graphql';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode, unauthenticated } from '../errors.js';
-import { capAnswer, type Admission, type Caller } from '../limits/admission.js';
+import { capAnswer, type Admission, type Caller } from '../access/admission.js';
 import { clientAddress } from './client-address.js';
 import { cacheTagOf, isTagged } from '../cache/router-invalidation.js';
 import { finalAnswer, type DocumentCacheHint } from '../graphql/cache-hints.js';
@@ -69,7 +69,7 @@ function asksForFreshData(header: string | undefined): boolean {
 }
 
 /**
- * Every caller is admitted by `admission` (src/limits/admission.ts), the same door as WebSocket and SSE.
+ * Every caller is admitted by `admission` (src/access/admission.ts), the same door as WebSocket and SSE.
  * A router's subscription over its HTTP callback protocol goes to `callbacks` (subscription-callback.ts).
  */
 export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, admission: Admission, callbacks?: CallbackSubscriptions) {

@@ -1,11 +1,11 @@
 /**
  * What every subscription transport (graphql-ws, graphql-sse) shares beyond
- * admission (src/limits/admission.ts): the RealtimeSource a subscription
+ * admission (src/access/admission.ts): the RealtimeSource a subscription
  * resolver reads its events from, and how a streamed result goes out.
  */
 import type { ExecutionResult, FormattedExecutionResult, GraphQLError, GraphQLFormattedError } from 'graphql';
 import type { Context } from '../context.js';
-import { overSize, tooLarge, type Caller } from '../limits/admission.js';
+import { overSize, tooLarge, type Caller } from '../access/admission.js';
 import type { Logger } from '../logger.js';
 import { attributeErrors, withRequestId, type OperationTelemetry } from '../observability/index.js';
 import type { EventBus } from '../realtime/bus.js';

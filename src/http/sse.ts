@@ -17,7 +17,7 @@ import { ErrorCode } from '../errors.js';
 import type { EventBus } from '../realtime/bus.js';
 import type { Reconciler } from '../realtime/reconciler.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/errors.js';
-import type { Admission, Caller } from '../limits/admission.js';
+import type { Admission, Caller } from '../access/admission.js';
 import { MAX_BODY_BYTES, setCorsHeaders } from './graphql-route.js';
 import { clientAddress } from './client-address.js';
 import type { OperationTelemetry } from '../observability/index.js';
@@ -30,7 +30,7 @@ export interface SseDeps {
   reconciler: Reconciler;
   context: ContextDeps;
   limits: { queueLimit: number; maxBufferedBytes: number };
-  /** Who may open a stream, and with which document: the door every transport shares (src/limits/admission.ts). graphql-sse runs what onSubscribe returns unvalidated. */
+  /** Who may open a stream, and with which document: the door every transport shares (src/access/admission.ts). graphql-sse runs what onSubscribe returns unvalidated. */
   admission: Admission;
   formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
 }

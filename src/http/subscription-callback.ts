@@ -3,7 +3,7 @@
  * `subscription.mode.callback`), at the same /graphql: the router POSTs a
  * subscription whose `extensions.subscription` names a `callbackUrl`, a
  * `subscriptionId`, a `verifier` and a `heartbeatIntervalMs`. The gateway
- * admits it like any stream (src/limits/admission.ts: the caller's key as the
+ * admits it like any stream (src/access/admission.ts: the caller's key as the
  * router forwards it, rates, documents, live streams per key), POSTs `check`
  * to the callback URL and needs 204 with `subscription-protocol: callback/1.0`,
  * then answers `{"data":null}`; from then on `callback-stream.ts` sends
@@ -23,7 +23,7 @@ import type http from 'node:http';
 import { getOperationAST, GraphQLError, OperationTypeNode, subscribe, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
-import type { Admission, Caller } from '../limits/admission.js';
+import type { Admission, Caller } from '../access/admission.js';
 import type { OperationTelemetry } from '../observability/index.js';
 import type { EventBus } from '../realtime/bus.js';
 import type { Reconciler } from '../realtime/reconciler.js';

@@ -17,7 +17,7 @@ import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/errors.js';
 import type { EventBus } from '../realtime/bus.js';
-import { REVOKED_KEY_MESSAGE, type Admission, type Caller } from '../limits/admission.js';
+import { REVOKED_KEY_MESSAGE, type Admission, type Caller } from '../access/admission.js';
 import type { Reconciler } from '../realtime/reconciler.js';
 import { wasRefused } from './body.js';
 import { clientAddress } from './client-address.js';
@@ -51,7 +51,7 @@ export interface SubscriptionServerDeps {
   reconciler: Reconciler;
   context: ContextDeps;
   limits: SubscriptionLimits;
-  /** Who may connect and subscribe, and with which documents: the door every transport shares (src/limits/admission.ts). */
+  /** Who may connect and subscribe, and with which documents: the door every transport shares (src/access/admission.ts). */
   admission: Admission;
   formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
 }

@@ -29,7 +29,7 @@ import { FairCache } from '../graphql/fair-cache.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
 import { documentBytes, UNPROVEN_OWNER } from './document-store.js';
 import { createCostEstimator, operationCost, type CostSettings } from './operation-cost.js';
-import { upstreamCallsOf, type UpstreamGate } from './upstream-budget.js';
+import { upstreamCallsOf, type UpstreamGate } from '../access/upstream-budget.js';
 
 /** A rule over the limit reports a validation error (graphql-armor's default would throw, which Apollo masks as internal). */
 const report = { propagateOnRejection: false, onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(error)] };

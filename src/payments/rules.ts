@@ -14,7 +14,7 @@ import type { GraphQLScalarType } from 'graphql';
 import { CountryCodeResolver, EmailAddressResolver, URLResolver } from 'graphql-scalars';
 import type { Logger } from '../logger.js';
 import type { Decimal } from '../upstream/decimal.js';
-import { MODE_PATTERN } from '../upstream/http.js';
+import { MODE_PATTERN } from '../upstream/operation-scope.js';
 import { MAX_NESTING, nestsWithin } from '../upstream/nesting.js';
 
 export { PaymentIntentStatus, PayoutStatus, TransactionStatus };

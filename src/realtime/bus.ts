@@ -6,7 +6,7 @@
  * account, so an event only ever visits its own account's listeners.
  */
 import type { Redis } from 'ioredis';
-import { RedisLinks } from '../shared-state.js';
+import { RedisLinks } from '../redis.js';
 import type { Logger } from '../logger.js';
 import { decode, encode } from '../upstream/codec.js';
 import type { PaymentEvent } from './events.js';

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
-import { STATE_PREFIX, type RedisLinks } from '../shared-state.js';
+import { STATE_PREFIX, type RedisLinks } from '../redis.js';
 import { memoryBus, redisBus, type EventBus } from './bus.js';
 import { memoryLedger, redisLedger, type DeliveryLedger } from './ledger.js';
 import { redisLease, soleLease, type PollLease } from './poll-lease.js';

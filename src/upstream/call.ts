@@ -38,7 +38,7 @@ import {
   UpstreamUnavailableError,
   type UpstreamErrorInit,
 } from './errors.js';
-import { buildUrl, checkApiKey, checkBodyIds, type OperationScope } from './http.js';
+import { buildUrl, checkApiKey, checkBodyIds, type OperationScope } from './operation-scope.js';
 import { keyId } from './key-id.js';
 import type { KeyBreaker } from './key-health.js';
 import type { AttemptResult, UpstreamObserver } from './observer.js';

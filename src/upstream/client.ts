@@ -10,7 +10,7 @@ import { ByteBudget, DEFAULT_BYTE_BUDGET, type ByteBudgetOptions } from './byte-
 import { UpstreamCalls, type Caller } from './call.js';
 import { createDecodeMemo } from './decode-memo.js';
 import { ENDPOINTS, type Endpoint } from './endpoints.js';
-import { DEFAULT_TIMEOUT_MS, parseBaseUrl, type OperationScope } from './http.js';
+import { DEFAULT_TIMEOUT_MS, parseBaseUrl, type OperationScope } from './operation-scope.js';
 import type { RouteStats, UpstreamObserver } from './observer.js';
 import { DEFAULT_RESILIENCE, RouteGuards, type BreakerState, type ResilienceOptions } from './resilience.js';
 import type { HttpClientName } from './transport.js';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { buildSchema, GraphQLError, parse, type GraphQLFieldConfig } from 'graphql';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createCallbackSubscriptions, type CallbackAnswer, type CallbackDeps } from '../../../src/http/subscription-callback.js';
-import type { Admission, Caller, RateRefusal } from '../../../src/limits/admission.js';
+import type { Admission, Caller, RateRefusal } from '../../../src/access/admission.js';
 
 export interface Message {
   path: string;

@@ -9,7 +9,7 @@ import { ApolloServer } from '@apollo/server';
 import { describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createContext, type Context, type ContextDeps } from '../../../src/context.js';
-import { KeyStatus } from '../../../src/limits/key-status.js';
+import { KeyStatus } from '../../../src/access/key-status.js';
 import { createLogger } from '../../../src/logger.js';
 import { Observability } from '../../../src/observability/index.js';
 

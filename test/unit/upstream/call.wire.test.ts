@@ -17,7 +17,7 @@ import {
   UpstreamServerError,
   UpstreamTimeoutError,
 } from '../../../src/upstream/errors.js';
-import type { OperationGate } from '../../../src/upstream/http.js';
+import type { OperationGate } from '../../../src/upstream/operation-scope.js';
 import { keyId } from '../../../src/upstream/key-id.js';
 import type { AttemptResult, AttemptStart, UpstreamObserver } from '../../../src/upstream/observer.js';
 import { DEFAULT_RESILIENCE } from '../../../src/upstream/resilience.js';

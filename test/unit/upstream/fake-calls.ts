@@ -6,7 +6,7 @@ import { afterEach } from 'vitest';
 import { UpstreamCalls, type Caller } from '../../../src/upstream/call.js';
 import type { DecodeMemo } from '../../../src/upstream/decode-memo.js';
 import { ENDPOINTS } from '../../../src/upstream/endpoints.js';
-import type { OperationScope } from '../../../src/upstream/http.js';
+import type { OperationScope } from '../../../src/upstream/operation-scope.js';
 import { DEFAULT_RESILIENCE, RouteGuards, type ResilienceOptions } from '../../../src/upstream/resilience.js';
 import type { Transport, TransportRequest, TransportResponse } from '../../../src/upstream/transport.js';
 import { aTransaction, enveloped } from '../../upstream/fixtures.js';

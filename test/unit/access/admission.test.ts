@@ -1,5 +1,5 @@
 /**
- * The one way in (limits/admission.ts), over a fake upstream and the real key status: who the caller is, whose
+ * The one way in (access/admission.ts), over a fake upstream and the real key status: who the caller is, whose
  * rate an operation, a connection or a stream spends, what a streaming transport's document must be, and how a
  * live stream's key is proven and ended. The transports' own suites (test/security/*) check the same door over
  * HTTP, WebSocket and SSE; this one reaches the branches they cannot vary cheaply.
@@ -7,10 +7,10 @@
 import { GraphQLError } from 'graphql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
-import { createAdmission, REVOKED_KEY_MESSAGE, type Admission, type RateLimitName } from '../../../src/limits/admission.js';
+import { createAdmission, REVOKED_KEY_MESSAGE, type Admission, type RateLimitName } from '../../../src/access/admission.js';
 import { validatedDocuments } from '../../../src/limits/document-store.js';
 import { documentRules, operationCheck } from '../../../src/limits/graphql-limits.js';
-import { KeyStatus } from '../../../src/limits/key-status.js';
+import { KeyStatus } from '../../../src/access/key-status.js';
 import { createLogger } from '../../../src/logger.js';
 import { buildSchema } from '../../../src/schema.js';
 import { keyId } from '../../../src/upstream/key-id.js';

@@ -1,6 +1,6 @@
 /** The same over a real redis-server: kept apart from the in-process tests of this module, which run in the quick loop. */
 import { expect, it, vi } from 'vitest';
-import { KeyStatus, redisRevocations } from '../../../src/limits/key-status.js';
+import { KeyStatus, redisRevocations } from '../../../src/access/key-status.js';
 import type { Logger } from '../../../src/logger.js';
 import { redisClientsForSuite } from '../../realtime/redis-server.js';
 import { describeWith } from '../../support/tools.js';

@@ -1,6 +1,6 @@
 /** The same over a real redis-server: kept apart from the in-process tests of this module, which run in the quick loop. */
 import { expect, it } from 'vitest';
-import { createRateLimiter } from '../../../src/limits/rate-limit.js';
+import { createRateLimiter } from '../../../src/access/rate-limit.js';
 import { redisClientsForSuite } from '../../realtime/redis-server.js';
 import { describeWith } from '../../support/tools.js';
 

@@ -4,7 +4,7 @@
  * may answer after it).
  */
 import { describe, expect, it } from 'vitest';
-import { KeyStatus, refusalProvesKey, type KeyNews, type RevocationChannel } from '../../../src/limits/key-status.js';
+import { KeyStatus, refusalProvesKey, type KeyNews, type RevocationChannel } from '../../../src/access/key-status.js';
 import { UpstreamError } from '../../../src/upstream/errors.js';
 
 const ID = 'a'.repeat(32);

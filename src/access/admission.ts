@@ -24,14 +24,14 @@ import { ErrorCode, unauthenticated } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { PaymentsApi } from '../upstream/api.js';
 import { UpstreamAuthenticationError } from '../upstream/errors.js';
-import { UNGATED, type OperationScope } from '../upstream/http.js';
-import { admitDocument, type OperationCheck } from './graphql-limits.js';
+import { UNGATED, type OperationScope } from '../upstream/operation-scope.js';
+import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
 import { refusalProvesKey, type KeyStatus } from './key-status.js';
 import { createRateLimiter } from './rate-limit.js';
 import { upstreamCallsOf, type UpstreamGate } from './upstream-budget.js';
-import type { TrustedDocuments } from './trusted-documents.js';
+import type { TrustedDocuments } from '../limits/trusted-documents.js';
 
-export { capAnswer, overSize, tooLarge } from './response-size.js';
+export { capAnswer, overSize, tooLarge } from '../limits/response-size.js';
 export type { Caller } from '../auth.js';
 
 /** The limits the metrics count refusals of. */

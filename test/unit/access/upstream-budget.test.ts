@@ -1,13 +1,13 @@
 /**
- * The guard one operation's upstream calls pass first (limits/upstream-budget.ts, `UpstreamGate`), through the
+ * The guard one operation's upstream calls pass first (access/upstream-budget.ts, `UpstreamGate`), through the
  * client's real call chain (upstream/call.ts) over a fake transport whose exchanges the test answers: the budget
  * of calls, the short-circuit once the key is refused, the single probe of a key not yet seen accepted, what each
  * answer tells the key status, and the count of calls `extensions.cost` reports.
  */
 import type { GraphQLError } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { KeyStatus } from '../../../src/limits/key-status.js';
-import { UpstreamGate, upstreamCallsOf } from '../../../src/limits/upstream-budget.js';
+import { KeyStatus } from '../../../src/access/key-status.js';
+import { UpstreamGate, upstreamCallsOf } from '../../../src/access/upstream-budget.js';
 import { UpstreamCalls } from '../../../src/upstream/call.js';
 import { ENDPOINTS } from '../../../src/upstream/endpoints.js';
 import { UpstreamAuthenticationError, UpstreamError, UpstreamNotFoundError, UpstreamPermissionError, UpstreamServerError } from '../../../src/upstream/errors.js';

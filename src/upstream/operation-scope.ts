@@ -10,7 +10,7 @@ import type { HttpMethod } from './transport.js';
 
 /**
  * The per-operation guard every call of one operation passes first (the
- * gateway implements it: src/limits/upstream-budget.ts). It may refuse a
+ * gateway implements it: src/access/upstream-budget.ts). It may refuse a
  * call (throw) or hold it back (a promise); call.ts reports each admitted
  * call's outcome, so the gate can count calls and learn what the upstream
  * says of the key.

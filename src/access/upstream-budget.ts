@@ -13,7 +13,7 @@
  */
 import { GraphQLError } from 'graphql';
 import { ErrorCode } from '../errors.js';
-import type { OperationGate } from '../upstream/http.js';
+import type { OperationGate } from '../upstream/operation-scope.js';
 import { refusalProvesKey, type KeyStatus } from './key-status.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
 

@@ -1,11 +1,11 @@
 /**
- * Operations per subject per minute (limits/rate-limit.ts), in memory and over a real redis-server: a subject
+ * Operations per subject per minute (access/rate-limit.ts), in memory and over a real redis-server: a subject
  * gets its rate and no more, other subjects do not notice, the refusal says when to retry, and a rate of 0 is
  * no limit at all. Over Redis the count is shared by instances with the same prefix, and a memory limiter
  * stands in while Redis is unreachable.
  */
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter } from '../../../src/limits/rate-limit.js';
+import { createRateLimiter } from '../../../src/access/rate-limit.js';
 
 async function takeMany(limiter: ReturnType<typeof createRateLimiter>, subject: string, n: number) {
   const out = [];
