@@ -17,7 +17,7 @@
  */
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
-const models = '../upstream/models.js';
+const models = '../upstream/index.js';
 
 const config: CodegenConfig = {
   overwrite: true,
@@ -62,7 +62,7 @@ const config: CodegenConfig = {
           URL: { input: 'string', output: 'URL | string' },
           CountryCode: 'string',
           // Exact amounts (src/upstream/decimal.ts).
-          Decimal: '../upstream/decimal.js#Decimal',
+          Decimal: '../upstream/index.js#Decimal',
           // The deprecated Float amounts resolve to the Decimal's string: graphql-js's Float
           // serialiser turns a numeric string into the number, so the gateway never does.
           Float: { input: 'number', output: 'number | string' },

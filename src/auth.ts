@@ -6,7 +6,7 @@
  */
 import type { GraphQLError } from 'graphql';
 import { forbidden, unauthenticated } from './errors.js';
-import { keyId } from './upstream/key-id.js';
+import { keyId } from './upstream/index.js';
 
 export type PaymentsEnv = 'sandbox' | 'live';
 

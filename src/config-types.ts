@@ -2,9 +2,9 @@
  * The shape of the validated configuration (config.ts builds it from the
  * environment): what each setting means, apart from how it is parsed.
  */
-import type { ByteBudgetOptions } from './upstream/byte-budget.js';
-import type { ResilienceOptions } from './upstream/resilience.js';
-import { HTTP_CLIENTS, MAX_RESPONSE_BYTES, type HttpClientName } from './upstream/transport.js';
+import type { ByteBudgetOptions } from './upstream/index.js';
+import type { ResilienceOptions } from './upstream/index.js';
+import { HTTP_CLIENTS, MAX_RESPONSE_BYTES, type HttpClientName } from './upstream/index.js';
 
 /** Default of UPSTREAM_MAX_RESPONSE_BYTES (transport.ts: above the largest page the emulator answers); at most MAX_UPSTREAM_RESPONSE_BYTES, below V8's string limit. */
 export const UPSTREAM_RESPONSE_BYTES = MAX_RESPONSE_BYTES;

@@ -5,7 +5,7 @@
  */
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
-import { DEFAULT_BYTE_BUDGET } from './upstream/byte-budget.js';
+import { DEFAULT_BYTE_BUDGET } from './upstream/index.js';
 import { EXPLORERS, LOG_LEVELS, MAX_UPSTREAM_RESPONSE_BYTES, UPSTREAM_HTTP_CLIENTS, UPSTREAM_RESPONSE_BYTES, type Config, type ObservabilityConfig } from './config-types.js';
 
 export type { Config, Limits, ObservabilityConfig, ReconcileSettings } from './config-types.js';

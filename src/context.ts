@@ -13,7 +13,7 @@ import type { EntityCache, EntityCacheScope } from './cache/index.js';
 import { uncached } from './cache/index.js';
 import type { RealtimeSource } from './realtime/source.js';
 import type { IdempotencyScope, IdempotencyStore } from './idempotency/index.js';
-import type { PaymentsApi } from './upstream/api.js';
+import type { PaymentsApi } from './upstream/index.js';
 import type { BreakerState, OperationScope, RouteStats, UpstreamObserver } from './upstream/index.js';
 import { unauthenticated } from './errors.js';
 import { UpstreamGate } from './access/upstream-budget.js';

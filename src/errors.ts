@@ -23,7 +23,7 @@ import {
   UpstreamParameterIgnoredError,
   UpstreamRouteMissingError,
   UpstreamUnavailableError,
-} from './upstream/errors.js';
+} from './upstream/index.js';
 // The schema prefixes its value types for federation (docs/federation.md, Value types); the code
 // keeps the plain name, as it has no other user error to tell this one from.
 import { PaymentsUserErrorCode as UserErrorCode } from './__generated__/schema-enums.js';

@@ -36,8 +36,8 @@
  * silent gap), and a filtered count that would include it is not given.
  */
 import { GraphQLError } from 'graphql';
-import type { Id, ListItem, Page, PageMeta } from './upstream/api.js';
-import { UpstreamInvalidResponseError } from './upstream/errors.js';
+import type { Id, ListItem, Page, PageMeta } from './upstream/index.js';
+import { UpstreamInvalidResponseError } from './upstream/index.js';
 import { badUserInput, ErrorCode } from './errors.js';
 
 export interface ConnectionArgs {

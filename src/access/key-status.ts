@@ -14,7 +14,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
-import { UpstreamError } from '../upstream/errors.js';
+import { UpstreamError } from '../upstream/index.js';
 
 /** How long a key the upstream accepted counts as known for pacing: its calls go out in parallel, its rate is its own. */
 const KNOWN_TTL_MS = 10 * 60_000;

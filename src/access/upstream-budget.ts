@@ -13,9 +13,9 @@
  */
 import { GraphQLError } from 'graphql';
 import { ErrorCode } from '../errors.js';
-import type { OperationGate } from '../upstream/operation-scope.js';
+import type { OperationGate } from '../upstream/index.js';
 import { refusalProvesKey, type KeyStatus } from './key-status.js';
-import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
+import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/index.js';
 
 function upstreamBudgetExceeded(limit: number): GraphQLError {
   return new GraphQLError(`This operation reached its budget of ${limit} upstream calls; this field was not read.`, {

@@ -15,9 +15,9 @@
  */
 import type { Logger } from '../logger.js';
 import { isFinalPayout, isFinalTransaction } from '../payments/rules.js';
-import type { ListItem } from '../upstream/api.js';
-import { UpstreamInvalidResponseError } from '../upstream/errors.js';
-import type { CurrencyModel, CustomerModel, PayoutModel, TransactionModel } from '../upstream/models.js';
+import type { ListItem } from '../upstream/index.js';
+import { UpstreamInvalidResponseError } from '../upstream/index.js';
+import type { CurrencyModel, CustomerModel, PayoutModel, TransactionModel } from '../upstream/index.js';
 import type { EntityId, EntityStore } from './store.js';
 
 export { memoryStore } from './store.js';

@@ -17,7 +17,7 @@
  * before the longer-lived idempotency records.
  */
 import type { Redis } from 'ioredis';
-import { decode, encode } from '../upstream/codec.js';
+import { decode, encode } from '../upstream/index.js';
 import type { EntityId, EntityStore } from './store.js';
 
 export interface RedisStoreOptions {

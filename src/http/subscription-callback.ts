@@ -27,7 +27,7 @@ import type { Admission, Caller } from '../access/admission.js';
 import type { OperationTelemetry } from '../observability/index.js';
 import type { EventBus } from '../realtime/bus.js';
 import type { Reconciler } from '../realtime/reconciler.js';
-import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/errors.js';
+import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/index.js';
 import { CALLBACK_PROTOCOL, callbackStream, deliver, type CallbackStream, type CallbackTarget } from './callback-stream.js';
 import { clientAddress } from './client-address.js';
 import { realtimeSource, refreshContext, streamedResult, Tally } from './realtime-session.js';

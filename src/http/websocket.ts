@@ -15,7 +15,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
-import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/errors.js';
+import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/index.js';
 import type { EventBus } from '../realtime/bus.js';
 import { REVOKED_KEY_MESSAGE, type Admission, type Caller } from '../access/admission.js';
 import type { Reconciler } from '../realtime/reconciler.js';

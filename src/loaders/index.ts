@@ -12,8 +12,8 @@
  * (by ISO code, or every currency), and then warms the reads by id.
  */
 import DataLoader from 'dataloader';
-import type { Id, ListItem, PaymentsApi } from '../upstream/api.js';
-import { UpstreamInvalidResponseError, UpstreamNotFoundError } from '../upstream/errors.js';
+import type { Id, ListItem, PaymentsApi } from '../upstream/index.js';
+import { UpstreamInvalidResponseError, UpstreamNotFoundError } from '../upstream/index.js';
 import type {
   CurrencyModel,
   CustomerModel,
@@ -22,7 +22,7 @@ import type {
   PayoutModel,
   TransactionModel,
   WebhookModel,
-} from '../upstream/models.js';
+} from '../upstream/index.js';
 import type { EntityCacheScope, EntityKind, EntityModels } from '../cache/index.js';
 
 export interface Loaders {

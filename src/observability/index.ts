@@ -10,7 +10,7 @@ import type { ObservabilityConfig } from '../config.js';
 import type { IdempotencyOutcome } from '../idempotency/index.js';
 import type { LoaderHooks } from '../loaders/index.js';
 import type { Logger } from '../logger.js';
-import type { AttemptResult, AttemptStart, AttemptWatch, UpstreamObserver } from '../upstream/observer.js';
+import type { AttemptResult, AttemptStart, AttemptWatch, UpstreamObserver } from '../upstream/index.js';
 import { GatewayMetrics, routeLabels, statusClass, type LiveSources } from './metrics.js';
 import { OperationTelemetry, type OperationStart } from './operation.js';
 import { batchScope, scopedCallContext, traceResolvers } from './spans.js';

@@ -7,7 +7,7 @@
  * keys, ids and e-mail addresses never do.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { RouteStats } from '../upstream/observer.js';
+import type { RouteStats } from '../upstream/index.js';
 
 /** Seconds; from a cached read (1 ms) to an operation at its deadline (15 s). */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15];

@@ -8,8 +8,8 @@
  * without the field a filter names (no `created_at` under a date range) is
  * dropped.
  */
-import type { Id } from '../upstream/api.js';
-import type { CustomerModel, EventModel } from '../upstream/models.js';
+import type { Id } from '../upstream/index.js';
+import type { CustomerModel, EventModel } from '../upstream/index.js';
 
 /** Inclusive bounds, as ISO 8601 strings (what the upstream is sent too). */
 export interface CreatedRange {

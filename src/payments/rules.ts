@@ -13,9 +13,9 @@ import {
 import type { GraphQLScalarType } from 'graphql';
 import { CountryCodeResolver, EmailAddressResolver, URLResolver } from 'graphql-scalars';
 import type { Logger } from '../logger.js';
-import type { Decimal } from '../upstream/decimal.js';
-import { MODE_PATTERN } from '../upstream/operation-scope.js';
-import { MAX_NESTING, nestsWithin } from '../upstream/nesting.js';
+import type { Decimal } from '../upstream/index.js';
+import { MODE_PATTERN } from '../upstream/index.js';
+import { MAX_NESTING, nestsWithin } from '../upstream/index.js';
 
 export { PaymentIntentStatus, PayoutStatus, TransactionStatus };
 

@@ -5,7 +5,7 @@
  * history endpoint, so an entry is one status reached, with its time and the
  * event that recorded it when one exists.
  */
-import type { EventModel } from '../upstream/models.js';
+import type { EventModel } from '../upstream/index.js';
 
 export interface TimelineEntry {
   /** Upstream status, lowercase as the wire has it. */

@@ -8,7 +8,7 @@
 import type { Redis } from 'ioredis';
 import { RedisLinks } from '../redis.js';
 import type { Logger } from '../logger.js';
-import { decode, encode } from '../upstream/codec.js';
+import { decode, encode } from '../upstream/index.js';
 import type { PaymentEvent } from './events.js';
 
 export type EventListener = (event: PaymentEvent) => void;

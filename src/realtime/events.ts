@@ -10,9 +10,9 @@
  * their digits. Either way the models make the same `Decimal` of them.
  */
 import { z } from 'zod';
-import { parsedLosslessly, parseExactJson, withAmounts } from '../upstream/decode.js';
-import { entityMoneyKeys } from '../upstream/models.js';
-import { MAX_NESTING, nestsWithin } from '../upstream/nesting.js';
+import { parsedLosslessly, parseExactJson, withAmounts } from '../upstream/index.js';
+import { entityMoneyKeys } from '../upstream/index.js';
+import { MAX_NESTING, nestsWithin } from '../upstream/index.js';
 
 export const webhookPayloadSchema = z
   .looseObject({

@@ -11,7 +11,7 @@ import type { PaymentEvent } from './events.js';
 import { objectKey, parseWebhookBody, toPaymentEvent, versionOf, webhookPayloadSchema } from './events.js';
 import type { DeliveryLedger } from './ledger.js';
 import { readSignatureHeader, SIGNATURE_HEADER, verifySignature, type SignatureCheck } from './signature.js';
-import { MAX_NESTING, nestsWithin } from '../upstream/nesting.js';
+import { MAX_NESTING, nestsWithin } from '../upstream/index.js';
 
 export interface ReceiverDeps {
   secrets: readonly string[];

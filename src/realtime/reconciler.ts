@@ -17,7 +17,7 @@
  */
 import type { ReconcileSettings } from '../config.js';
 import type { Logger } from '../logger.js';
-import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/errors.js';
+import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstream/index.js';
 import type { EventBus } from './bus.js';
 import { FairQueue } from './fair-queue.js';
 import { objectKey, type PaymentEvent } from './events.js';

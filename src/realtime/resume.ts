@@ -7,9 +7,9 @@
  * the two, and an event both listed and delivered live (a late webhook, a
  * redelivery) is emitted once.
  */
-import type { Page } from '../upstream/api.js';
-import { everyItem } from '../upstream/decode.js';
-import type { EventModel } from '../upstream/models.js';
+import type { Page } from '../upstream/index.js';
+import { everyItem } from '../upstream/index.js';
+import type { EventModel } from '../upstream/index.js';
 
 /** How far back a subscriber may resume: the upstream's largest page, ten times. */
 export const RESUME_MAX_EVENTS = 1000;

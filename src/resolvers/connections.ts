@@ -5,7 +5,7 @@
  */
 import { UPSTREAM_MAX_PER_PAGE, type Context } from '../context.js';
 import { paginate, toWindow, type Connection, type PageRequest } from '../pagination.js';
-import type { Id, Page } from '../upstream/api.js';
+import type { Id, Page } from '../upstream/index.js';
 import { primedList } from './support.js';
 
 interface ConnectionArgs<A> {

@@ -6,7 +6,7 @@
  * obtained with the plain typescript-resolvers plugin).
  */
 import type * as Gql from '../__generated__/resolvers-types.js';
-import type * as M from '../upstream/models.js';
+import type * as M from '../upstream/index.js';
 import type { currencyResolvers } from './currency.js';
 import type { customerResolvers } from './customer.js';
 import type { eventResolvers } from './event.js';

@@ -1,5 +1,5 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
-import type { CurrencyModel } from '../upstream/models.js';
+import type { CurrencyModel } from '../upstream/index.js';
 import type { CurrencyParent } from './parents.js';
 import { renamed, toUpstreamId } from './support.js';
 

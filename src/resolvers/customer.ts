@@ -1,5 +1,5 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
-import type { CustomerModel } from '../upstream/models.js';
+import type { CustomerModel } from '../upstream/index.js';
 import { idempotent } from '../idempotency/index.js';
 import { badUserInput } from '../errors.js';
 import { customerCheck } from '../payments/filters.js';

@@ -1,6 +1,6 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { eventCheck } from '../payments/filters.js';
-import { Decimal } from '../upstream/decimal.js';
+import { Decimal } from '../upstream/index.js';
 import {
   currencyModel,
   customerModel,
@@ -8,7 +8,7 @@ import {
   transactionModel,
   webhookModel,
   type EventModel,
-} from '../upstream/models.js';
+} from '../upstream/index.js';
 import { connectionField } from './connections.js';
 import { renamed, toOptionalUpstreamId, toUpstreamId } from './support.js';
 

@@ -8,7 +8,7 @@ import type {
   PhoneNumberInput,
 } from '../__generated__/resolvers-types.js';
 import { badUserInput } from '../errors.js';
-import type { CustomerRefParams, PhoneNumberParams, SearchParams } from '../upstream/api.js';
+import type { CustomerRefParams, PhoneNumberParams, SearchParams } from '../upstream/index.js';
 import { customerRefProblem, InputRule, statusFilter } from '../payments/rules.js';
 import { isoString, toOptionalUpstreamId, type Check } from './support.js';
 

@@ -1,5 +1,5 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
-import type { LogModel } from '../upstream/models.js';
+import type { LogModel } from '../upstream/index.js';
 import { connectionField } from './connections.js';
 import { renamed, toUpstreamId } from './support.js';
 

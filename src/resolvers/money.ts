@@ -8,7 +8,7 @@ import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
 import { UserErrorCode, UserInputError, type UserError } from '../errors.js';
 import type { Loaders } from '../loaders/index.js';
 import { amountProblem, InputRule } from '../payments/rules.js';
-import { asDecimal, Decimal } from '../upstream/decimal.js';
+import { asDecimal, Decimal } from '../upstream/index.js';
 import { snakeToCamel, type CamelCase } from '../naming.js';
 
 const DECIMAL_INPUT_HELP = 'A Decimal is a string such as "2500" or "12.50" (digits, an optional "-" and fraction).';

@@ -5,7 +5,7 @@
  * parent has its id and nothing else, and its type says so, so a resolver
  * reading another field must handle it being absent.
  */
-import type { CurrencyModel, CustomerModel } from '../upstream/models.js';
+import type { CurrencyModel, CustomerModel } from '../upstream/index.js';
 
 /** The declared keys of a model, without zod's catch-all index signature. */
 type Known<T> = { [K in keyof T as string extends K ? never : K]: T[K] };

@@ -3,7 +3,7 @@
  * and send steps answer without the transaction, so it is loaded only when
  * the caller selects it (codegen maps the payload types to these).
  */
-import type { PaymentIntentModel } from '../upstream/models.js';
+import type { PaymentIntentModel } from '../upstream/index.js';
 import type { UserError } from '../errors.js';
 
 export interface TransactionTokenPayloadModel {

@@ -3,7 +3,7 @@
  * both carry (src/upstream/models.ts, `payment`): their amounts as Money with
  * Float twins, and the others under their camelCase names.
  */
-import { MONEY_KEYS, type PayoutModel, type TransactionModel } from '../upstream/models.js';
+import { MONEY_KEYS, type PayoutModel, type TransactionModel } from '../upstream/index.js';
 import { moneyFields } from './money.js';
 import { renamed } from './support.js';
 

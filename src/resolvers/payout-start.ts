@@ -10,7 +10,7 @@ import type { Context } from '../context.js';
 import { UserErrorCode, UserInputError, type UserError } from '../errors.js';
 import type { IdempotentCall } from '../idempotency/index.js';
 import { startTransition } from '../payments/rules.js';
-import type { PayoutModel } from '../upstream/models.js';
+import type { PayoutModel } from '../upstream/index.js';
 import { phoneChecks, phoneNumber } from './inputs.js';
 import { checkInput, forgetWritten, isoString, toUpstreamId, withUserErrors } from './support.js';
 

@@ -1,13 +1,13 @@
 import type { PayoutInput, Resolvers, UpdatePayoutInput } from '../__generated__/resolvers-types.js';
 import type { Context } from '../context.js';
 import { UserErrorCode, UserInputError } from '../errors.js';
-import type { Id, PayoutCreateParams, PayoutUpdateParams } from '../upstream/api.js';
-import type { PayoutModel } from '../upstream/models.js';
+import type { Id, PayoutCreateParams, PayoutUpdateParams } from '../upstream/index.js';
+import type { PayoutModel } from '../upstream/index.js';
 import { idempotent } from '../idempotency/index.js';
 import { InputRule, statusFromUpstream } from '../payments/rules.js';
 import { buildTimeline } from '../payments/timeline.js';
 import { paymentCheck } from '../payments/filters.js';
-import type { Decimal } from '../upstream/decimal.js';
+import type { Decimal } from '../upstream/index.js';
 import { connectionField } from './connections.js';
 import { amountField, customerRef, customerRefChecks, metadataCheck, searchFilter } from './inputs.js';
 import { amountFromInput } from './money.js';

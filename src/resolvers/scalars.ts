@@ -16,8 +16,8 @@
  */
 import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
 import { CountryCodeResolver, DateTimeResolver, EmailAddressResolver, URLResolver } from 'graphql-scalars';
-import { UpstreamInvalidResponseError } from '../upstream/errors.js';
-import { RFC3339 } from '../upstream/timestamps.js';
+import { UpstreamInvalidResponseError } from '../upstream/index.js';
+import { RFC3339 } from '../upstream/index.js';
 
 function unrepresentable(scalar: string): UpstreamInvalidResponseError {
   // The value itself stays out of the message: it is upstream data, possibly personal.

@@ -18,7 +18,7 @@ import type { Snapshot, WatchedKind } from '../realtime/reconciler.js';
 import { RESUME_MAX_EVENTS, resumeAfter } from '../realtime/resume.js';
 import type { RealtimeSource } from '../realtime/source.js';
 import { isFinalPayout, isFinalTransaction } from '../payments/rules.js';
-import { eventModel, payoutModel, transactionModel, type EventModel } from '../upstream/models.js';
+import { eventModel, payoutModel, transactionModel, type EventModel } from '../upstream/index.js';
 import { toOptionalUpstreamId } from './support.js';
 
 function realtime(ctx: Context): RealtimeSource {

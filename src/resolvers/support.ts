@@ -9,8 +9,8 @@ import { badUserInput, toUserErrors, UserErrorCode, UserInputError, type UserErr
 import type { EntityCacheScope } from '../cache/index.js';
 import type { Loaders } from '../loaders/index.js';
 import type { CurrencyParent, CustomerParent } from './parents.js';
-import type { Id, ListItem } from '../upstream/api.js';
-import { UpstreamConflictError, UpstreamInvalidResponseError } from '../upstream/errors.js';
+import type { Id, ListItem } from '../upstream/index.js';
+import { UpstreamConflictError, UpstreamInvalidResponseError } from '../upstream/index.js';
 import { snakeToCamel, type CamelCase } from '../naming.js';
 
 /**

@@ -1,14 +1,14 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { connectionField } from './connections.js';
 import { amountField, customerRef, customerRefChecks, metadataCheck, phoneChecks, phoneNumber, searchFilter, urlCheck } from './inputs.js';
-import type { PaymentIntentModel, TransactionModel } from '../upstream/models.js';
+import type { PaymentIntentModel, TransactionModel } from '../upstream/index.js';
 import { idempotent } from '../idempotency/index.js';
 import { cancelTransition, InputRule, isPaid, statusFromUpstream } from '../payments/rules.js';
 import { buildTimeline } from '../payments/timeline.js';
 import { paymentCheck } from '../payments/filters.js';
 import type { Context } from '../context.js';
-import type { Id } from '../upstream/api.js';
-import type { Decimal } from '../upstream/decimal.js';
+import type { Id } from '../upstream/index.js';
+import type { Decimal } from '../upstream/index.js';
 import { UserErrorCode, UserInputError } from '../errors.js';
 import { amountFromInput, moneyFields } from './money.js';
 import { paymentFields } from './payment-fields.js';

@@ -1,5 +1,5 @@
 import type { Resolvers } from '../__generated__/resolvers-types.js';
-import type { WebhookModel } from '../upstream/models.js';
+import type { WebhookModel } from '../upstream/index.js';
 import { primedList, renamed, toUpstreamId } from './support.js';
 
 export const webhookResolvers = {

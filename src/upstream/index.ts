@@ -1,8 +1,8 @@
-/** Public surface of the upstream REST client. */
+/** Public surface of the upstream REST client: code outside src/upstream/ imports from here only (an import rule). */
 export type * from './api.js';
 export * from './errors.js';
 export { createUpstreamClient } from './client.js';
-export { everyItem } from './decode.js';
+export { everyItem, parseExactJson, parsedLosslessly, withAmounts } from './decode.js';
 export type { UpstreamClient, UpstreamClientOptions } from './client.js';
 export { routeLabel, DEFAULT_TIMEOUT_MS, MODE_PATTERN, UNGATED } from './operation-scope.js';
 export type { HttpMethod, OperationGate, OperationScope } from './operation-scope.js';
@@ -13,3 +13,9 @@ export type { BreakerOptions, BreakerState, ResilienceOptions, RetryOptions } fr
 export * from './models.js';
 export type { AttemptResult, AttemptStart, AttemptWatch, RouteStats, UpstreamObserver } from './observer.js';
 export { keyId } from './key-id.js';
+export { Decimal, asDecimal } from './decimal.js';
+export { decode, encode } from './codec.js';
+export { DEFAULT_BYTE_BUDGET } from './byte-budget.js';
+export type { ByteBudgetOptions } from './byte-budget.js';
+export { MAX_NESTING, nestsWithin } from './nesting.js';
+export { RFC3339 } from './timestamps.js';
