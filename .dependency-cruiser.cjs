@@ -4,7 +4,7 @@
  * import against the allowed directions below. Read each rule as
  * "<from> may not import <to>". An arrow means "may import":
  *
- *  main.ts ──> server.ts ──> http/ ──> context.ts ──> loaders/ ──> cache/ ──> upstream/
+ *  main.ts ──> server/ ──> http/ ──> context.ts ──> loaders/ ──> cache/ ──> upstream/
  *    │           │             │          │                                        ▲
  *    │           │             │          ├──> observability/ (fills the hooks) ───┤
  *    │           │             │          └──> access/, limits/ ───────────────────┤
@@ -74,7 +74,7 @@ module.exports = {
     {
       name: 'cache-sits-on-upstream',
       severity: 'error',
-      comment: 'The entity cache stores upstream objects by the payment rules; it knows no loader, resolver, transport or event side (server.ts wires webhooks to it).',
+      comment: 'The entity cache stores upstream objects by the payment rules; it knows no loader, resolver, transport or event side (server/ wires webhooks to it).',
       from: { path: '^src/cache/' },
       to: { path: '^src/', pathNot: ['^src/cache/', '^src/upstream/', '^src/payments/', GATEWAY_SHARED] },
     },
@@ -109,7 +109,7 @@ module.exports = {
       severity: 'error',
       comment: 'A resolver works the same over HTTP and WebSocket: it imports no transport.',
       from: { path: '^src/(resolvers|schema)' },
-      to: { path: '^src/(http/|server\\.ts|main\\.ts)' },
+      to: { path: '^src/(http/|server/|main\\.ts)' },
     },
     {
       name: 'observability-fills-hooks',
@@ -128,7 +128,7 @@ module.exports = {
     {
       name: 'only-the-server-assembles-transports',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/http/', '^src/server\\.ts$'] },
+      from: { path: '^src/', pathNot: ['^src/http/', '^src/server/'] },
       to: { path: '^src/http/' },
     },
   ],

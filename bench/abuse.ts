@@ -9,7 +9,7 @@
 import { loadConfig } from '../src/config.js';
 import { startEmulator } from '../emulator/index.js';
 import { createLogger } from '../src/logger.js';
-import { startGateway } from '../src/server.js';
+import { startGateway } from '../src/server/index.js';
 import { createUpstreamClient } from '../src/upstream/index.js';
 import { emulatorAdmin, newKey } from '../test/support/harness.js';
 import { codeLine, machineLine, markdownTable, type Bench } from './support.js';

@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
-import { startGateway, type RunningGateway } from '../src/server.js';
+import { startGateway, type RunningGateway } from '../src/server/index.js';
 import { createUpstreamClient, type UpstreamClient } from '../src/upstream/index.js';
 import { factories } from '../test/support/factories.js';
 import { startBenchEmulator, type BenchEmulator } from './emulator-process.js';

@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
-import { startGateway, type RunningGateway } from '../src/server.js';
+import { startGateway, type RunningGateway } from '../src/server/index.js';
 import { createUpstreamClient, type UpstreamClient } from '../src/upstream/index.js';
 import { factories } from '../test/support/factories.js';
 import { startBenchEmulator } from './emulator-process.js';

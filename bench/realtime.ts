@@ -23,7 +23,7 @@ import WebSocket from 'ws';
 import { loadConfig } from '../src/config.js';
 import { signWebhookBody, startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { createLogger } from '../src/logger.js';
-import { startGateway } from '../src/server.js';
+import { startGateway } from '../src/server/index.js';
 import { createUpstreamClient } from '../src/upstream/index.js';
 import { factories } from '../test/support/factories.js';
 import { startRedisServer, type RedisServer } from '../test/realtime/redis-server.js';

@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { createLogger } from '../src/logger.js';
-import { startGateway, type RunningGateway } from '../src/server.js';
+import { startGateway, type RunningGateway } from '../src/server/index.js';
 import { createUpstreamClient, type UpstreamClient } from '../src/upstream/index.js';
 import { factories } from '../test/support/factories.js';
 import { codeLine, createJsonClient, loadLine, machineLine, markdownTable, ms, percentile, type Bench } from './support.js';

@@ -8,7 +8,7 @@ import { RedisLinks } from './redis.js';
 import { checkIdempotencyRedis, RedisIdempotencyStore } from './idempotency/index.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
-import { startGateway, upstreamFor } from './server.js';
+import { startGateway, upstreamFor } from './server/index.js';
 import { exampleTabs } from './explorer/index.js';
 import { embeddedAdminToken, loadEmulatorOptionsFromEnv, startEmbeddedEmulator, type RunningEmulator } from '../emulator/index.js';
 

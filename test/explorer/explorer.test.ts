@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { EXAMPLE_OPERATIONS } from '../../src/explorer/index.js';
 import { createLogger } from '../../src/logger.js';
-import { startGateway, type RunningGateway } from '../../src/server.js';
+import { startGateway, type RunningGateway } from '../../src/server/index.js';
 import { createUpstreamClient } from '../../src/upstream/index.js';
 import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { startGateway, type RunningGateway } from '../../src/server.js';
+import { startGateway, type RunningGateway } from '../../src/server/index.js';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
 import { encode } from '../../src/upstream/codec.js';
 import { startEmulator, type RunningEmulator } from '../../emulator/index.js';

@@ -4,7 +4,7 @@
  * (beyond 2^53, more decimals than a double), both ways: read and sent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningGateway } from '../../src/server.js';
+import type { RunningGateway } from '../../src/server/index.js';
 import { newKey, startStack, type Stack } from '../support/harness.js';
 import type { FakeUpstream } from '../upstream/fake-upstream.js';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.js';

@@ -6,7 +6,7 @@
  * What goes on the wire is read at a scripted upstream; flows at the emulator.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningGateway } from '../../src/server.js';
+import type { RunningGateway } from '../../src/server/index.js';
 import { factories } from '../support/factories.js';
 import { newKey, startStack, type Stack } from '../support/harness.js';
 import type { FakeUpstream } from '../upstream/fake-upstream.js';

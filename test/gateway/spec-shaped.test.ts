@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningGateway } from '../../src/server.js';
+import type { RunningGateway } from '../../src/server/index.js';
 import { aCurrency, aCustomer, aPayout, aTransaction } from '../upstream/fixtures.js';
 import type { FakeUpstream } from '../upstream/fake-upstream.js';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.js';

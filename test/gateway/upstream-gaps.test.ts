@@ -6,7 +6,7 @@
  * Run against a scripted upstream over HTTP.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { RunningGateway } from '../../src/server.js';
+import type { RunningGateway } from '../../src/server/index.js';
 import { aCurrency, aTransaction, enveloped } from '../upstream/fixtures.js';
 import { type FakeUpstream, type ReceivedRequest, type Reply } from '../upstream/fake-upstream.js';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.js';

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 import { createLogger } from '../../src/logger.js';
-import { startGateway } from '../../src/server.js';
+import { startGateway } from '../../src/server/index.js';
 import { createUpstreamClient } from '../../src/upstream/index.js';
 import { newKey } from '../support/harness.js';
 import { jit } from '../support/jit-spy.js';

@@ -9,7 +9,7 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { startGateway, type RunningGateway } from '../../src/server.js';
+import { startGateway, type RunningGateway } from '../../src/server/index.js';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
 import { signWebhookBody, startEmulator, type EmulatorOptions, type RunningEmulator } from '../../emulator/index.js';
 

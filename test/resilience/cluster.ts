@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 import { RedisIdempotencyStore } from '../../src/idempotency/index.js';
 import { createLogger } from '../../src/logger.js';
-import { startGateway, type RunningGateway } from '../../src/server.js';
+import { startGateway, type RunningGateway } from '../../src/server/index.js';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
 import { emulatorAdmin } from '../support/harness.js';
 

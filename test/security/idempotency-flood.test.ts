@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { loadConfig } from '../../src/config.js';
-import { startGateway, type RunningGateway } from '../../src/server.js';
+import { startGateway, type RunningGateway } from '../../src/server/index.js';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
 import { MemoryIdempotencyStore } from '../../src/idempotency/index.js';
 import { startEmulator, type RunningEmulator } from '../../emulator/index.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { signWebhookBody } from '../../emulator/index.js';
 import { createLogger } from '../../src/logger.js';
-import { startGateway, upstreamFor, type RunningGateway } from '../../src/server.js';
+import { startGateway, upstreamFor, type RunningGateway } from '../../src/server/index.js';
 import type { UpstreamClient } from '../../src/upstream/index.js';
 import { logSink, parseMetrics, total } from '../observability/support.js';
 import { postWebhook, transactionEvent } from '../realtime/support.js';

@@ -4,7 +4,7 @@
  */
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { startGateway, upstreamFor, type RunningGateway } from '../../src/server.js';
+import { startGateway, upstreamFor, type RunningGateway } from '../../src/server/index.js';
 import type { UpstreamClient } from '../../src/upstream/index.js';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../emulator/index.js';
 

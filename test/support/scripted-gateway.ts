@@ -5,7 +5,7 @@
  */
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { startGateway, type RunningGateway } from '../../src/server.js';
+import { startGateway, type RunningGateway } from '../../src/server/index.js';
 import { createUpstreamClient } from '../../src/upstream/index.js';
 import { startFakeUpstream, type FakeUpstream } from '../upstream/fake-upstream.js';
 

@@ -1,0 +1,56 @@
+/**
+ * What instances share when they share REDIS_URL (rate limits, revocations, the entity cache,
+ * idempotency records), or its in-memory stand-in for one instance.
+ */
+import type { Redis } from 'ioredis';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { STATE_PREFIX, type RedisLinks } from '../redis.js';
+import { KeyStatus, localRevocations, redisRevocations, type RevocationChannel } from '../access/key-status.js';
+import { createRouterInvalidation, withRouterInvalidation } from '../cache/router-invalidation.js';
+import { MemoryIdempotencyStore, type IdempotencyStore } from '../idempotency/index.js';
+import type { Observability } from '../observability/index.js';
+import { createEntityCache, memoryStore, redisStore, type EntityCache } from '../cache/index.js';
+
+export async function startSharedState(config: Readonly<Config>, links: RedisLinks, logger: Logger, observability: Observability, given?: IdempotencyStore) {
+  const { callerMaxBytes, maxBytes } = config.idempotency;
+  const ownStore = given ? null : new MemoryIdempotencyStore(undefined, undefined, callerMaxBytes, maxBytes);
+  const shared = await sharedLimitState(config, links, logger);
+  const keys = new KeyStatus({ rejectedTtlMs: config.limits.rejectedKeyTtlMs, revalidateMs: config.limits.keyRevalidateMs, channel: shared.revocations });
+  // Every eviction (a verified webhook, a mutation) also told to the router's response cache, when one is set.
+  const routerSettings = config.graphql.routerInvalidation;
+  const withRouter = (cache: EntityCache) =>
+    routerSettings ? withRouterInvalidation(cache, createRouterInvalidation(routerSettings, { logger, observe: (o) => observability.routerInvalidation(o) })) : cache;
+  return {
+    shared,
+    keys,
+    entityCache: withRouter(await startEntityCache(config, links, logger)),
+    idempotencyStore: given ?? ownStore!,
+    closeOwnStore: async () => ownStore?.close(),
+  };
+}
+
+/** The operation rate per key, and revocations (a pub/sub channel, on a connection of its own). */
+async function sharedLimitState(config: Readonly<Config>, links: RedisLinks, logger: Logger): Promise<{ redis: Redis | null; revocations: RevocationChannel }> {
+  if (!config.redisUrl) return { redis: null, revocations: localRevocations };
+  const redis = links.open(config.redisUrl, 'limits');
+  const subscriber = links.open(config.redisUrl, 'key-news');
+  await subscriber.connect();
+  return { redis, revocations: await redisRevocations(redis, subscriber, `${STATE_PREFIX}keys:revoked`, logger) };
+}
+
+// v2: the codec escapes data keys that look like its Decimal tag; entries of the version before are not read.
+const CACHE_PREFIX = `${STATE_PREFIX}cache:v2:`;
+
+/** The entity cache over Redis when instances share one, else over a bounded memory store. */
+async function startEntityCache(config: Readonly<Config>, links: RedisLinks, logger: Logger): Promise<EntityCache> {
+  const settings = { customerTtlMs: config.entityCache.customerTtlMs, currencyTtlMs: config.currencyCacheTtlMs, finalTtlMs: config.entityCache.finalTtlMs };
+  if (!config.entityCache.enabled) return createEntityCache(null, settings, logger);
+  const { maxObjects, maxBytes, maxEntryBytes } = config.entityCache;
+  if (!config.redisUrl) return createEntityCache(memoryStore(maxObjects, Date.now, { maxBytes, maxEntryBytes }), settings, logger);
+  // No offline queue (redis.ts): while Redis reconnects, reads miss at once instead of waiting for it.
+  const redis = links.open(config.redisUrl, 'entity-cache');
+  await redis.connect();
+  const longest = Math.max(settings.customerTtlMs, settings.currencyTtlMs, settings.finalTtlMs);
+  return createEntityCache(redisStore({ redis, prefix: CACHE_PREFIX, generationTtlMs: longest + 60_000, maxEntryBytes }), settings, logger);
+}

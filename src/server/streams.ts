@@ -1,0 +1,84 @@
+/**
+ * Webhooks in, subscriptions out: the realtime core (src/realtime) and the three stream transports
+ * (WebSocket, SSE, the router's HTTP callbacks) over the same schema, context and door as HTTP.
+ */
+import type http from 'node:http';
+import type { Config } from '../config.js';
+import type { ContextDeps } from '../context.js';
+import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
+import type { Logger } from '../logger.js';
+import type { RedisLinks } from '../redis.js';
+import type { KeyStatus } from '../access/key-status.js';
+import type { Admission } from '../access/admission.js';
+import { attachSubscriptions } from '../http/websocket.js';
+import { createSseRoute } from '../http/sse.js';
+import { createCallbackSubscriptions } from '../http/subscription-callback.js';
+import { createReconciler, startRealtime } from '../realtime/index.js';
+import { keyId, UpstreamAuthenticationError, UpstreamNotFoundError } from '../upstream/index.js';
+
+export interface StreamDeps {
+  config: Readonly<Config>;
+  logger: Logger;
+  links: RedisLinks;
+  keys: KeyStatus;
+  httpServer: http.Server;
+  schema: GraphQLSchema;
+  context: ContextDeps;
+  admission: Admission;
+  formatError: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
+}
+
+export async function startStreams({ config, logger, links, keys, httpServer, schema, context, admission, formatError }: StreamDeps) {
+  const { upstream } = context;
+  const realtime = await startRealtime({ redisUrl: config.redisUrl, logger, links });
+  const reconciler = createReconciler({
+    settings: config.reconcile,
+    bus: realtime.bus,
+    ledger: realtime.ledger,
+    lease: realtime.lease,
+    logger,
+    // With a subscriber's own key, and an operation's deadline: a re-read is the subscriber's read, made later.
+    read: async (apiKey, kind, id) => {
+      const api = upstream.forKey(apiKey, { deadlineAt: Date.now() + config.operationDeadlineMs, gate: null });
+      try {
+        const current = kind === 'transaction' ? await api.transactions.retrieve(id) : await api.payouts.retrieve(id);
+        keys.accept(keyId(apiKey));
+        return current;
+      } catch (error) {
+        if (error instanceof UpstreamNotFoundError) return null;
+        // The subscriber's key was revoked: its streams end (admission), everywhere.
+        if (error instanceof UpstreamAuthenticationError) keys.revoke(keyId(apiKey));
+        throw error;
+      }
+    },
+  });
+  const queueLimit = config.subscriptionQueueLimit;
+  const shared = { schema, bus: realtime.bus, reconciler, context, admission, formatError };
+  const websocket = attachSubscriptions({
+    ...shared,
+    httpServer,
+    path: '/graphql',
+    limits: { queueLimit, maxBufferedBytes: config.subscriptionMaxBufferedBytes, maxSubscriptionsPerConnection: 100 },
+  });
+  // For clients without WebSockets.
+  const sse = createSseRoute({ ...shared, limits: { queueLimit, maxBufferedBytes: config.subscriptionMaxBufferedBytes } });
+  const callbacks = createCallbackSubscriptions({ ...shared, queueLimit });
+  return {
+    realtime,
+    reconciler,
+    websocket,
+    sse,
+    callbacks,
+    stats: () => ({ ...websocket.stats(), ...sse.stats(), ...callbacks.stats() }),
+    /** The streams first (WebSockets before the HTTP server can close), then the realtime core: `closeCore`. */
+    async closeTransports() {
+      await websocket.close();
+      sse.close();
+      await callbacks.close();
+    },
+    async closeCore() {
+      await reconciler.close();
+      await realtime.close();
+    },
+  };
+}
