@@ -31,7 +31,7 @@ import { createEntityCache, memoryStore, redisStore, type EntityCache } from './
 import type { Logger } from './logger.js';
 import { buildSchema } from './schema.js';
 import { createReconciler, startRealtime } from './realtime/index.js';
-import { createUpstreamClient, keyId, UpstreamAuthenticationError, UpstreamNotFoundError, type UpstreamClient } from './upstream/index.js';
+import { createUpstreamClient, keyId, UpstreamNotFoundError, type UpstreamClient } from './upstream/index.js';
 import { MemoryIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { loadTrustedDocuments } from './limits/trusted-documents.js';
@@ -211,16 +211,12 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     // With a subscriber's own key, and an operation's deadline: a re-read is the subscriber's read, made later.
     read: async (apiKey, kind, id) => {
       const api = upstream.forKey(apiKey, { deadlineAt: Date.now() + config.operationDeadlineMs, gate: null });
-      try {
-        const current = kind === 'transaction' ? await api.transactions.retrieve(id) : await api.payouts.retrieve(id);
-        keys.accept(keyId(apiKey));
-        return current;
-      } catch (error) {
+      // What the answer says of the subscriber's key is learned: a revoked key's streams end (admission), everywhere.
+      const current = keys.heard(keyId(apiKey), kind === 'transaction' ? api.transactions.retrieve(id) : api.payouts.retrieve(id));
+      return current.catch((error: unknown) => {
         if (error instanceof UpstreamNotFoundError) return null;
-        // The subscriber's key was revoked: its streams end (admission), everywhere.
-        if (error instanceof UpstreamAuthenticationError) keys.revoke(keyId(apiKey));
         throw error;
-      }
+      });
     },
   });
   // One door for every transport (src/access/admission.ts).
