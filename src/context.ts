@@ -93,8 +93,9 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
   const record = caller ? admitCaller(deps.keys, caller, deps.config.limits) : undefined;
   // Every upstream call of the operation passes its gate first: budget, refused key, one probe of an unknown key.
   const upstreamGate = record ? new UpstreamGate(record, deps.keys) : undefined;
-  const api = caller && upstreamGate
-    ? deps.upstream.forKey(caller.apiKey, { deadlineAt, requestId: telemetry.requestId, observed: telemetry, gate: upstreamGate, keyId: callerId })
+  // The client gets the record as data (the key's hash) and the gate as its one hook; it knows nothing else of callers.
+  const api = caller && record && upstreamGate
+    ? deps.upstream.forKey(caller.apiKey, { deadlineAt, requestId: telemetry.requestId, observed: telemetry, gate: upstreamGate, keyId: record.callerId })
     : anonymousApi();
   // A key not proven lately reads the upstream, which proves it or refuses it, before the cache serves it again:
   // a revoked key gets none of its cached objects, whether or not this instance saw the revocation.
