@@ -18,6 +18,7 @@ import type { BreakerState, OperationScope, RouteStats, UpstreamObserver } from 
 import { unauthenticated } from './errors.js';
 import { UpstreamGate } from './access/upstream-budget.js';
 import type { KeyStatus } from './access/key-status.js';
+import { admitCaller, type CallerRecord } from './access/caller.js';
 import type { Observability, OperationTelemetry } from './observability/index.js';
 
 export interface Context {
@@ -28,6 +29,8 @@ export interface Context {
   loaders: Loaders;
   /** Hash of the caller's key: the scope of caches and records. */
   callerId: string;
+  /** The caller as admitted, decided once for the operation (src/access/caller.ts). Absent for an anonymous operation. */
+  caller?: CallerRecord;
   pagination: PaginationLimits;
   limits: Readonly<Limits>;
   /** The operation's own logger: every line carries its request id. */
@@ -86,19 +89,23 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
   const { caller, deadlineAt, telemetry } = input;
   const callerId = caller?.callerId ?? 'anonymous';
   const { observability } = deps;
+  // What the key status knows of the caller, read once: everything below acts on this record.
+  const record = caller ? admitCaller(deps.keys, caller, deps.config.limits) : undefined;
   // Every upstream call of the operation passes its gate first: budget, refused key, one probe of an unknown key.
-  const upstreamGate = caller ? new UpstreamGate({ maxCalls: deps.config.limits.maxUpstreamCalls, callerId, keys: deps.keys }) : undefined;
-  const api = caller && upstreamGate
-    ? deps.upstream.forKey(caller.apiKey, { deadlineAt, requestId: telemetry.requestId, observed: telemetry, gate: upstreamGate, keyId: callerId })
+  const upstreamGate = record ? new UpstreamGate(record, deps.keys) : undefined;
+  // The client gets the record as data (the key's hash) and the gate as its one hook; it knows nothing else of callers.
+  const api = caller && record && upstreamGate
+    ? deps.upstream.forKey(caller.apiKey, { deadlineAt, requestId: telemetry.requestId, observed: telemetry, gate: upstreamGate, keyId: record.callerId })
     : anonymousApi();
   // A key not proven lately reads the upstream, which proves it or refuses it, before the cache serves it again:
   // a revoked key gets none of its cached objects, whether or not this instance saw the revocation.
-  const refresh = caller !== null && !deps.keys.isProven(callerId);
+  const refresh = record !== undefined && !record.proven;
   const entityCache = caller ? deps.entityCache.scope(callerId, { bypass: input.bypassCache ?? false, refresh }) : uncached;
   return new OperationContext({
     api,
     ...(upstreamGate ? { upstreamGate } : {}),
     callerId,
+    ...(record ? { caller: record } : {}),
     loaders: createLoaders(api, entityCache, observability.loadersFor(telemetry)),
     pagination: deps.config.pagination,
     limits: deps.config.limits,
@@ -128,6 +135,7 @@ class OperationContext implements Context {
   upstreamGate?: UpstreamGate;
   loaders: Loaders;
   callerId: string;
+  caller?: CallerRecord;
   pagination: PaginationLimits;
   limits: Readonly<Limits>;
   telemetry: OperationTelemetry;
@@ -140,6 +148,7 @@ class OperationContext implements Context {
     if (fields.upstreamGate) this.upstreamGate = fields.upstreamGate;
     this.loaders = fields.loaders;
     this.callerId = fields.callerId;
+    if (fields.caller) this.caller = fields.caller;
     this.pagination = fields.pagination;
     this.limits = fields.limits;
     this.telemetry = fields.telemetry;

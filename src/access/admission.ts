@@ -23,10 +23,9 @@ import type { Config } from '../config.js';
 import { ErrorCode, unauthenticated } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { PaymentsApi } from '../upstream/index.js';
-import { UpstreamAuthenticationError } from '../upstream/index.js';
 import { UNGATED, type OperationScope } from '../upstream/index.js';
 import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
-import { refusalProvesKey, type KeyStatus } from './key-status.js';
+import type { KeyStatus } from './key-status.js';
 import { createRateLimiter } from './rate-limit.js';
 import { upstreamCallsOf, type UpstreamGate } from './upstream-budget.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
@@ -147,18 +146,8 @@ export function createAdmission(deps: AdmissionDeps): Admission {
   // The account of each key, remembered while the key stays proven; a failed look-up is forgotten.
   const accounts = new Map<string, Promise<number>>();
   const ACCOUNTS_REMEMBERED = 10_000;
-  const learn = <T>(caller: Caller, call: Promise<T>): Promise<T> =>
-    call.then(
-      (value) => {
-        keys.accept(caller.callerId);
-        return value;
-      },
-      (error: unknown) => {
-        if (error instanceof UpstreamAuthenticationError) keys.revoke(caller.callerId);
-        else if (refusalProvesKey(error)) keys.accept(caller.callerId);
-        throw error;
-      },
-    );
+  // What the door's own reads say of the key is learned like any call's (key-status.ts `keyVerdict`).
+  const learn = <T>(caller: Caller, call: Promise<T>): Promise<T> => keys.heard(caller.callerId, call);
 
   // Live streams by key, and the proofs under way.
   const live = new Map<string, { caller: Caller; ends: Set<() => void> }>();

@@ -10,11 +10,15 @@
  *   A proof is shared too (once per key per interval per instance), so a key
  *   proven on one instance reads what another cached for it.
  * Both are bounded LRUs: a flood of invented keys evicts only its own kind.
+ * What an upstream answer says of a key is decided in one place, `keyVerdict`,
+ * and learned through one method, `KeyStatus.learn`: the operation's gate
+ * (upstream-budget.ts), the door's own reads (admission.ts: a proof, the
+ * account) and the reconciler's re-reads (server.ts) all go through it.
  */
 import { LRUCache } from 'lru-cache';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
-import { UpstreamError } from '../upstream/index.js';
+import { UpstreamAuthenticationError, UpstreamError, UpstreamPermissionError, type CallOutcome } from '../upstream/index.js';
 
 /** How long a key the upstream accepted counts as known for pacing: its calls go out in parallel, its rate is its own. */
 const KNOWN_TTL_MS = 10 * 60_000;
@@ -28,6 +32,21 @@ export function refusalProvesKey(error: unknown): boolean {
   if (!(error instanceof UpstreamError) || error.statusCode === undefined) return false;
   const status = error.statusCode;
   return status >= 400 && status < 500 && ![401, 403, 407, 408, 429].includes(status);
+}
+
+/**
+ * What one upstream answer says of the key it was made with: `revoked` (a 401, or a key that cannot travel in a
+ * header), `refused` for this operation only (a 403 may concern one route), `proven` (an answer, or a refusal of the
+ * request itself), or nothing (`unsaid`: a 5xx, a time-out, a 429, a network error).
+ */
+export type KeyVerdict = 'revoked' | 'refused' | 'proven' | 'unsaid';
+
+/** The one rule: a 401 revokes the key, any answer from behind the key check proves it. */
+export function keyVerdict(outcome: CallOutcome): KeyVerdict {
+  if (outcome.ok) return 'proven';
+  if (outcome.error instanceof UpstreamAuthenticationError) return 'revoked';
+  if (outcome.error instanceof UpstreamPermissionError) return 'refused';
+  return refusalProvesKey(outcome.error) ? 'proven' : 'unsaid';
 }
 
 export type KeyNews = 'revoked' | 'proven';
@@ -95,6 +114,26 @@ export class KeyStatus {
         this.known.set(callerId, true);
       }
     });
+  }
+
+  /** What a call made with the key said of it (`keyVerdict`), learned: revoked everywhere, or proven. */
+  learn(callerId: string, verdict: KeyVerdict): void {
+    if (verdict === 'revoked') this.revoke(callerId);
+    else if (verdict === 'proven') this.accept(callerId);
+  }
+
+  /** A read the gateway makes with a caller's key outside any operation (a proof, the account, a re-read): its answer is learned. */
+  heard<T>(callerId: string, call: Promise<T>): Promise<T> {
+    return call.then(
+      (value) => {
+        this.learn(callerId, 'proven');
+        return value;
+      },
+      (error: unknown) => {
+        this.learn(callerId, keyVerdict({ ok: false, error }));
+        throw error;
+      },
+    );
   }
 
   /** The upstream refused the key (401): here at once, on the other instances through the channel. */

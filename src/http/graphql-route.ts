@@ -104,11 +104,13 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     }
     // In production without the router's secret, the SDL goes to keys the upstream accepted: a made-up key
     // that merely looks right is proven (one upstream call) before the schema is shown to it.
-    const sdlAllowed = !production || (routerSharedSecret === null ? caller !== null && admission.proven(caller) : fromRouter(req));
+    // Read off the caller as admitted for this operation (context.caller), not asked of the key status again.
+    const proven = context.caller?.proven ?? false;
+    const sdlAllowed = !production || (routerSharedSecret === null ? proven : fromRouter(req));
     const proveForSdl = production && routerSharedSecret === null && caller !== null ? () => admission.prove(caller) : null;
     // Added in place: a copy would read the context's lazy logger and build it.
     // Only a key the upstream accepted lately may add operation names to the metrics: made-up keys share one allowance.
-    const metricsOwner = caller !== null && admission.proven(caller) ? caller.callerId : undefined;
+    const metricsOwner = proven ? context.callerId : undefined;
     return Object.assign(context, { authenticated: caller !== null, sdlAllowed, proveForSdl, metricsOwner });
   };
 

@@ -14,7 +14,7 @@ import { attachSubscriptions } from '../http/websocket.js';
 import { createSseRoute } from '../http/sse.js';
 import { createCallbackSubscriptions } from '../http/subscription-callback.js';
 import { createReconciler, startRealtime } from '../realtime/index.js';
-import { keyId, UpstreamAuthenticationError, UpstreamNotFoundError } from '../upstream/index.js';
+import { keyId, UpstreamNotFoundError } from '../upstream/index.js';
 
 export interface StreamDeps {
   config: Readonly<Config>;
@@ -40,16 +40,12 @@ export async function startStreams({ config, logger, links, keys, httpServer, sc
     // With a subscriber's own key, and an operation's deadline: a re-read is the subscriber's read, made later.
     read: async (apiKey, kind, id) => {
       const api = upstream.forKey(apiKey, { deadlineAt: Date.now() + config.operationDeadlineMs, gate: null });
-      try {
-        const current = kind === 'transaction' ? await api.transactions.retrieve(id) : await api.payouts.retrieve(id);
-        keys.accept(keyId(apiKey));
-        return current;
-      } catch (error) {
+      // What the answer says of the subscriber's key is learned: a revoked key's streams end (admission), everywhere.
+      const current = keys.heard(keyId(apiKey), kind === 'transaction' ? api.transactions.retrieve(id) : api.payouts.retrieve(id));
+      return current.catch((error: unknown) => {
         if (error instanceof UpstreamNotFoundError) return null;
-        // The subscriber's key was revoked: its streams end (admission), everywhere.
-        if (error instanceof UpstreamAuthenticationError) keys.revoke(keyId(apiKey));
         throw error;
-      }
+      });
     },
   });
   const queueLimit = config.subscriptionQueueLimit;

@@ -1,7 +1,7 @@
 /**
  * One upstream call, top to bottom, in the order it runs:
  *
- * 1. the operation's gate (`OperationGate`, http.ts): the budget of calls,
+ * 1. the operation's gate (`OperationGate`, operation-scope.ts): the budget of calls,
  *    a key refused earlier in the operation, the one probe of a key not yet
  *    known; told how the call ended;
  * 2. the request: the endpoint's builder (endpoints.ts), the URL with its ids
@@ -38,7 +38,7 @@ import {
   UpstreamUnavailableError,
   type UpstreamErrorInit,
 } from './errors.js';
-import { buildUrl, checkApiKey, checkBodyIds, type OperationScope } from './operation-scope.js';
+import { ANSWERED, buildUrl, checkApiKey, checkBodyIds, type OperationScope } from './operation-scope.js';
 import { keyId } from './key-id.js';
 import type { KeyBreaker } from './key-health.js';
 import type { AttemptResult, UpstreamObserver } from './observer.js';
@@ -113,7 +113,7 @@ export class UpstreamCalls {
   async call(caller: Caller, endpoint: Endpoint, args: readonly unknown[]): Promise<unknown> {
     // 1. The gate: it may refuse the call or hold it back; it hears how the call ended, decoding included.
     const gate = caller.scope.gate;
-    const probe = gate === null ? false : await gate.admit();
+    const report = gate === null ? null : await gate.admit();
     try {
       // 2. The request, every id checked before any I/O.
       const request = (endpoint.build as (...a: readonly unknown[]) => WireRequest)(...args.slice(0, endpoint.build.length));
@@ -134,10 +134,10 @@ export class UpstreamCalls {
       } finally {
         received.lease?.release();
       }
-      gate?.succeeded(probe);
+      report?.(ANSWERED);
       return answer;
     } catch (error) {
-      gate?.failed(probe, error);
+      report?.({ ok: false, error });
       throw error;
     }
   }

@@ -8,20 +8,21 @@ import type { WireRequest } from './endpoints.js';
 import { UpstreamAuthenticationError, UpstreamValidationError } from './errors.js';
 import type { HttpMethod } from './transport.js';
 
+/** How one admitted call ended: answered (decoding included), or failed with `error`, which call.ts then throws unchanged. */
+export type CallOutcome = { readonly ok: true } | { readonly ok: false; readonly error: unknown };
+
+/** The outcome of every call that answered: one object, nothing allocated per call. */
+export const ANSWERED: CallOutcome = Object.freeze({ ok: true });
+
 /**
  * The per-operation guard every call of one operation passes first (the
- * gateway implements it: src/access/upstream-budget.ts). It may refuse a
- * call (throw) or hold it back (a promise); call.ts reports each admitted
- * call's outcome, so the gate can count calls and learn what the upstream
- * says of the key.
+ * gateway implements it: src/access/upstream-budget.ts). The client's one
+ * hook: it may refuse a call (throw) or hold it back (a pending promise);
+ * what it resolves to hears, once, how that call ended, so the gate can
+ * learn what the upstream says of the key. The client knows nothing else of it.
  */
 export interface OperationGate {
-  /** Before the call: throws to refuse it; resolves true when this call is the one probe of a key not yet known. */
-  admit(): Promise<boolean>;
-  /** The admitted call answered (decoded included). */
-  succeeded(probe: boolean): void;
-  /** The admitted call failed with `error`, which call.ts then throws unchanged. */
-  failed(probe: boolean, error: unknown): void;
+  admit(): Promise<(outcome: CallOutcome) => void>;
 }
 
 /** What one GraphQL operation imposes on every upstream call it makes. */

@@ -8,6 +8,7 @@ import type { GraphQLError } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { KeyStatus } from '../../../src/access/key-status.js';
 import { UpstreamGate, upstreamCallsOf } from '../../../src/access/upstream-budget.js';
+import { admitCaller } from '../../../src/access/caller.js';
 import { UpstreamCalls } from '../../../src/upstream/call.js';
 import { ENDPOINTS } from '../../../src/upstream/endpoints.js';
 import { UpstreamAuthenticationError, UpstreamError, UpstreamNotFoundError, UpstreamPermissionError, UpstreamServerError } from '../../../src/upstream/errors.js';
@@ -54,7 +55,12 @@ const flush = () => new Promise((r) => setImmediate(r));
 type Verbs = { get: (id: number) => Promise<unknown>; list: (id: number) => Promise<unknown> };
 /** The transactions read through a fresh gate over `api`. */
 function guarded(api: ReturnType<typeof fakeApi>, options: { maxCalls: number; callerId: string; keys: KeyStatus }): Verbs {
-  return api.through(new UpstreamGate(options));
+  return api.through(gateOf(options));
+}
+
+/** A gate as an operation's context makes it: over the caller as admitted now. */
+function gateOf({ maxCalls, callerId, keys }: { maxCalls: number; callerId: string; keys: KeyStatus }): UpstreamGate {
+  return new UpstreamGate(admitCaller(keys, { callerId }, { maxUpstreamCalls: maxCalls }), keys);
 }
 
 describe('UpstreamGate', () => {
@@ -256,7 +262,7 @@ describe('UpstreamGate', () => {
 
   it('counts every call it admits, and none it refuses, for extensions.cost', async () => {
     const api = fakeApi();
-    const gate = new UpstreamGate({ maxCalls: 2, callerId: ID, keys: status(true).keys });
+    const gate = gateOf({ maxCalls: 2, callerId: ID, keys: status(true).keys });
     const t = api.through(gate);
     expect(upstreamCallsOf({ upstreamGate: gate })).toBe(0);
     const answers = [t.get(1), t.get(2)];

@@ -97,32 +97,41 @@ describe('the request', () => {
 });
 
 describe("the operation's gate", () => {
-  const gate = (probe: boolean) => {
+  /** A gate that admits every call, each with its own report (named `label`), and records what each report hears. */
+  const gate = (label: string) => {
     const told: unknown[][] = [];
+    let n = 0;
     const g: OperationGate = {
-      admit: async () => probe,
-      succeeded: (p) => void told.push(['succeeded', p]),
-      failed: (p, error) => void told.push(['failed', p, error]),
+      admit: async () => {
+        const call = `${label}${++n}`;
+        return (outcome) => void told.push(outcome.ok ? [call, 'answered'] : [call, 'failed', outcome.error]);
+      },
     };
     return { g, told };
   };
 
-  it('hears each call end with the probe it gave, and the error', async () => {
+  it('hears each call end through the report its admission gave, with the error', async () => {
     const s = setup((n) => (n === 1 ? OK : status(404)), ONE_ATTEMPT);
-    const { g, told } = gate(true);
+    const { g, told } = gate('a');
     await s.retrieve('sk_test_one', { gate: g });
     const error = await s.retrieve('sk_test_one', { gate: g }).catch((e: unknown) => e);
-    expect(told).toEqual([['succeeded', true], ['failed', true, error]]);
-    const other = gate(false);
-    await s.retrieve('sk_test_one', { gate: other.g }).catch(() => undefined);
-    expect(other.told[0]!.slice(0, 2)).toEqual(['failed', false]);
+    expect(error).toBeInstanceOf(UpstreamNotFoundError);
+    expect(told).toEqual([['a1', 'answered'], ['a2', 'failed', error]]);
   });
 
   it('is told of a refusal before any I/O', async () => {
     const s = setup(() => OK);
-    const { g, told } = gate(false);
+    const { g, told } = gate('b');
     const error = await call(s, s.caller('not a key', { gate: g }), ENDPOINTS.transactions.retrieve, 101).catch((e: unknown) => e);
-    expect(told).toEqual([['failed', false, error]]);
+    expect(told).toEqual([['b1', 'failed', error]]);
+    expect(s.sent).toHaveLength(0);
+  });
+
+  it('makes no call the gate refuses, and reports nothing for it', async () => {
+    const s = setup(() => OK);
+    const refusal = new Error('over budget');
+    const g: OperationGate = { admit: () => Promise.reject(refusal) };
+    await expect(s.retrieve('sk_test_one', { gate: g })).rejects.toBe(refusal);
     expect(s.sent).toHaveLength(0);
   });
 });

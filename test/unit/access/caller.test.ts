@@ -1,0 +1,64 @@
+/**
+ * The caller of an operation is decided once, when its context is made (access/caller.ts through context.ts):
+ * a frozen record the context carries, from which the entity cache's refresh, the upstream gate and the client's
+ * key id are all taken; news after that moment does not rewrite it.
+ */
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config.js';
+import { admitCaller } from '../../../src/access/caller.js';
+import { KeyStatus } from '../../../src/access/key-status.js';
+import { createContext, type ContextDeps } from '../../../src/context.js';
+import { createLogger } from '../../../src/logger.js';
+import { Observability } from '../../../src/observability/index.js';
+import type { OperationScope } from '../../../src/upstream/index.js';
+import { keyId } from '../../../src/upstream/key-id.js';
+
+const config = loadConfig({ METRICS_ENABLED: 'false', MAX_UPSTREAM_CALLS_PER_OPERATION: '7' });
+const caller = { apiKey: 'sk_sandbox_record', callerId: keyId('sk_sandbox_record') };
+
+function contextOf(keys: KeyStatus) {
+  const logger = createLogger('silent');
+  const observability = new Observability(config.observability, logger);
+  const scopes: OperationScope[] = [];
+  const refreshes: boolean[] = [];
+  const deps = {
+    config,
+    logger,
+    observability,
+    keys,
+    upstream: { forKey: (_apiKey: string, scope: OperationScope) => (scopes.push(scope), {}) },
+    entityCache: { scope: (_id: string, options: { refresh: boolean }) => (refreshes.push(options.refresh), {}) },
+    idempotencyStore: {},
+  } as unknown as ContextDeps;
+  const context = createContext(deps, { caller, deadlineAt: Date.now() + 1_000, telemetry: observability.startOperation({ transport: 'http', headers: {} }) });
+  return { context, scope: scopes[0]!, refresh: refreshes[0]! };
+}
+
+describe('the caller record', () => {
+  it('is frozen and says what the key status knew when it was made', () => {
+    const keys = new KeyStatus({ rejectedTtlMs: 30_000, revalidateMs: 60_000 });
+    const before = admitCaller(keys, caller, config.limits);
+    keys.learn(caller.callerId, 'proven');
+    const after = admitCaller(keys, caller, config.limits);
+    expect(before).toEqual({ callerId: caller.callerId, proven: false, known: false, maxUpstreamCalls: 7 });
+    expect(after).toEqual({ callerId: caller.callerId, proven: true, known: true, maxUpstreamCalls: 7 });
+    expect(Object.isFrozen(after)).toBe(true);
+    expect(JSON.stringify(after)).not.toContain(caller.apiKey);
+  });
+
+  it('is carried in the context, which takes the cache refresh, the gate and the key id from it', () => {
+    const keys = new KeyStatus({ rejectedTtlMs: 30_000, revalidateMs: 60_000 });
+    const unproven = contextOf(keys);
+    expect(unproven.context.caller).toMatchObject({ proven: false, known: false });
+    expect(unproven.refresh).toBe(true);
+    keys.learn(caller.callerId, 'proven');
+    const proven = contextOf(keys);
+    expect(proven.context.caller).toMatchObject({ callerId: caller.callerId, proven: true, known: true });
+    expect(proven.refresh).toBe(false);
+    expect(proven.scope).toMatchObject({ keyId: caller.callerId, gate: proven.context.upstreamGate });
+    // A revocation after the operation was admitted does not rewrite its record (the gate heeds it on its own).
+    keys.learn(caller.callerId, 'revoked');
+    expect(proven.context.caller).toMatchObject({ proven: true });
+    expect(unproven.context.caller).not.toBe(proven.context.caller);
+  });
+});
