@@ -149,6 +149,7 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
           if (broken) throw new Error('context broken');
           return true;
         },
+        isKnown: () => true,
       },
       upstream: { forKey: () => ({}) },
       entityCache: { scope: () => ({}) },
