@@ -88,7 +88,7 @@ class Replay {
 }
 
 export interface IdempotentOptions {
-    /** Identical unkeyed calls of one caller join the running one: for writes the payer feels (a send's phone prompt). */
+  /** Identical unkeyed calls of one caller join the running one: for writes the payer feels (a send's phone prompt). */
   coalesceUnkeyed?: boolean;
 }
 
@@ -111,8 +111,8 @@ export function idempotent<TParent, TArgs extends { idempotencyKey?: string | nu
   return async (parent, args, context, info) => {
     const scope = context.idempotency;
     const key = resolveKey(args.idempotencyKey, scope.headerKey, info);
-      // Nesting this deep is custom metadata the mutation's own rule refuses (nothing is sent), and would overflow the
-      // stack when fingerprinted.
+    // Nesting this deep is custom metadata the mutation's own rule refuses (nothing is sent), and would overflow the
+    // stack when fingerprinted.
     if (!nestsWithin(args, MAX_NESTING)) return resolve(parent, args, context, NO_KEY, info);
     if (key === undefined) {
       const run = () => resolve(parent, args, context, NO_KEY, info);

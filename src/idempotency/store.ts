@@ -57,7 +57,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   private readonly waiters = new Map<string, Set<() => void>>();
   private seq = 0;
   private bytes = 0;
-    /** A sweep walks every record: at most once a second. */
+  /** A sweep walks every record: at most once a second. */
   private purgedAt = 0;
 
   constructor(

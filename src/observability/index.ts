@@ -106,7 +106,7 @@ export class Observability {
   private unreachable(route: string, result: AttemptResult): void {
     const now = Date.now();
     if (now - (this.unreachableLogged.get(route) ?? -Infinity) < UNREACHABLE_LOG_INTERVAL_MS) return;
-  // Routes are the API's fixed templates: a few dozen entries at most.
+    // Routes are the API's fixed templates: a few dozen entries at most.
     this.unreachableLogged.set(route, now);
     const reason = 'reason' in result ? result.reason : 'timed_out';
     this.logger.warn({ route, reason }, 'payments API unreachable');
