@@ -41,6 +41,7 @@ export interface RecordBody {
   v?: string;
 }
 
+/** Per-caller bounds in either store: a flood of keys evicts only the flooder's own records. */
 export const DEFAULT_RECORDS_PER_CALLER = 10_000;
 export const DEFAULT_BYTES_PER_CALLER = 8 * 1024 * 1024;
 export const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;

@@ -17,6 +17,7 @@ export interface DeliveryLedger {
   advanceTo(objectKey: string, updatedAtMs: number): Promise<boolean>;
 }
 
+/** Above any real event id, so the same instant never counts twice. */
 const SNAPSHOT_EVENT_ID = Number.MAX_SAFE_INTEGER;
 
 /** Upstream retries span minutes to hours; a day covers them. */

@@ -12,6 +12,7 @@ import { MAX_NESTING, nestsWithin } from '../upstream/index.js';
 
 export interface ReceiverDeps {
   secrets: readonly string[];
+  /** Live with no secret means real payments go unseen until reconciliation reads them. */
   live?: boolean;
   ledger: DeliveryLedger;
   bus: EventBus;
@@ -86,6 +87,7 @@ export function createWebhookIntake(deps: ReceiverDeps): WebhookIntake {
 
     let json: unknown;
     try {
+      // Parsed only now, from the bytes the signature covered.
       json = parseWebhookBody(raw.toString('utf8'));
     } catch {
       logger.warn('webhook refused: body is not JSON');

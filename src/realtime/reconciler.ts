@@ -138,6 +138,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   const failed = (w: Watch, error: unknown) => {
     counters.errors += 1;
     logger.warn({ err: { message: error instanceof Error ? error.message : String(error) }, object: w.target.kind, id: w.target.id }, 're-read of a watched object failed');
+    // A key revoked or narrowed since its holder subscribed: the next re-read uses another subscriber's key.
     if (error instanceof UpstreamAuthenticationError || error instanceof UpstreamPermissionError) {
       const [token, apiKey] = w.keys.entries().next().value ?? [];
       if (token !== undefined && apiKey !== undefined) {
@@ -162,6 +163,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       return;
     }
     if (!w.owned) {
+      // Lease checks back off like re-reads, so Redis sees no more of them than the upstream sees reads.
       w.busy = false;
       w.step += 1;
       schedule(w, jittered(nominal(w.step)));
