@@ -1,9 +1,4 @@
-/**
- * Caller credentials. The gateway holds no key of its own: the caller's
- * `Authorization: Bearer <secret key>` is what it sends upstream. The key is
- * kept only inside the caller's upstream client; everything else (caches,
- * logs, idempotency records) sees `callerId`, a hash of it.
- */
+/** Caller credentials: the caller's own key goes upstream; everything else sees `callerId`, a hash of it. */
 import type { GraphQLError } from 'graphql';
 import { forbidden, unauthenticated } from './errors.js';
 import { keyId } from './upstream/index.js';
@@ -12,17 +7,12 @@ export type PaymentsEnv = 'sandbox' | 'live';
 
 export interface Caller {
   apiKey: string;
-  /** Stable, non-reversible id of the key (upstream/key-id.ts), the same one every part of the gateway uses. */
   callerId: string;
 }
 
 const KEY_PATTERN = /^sk_(sandbox|live)_[A-Za-z0-9_-]+$/;
 
-/**
- * Reads the caller from the Authorization header. Returns `null` when there is
- * none (some operations, like introspection, need no caller) and an error
- * when there is one that can never work against this gateway.
- */
+/** `null` with no header (introspection needs no caller); an error for a key that can never work here. */
 export function readCaller(header: string | undefined, env: PaymentsEnv): Caller | null | GraphQLError {
   if (!header) return null;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

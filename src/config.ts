@@ -1,8 +1,4 @@
-/**
- * Environment -> one validated, frozen config object. Read once at start by
- * main.ts; nothing below the HTTP layer reads process.env. Every problem is
- * collected and reported at once, so a bad deployment is fixed in one go.
- */
+/** Environment -> one validated, frozen config; every problem is reported at once, so a bad deployment is fixed in one go. */
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import { DEFAULT_BYTE_BUDGET } from './upstream/index.js';
@@ -11,7 +7,6 @@ import { EXPLORERS, LOG_LEVELS, MAX_UPSTREAM_RESPONSE_BYTES, UPSTREAM_HTTP_CLIEN
 export type { Config, Limits, ObservabilityConfig, ReconcileSettings } from './config-types.js';
 
 const port = z.coerce.number().int().min(0).max(65_535);
-/** `true`/`false`/`1`/`0`, as people write them in environment files. */
 const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const positiveMs = z.coerce.number().int().positive();
 
@@ -25,11 +20,7 @@ function validProxyList(value: string): boolean {
     return false;
   }
 }
-/**
- * SUBSCRIPTION_CALLBACK_URLS, each entry as the prefix a callback URL must start with: parsed (so
- * host case, default ports and dot segments are settled) and ending in "/", so that
- * `http://router:4000/callback` admits `/callback/<id>` and never `/callbacks` or `:40001`.
- */
+/** Each entry parsed and ending in "/": `http://router:4000/callback` admits `/callback/<id>`, never `/callbacks` or `:40001`. */
 function callbackEntries(value: string | undefined): string[] {
   return (value ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '');
 }
@@ -50,9 +41,7 @@ function validCallbackList(value: string): boolean {
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
-/** An integer setting of at least `min` (and at most `max`); unset or empty when not given. */
 const int = (min: number, max?: number) => optional(max === undefined ? z.coerce.number().int().min(min) : z.coerce.number().int().min(min).max(max));
-/** The same for a setting that may have decimals (a ratio, a rate). */
 const num = (min: number, max?: number) => optional(max === undefined ? z.coerce.number().min(min) : z.coerce.number().min(min).max(max));
 
 const envSchema = z
@@ -66,10 +55,8 @@ const envSchema = z
     REDIS_URL: optional(z.url({ protocol: /^rediss?$/ })),
     LOG_LEVEL: optional(z.enum(LOG_LEVELS)).default('info'),
     UPSTREAM_TIMEOUT_MS: optional(positiveMs).default(10_000),
-    // got, the project's first HTTP client; node is the same contract at about a fifth of the CPU per call.
     UPSTREAM_HTTP_CLIENT: optional(z.enum(UPSTREAM_HTTP_CLIENTS)).default('got'),
     UPSTREAM_MAX_RESPONSE_BYTES: int(1024, MAX_UPSTREAM_RESPONSE_BYTES).default(UPSTREAM_RESPONSE_BYTES),
-    // Answer bytes read and not yet decoded (byte-budget.ts): all keys together, and one key.
     UPSTREAM_BYTES_IN_FLIGHT: int(1024).default(DEFAULT_BYTE_BUDGET.totalBytes),
     UPSTREAM_BYTES_IN_FLIGHT_PER_KEY: int(1024).default(DEFAULT_BYTE_BUDGET.perKeyBytes),
     CURRENCY_CACHE_TTL_MS: int(0).default(60_000),
@@ -110,22 +97,16 @@ const envSchema = z
     GRAPHQL_INTROSPECTION: optional(boolean),
     GRAPHQL_SUGGESTIONS: optional(boolean),
     ROUTER_SHARED_SECRET: optional(z.string().min(16)),
-    // A router's response-cache invalidation endpoint, told of every object a verified webhook or a mutation changed.
     ROUTER_INVALIDATION_URL: optional(z.url({ protocol: /^https?$/ })),
     ROUTER_INVALIDATION_KEY: optional(z.string().min(16)),
-    // The router's callback endpoints (origins or URL prefixes, comma-separated): the only URLs subscription callbacks go to.
     SUBSCRIPTION_CALLBACK_URLS: optional(z.string().refine(validCallbackList, 'must be comma-separated http(s) URLs without credentials, query or fragment')),
     SUBSCRIPTION_CALLBACK_TIMEOUT_MS: int(100, 60_000).default(5_000),
-    // Live callback subscriptions on this instance, all keys together: each may hold one outbound POST.
     SUBSCRIPTION_CALLBACK_MAX: int(1).default(10_000),
     TRUSTED_DOCUMENTS: optional(z.string()),
-    // Proxies whose X-Forwarded-For names the client (proxy-addr syntax: IPs, CIDRs, loopback, uniquelocal...).
     TRUSTED_PROXIES: optional(z.string().refine(validProxyList, 'must be comma-separated IP addresses, CIDR ranges or loopback/linklocal/uniquelocal')),
     MAX_OPERATION_COST: int(1).default(1_000),
-    // extensions.cost on every priced answer (requested, actual, maximum), as Shopify's.
     COST_EXTENSIONS: boolean.default(true),
     GRAPHQL_JIT: boolean.default(true),
-    // Estimated heap for the queries graphql-jit compiled, and for parsed documents (each store); one caller's share of each.
     GRAPHQL_JIT_CACHE_BYTES: int(64 * 1024).default(64 * 1024 * 1024),
     GRAPHQL_DOCUMENT_CACHE_BYTES: int(64 * 1024).default(32 * 1024 * 1024),
     GRAPHQL_CACHE_CALLER_SHARE: num(0.01, 1).default(0.25),
@@ -155,8 +136,7 @@ const envSchema = z
     METRICS_PORT: optional(port),
     METRICS_HOST: optional(z.string()),
     OPS_TOKEN: optional(z.string().min(16)),
-    // The standard OpenTelemetry variables this gateway reads; the SDK reads the
-    // rest itself (OTEL_EXPORTER_OTLP_HEADERS, OTEL_TRACES_SAMPLER, OTEL_BSP_*...).
+    // The SDK reads the other OTEL_* variables itself.
     OTEL_SDK_DISABLED: optional(boolean),
     OTEL_TRACES_EXPORTER: optional(z.enum(['otlp', 'none'])),
     OTEL_EXPORTER_OTLP_ENDPOINT: optional(z.url({ protocol: /^https?$/ })),
@@ -172,8 +152,7 @@ const envSchema = z
     RECONCILE_JITTER: num(0, 0.9).default(0.2),
     RECONCILE_READS_PER_SECOND: num(0).default(20),
   })
-  // Cross-field rules run even when a field above failed, so every problem is named at once;
-  // hence the guards on values that may not have parsed.
+  // Cross-field rules run even when a field failed, so every problem is named at once (hence the guards).
   .refine((env) => !(env.PAYMENTS_ENV === 'live' && !env.PAYMENTS_API_URL), {
     path: ['PAYMENTS_API_URL'],
     message: 'is required when PAYMENTS_ENV=live (the embedded emulator is sandbox only)',
@@ -227,12 +206,7 @@ const envSchema = z
     when: () => true,
   });
 
-/**
- * Traces are opt-in: an OTLP endpoint (or OTEL_TRACES_EXPORTER=otlp, which
- * means the collector's default address) turns them on, OTEL_SDK_DISABLED or
- * OTEL_TRACES_EXPORTER=none off. The endpoint rules are the specification's:
- * a signal-specific URL is used as it is, the general one gets `/v1/traces`.
- */
+/** Traces are opt-in; endpoint rules are the OTLP specification's (a signal URL as is, the general one + `/v1/traces`). */
 function tracingConfig(e: z.infer<typeof envSchema>): ObservabilityConfig['tracing'] {
   if (e.OTEL_SDK_DISABLED === true || e.OTEL_TRACES_EXPORTER === 'none') return null;
   const general = e.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
@@ -247,7 +221,6 @@ export class ConfigError extends Error {
   }
 }
 
-/** Decoded upstream items remembered (and at most 16 MB by its estimate: src/upstream/decode-memo.ts). */
 const DECODED_ITEMS = 2_000;
 
 export function loadConfig(env: Record<string, string | undefined>): Readonly<Config> {
@@ -281,7 +254,6 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       maxEntryBytes: e.ENTITY_CACHE_MAX_ENTRY_BYTES,
       customerTtlMs: e.CUSTOMER_CACHE_TTL_MS,
       finalTtlMs: e.FINAL_OBJECT_CACHE_TTL_MS,
-      // With the cache, an unchanged object is also validated only once (src/upstream/decode-memo.ts).
       decodedItems: e.ENTITY_CACHE ? DECODED_ITEMS : 0,
     }),
     pagination: Object.freeze({ defaultFirst: e.DEFAULT_PAGE_SIZE, maxFirst: e.MAX_PAGE_SIZE }),

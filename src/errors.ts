@@ -1,12 +1,6 @@
 /**
- * The gateway's two error mappings, side by side, with every code they use:
- * - `toGraphQLError`: an upstream failure (typed `UpstreamError`,
- *   src/upstream/errors.ts) -> a GraphQL error with an `ErrorCode`. Applied
- *   once, in Apollo's `formatError`, so resolvers let upstream errors propagate.
- * - `toUserErrors`: what a mutation's caller can fix (bad input, unknown id,
- *   refused state change) -> `userErrors` entries with a `UserErrorCode`, for
- *   the payload instead of an error.
- * The error tables of docs/graphql-contract.md are checked against both code lists.
+ * Both error mappings: `toGraphQLError` (upstream failure -> coded GraphQL error, applied once in `formatError`)
+ * and `toUserErrors` (what a mutation's caller can fix -> `userErrors`).
  */
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import {
@@ -24,14 +18,12 @@ import {
   UpstreamRouteMissingError,
   UpstreamUnavailableError,
 } from './upstream/index.js';
-// The schema prefixes its value types for federation (docs/federation.md, Value types); the code
-// keeps the plain name, as it has no other user error to tell this one from.
+// The schema prefixes value types for federation; the code keeps the plain name.
 import { PaymentsUserErrorCode as UserErrorCode } from './__generated__/schema-enums.js';
 import { snakeToCamel } from './naming.js';
 
 export { UserErrorCode };
 
-/** The `extensions.code` values of GraphQL errors (docs/graphql-contract.md, "The contract in brief"). */
 export const ErrorCode = {
   UNAUTHENTICATED: 'UNAUTHENTICATED',
   FORBIDDEN: 'FORBIDDEN',
@@ -79,7 +71,6 @@ interface Mapped {
 const UNAVAILABLE: Mapped = { code: ErrorCode.UPSTREAM_UNAVAILABLE, message: 'The payments API is unavailable.' };
 const FAILED: Mapped = { code: ErrorCode.UPSTREAM_ERROR, message: 'The payments API failed to answer this request.' };
 
-/** The failures whose code and message follow from their class alone. */
 const BY_CLASS: ReadonlyArray<readonly [abstract new (...args: never[]) => UpstreamError, Mapped]> = [
   [UpstreamAuthenticationError, { code: ErrorCode.UNAUTHENTICATED, message: 'The payments API rejected the API key.' }],
   [UpstreamPermissionError, { code: ErrorCode.FORBIDDEN, message: 'The API key may not perform this operation.' }],
@@ -88,11 +79,7 @@ const BY_CLASS: ReadonlyArray<readonly [abstract new (...args: never[]) => Upstr
   [UpstreamTimeoutError, { code: ErrorCode.UPSTREAM_TIMEOUT, message: 'The payments API did not answer in time.' }],
 ];
 
-/**
- * Maps an upstream failure to what a caller may see. Messages are ours, never
- * the upstream body; only a validation message (meant for end users) is kept.
- * A server error, an invalid response or an unexpected status is UPSTREAM_ERROR.
- */
+/** Messages are ours, never the upstream body; only a validation message (meant for end users) is kept. */
 export function toGraphQLError(error: UpstreamError): Mapped {
   const byClass = BY_CLASS.find(([type]) => error instanceof type);
   if (byClass) return { ...byClass[1] };
@@ -149,7 +136,6 @@ export function toGraphQLError(error: UpstreamError): Mapped {
 }
 
 const KNOWN_CODES = new Set<string>(Object.values(ErrorCode));
-/** Codes graphql-js and Apollo Server produce themselves for a bad request. */
 export const REQUEST_CODES = new Set([
   'GRAPHQL_PARSE_FAILED',
   'GRAPHQL_VALIDATION_FAILED',
@@ -160,21 +146,15 @@ export const REQUEST_CODES = new Set([
 ]);
 
 export interface ErrorFormatterDeps {
-  /** Told about every error that is masked, so nothing is lost from the logs: its cause, and the error as raised. */
   onInternalError(original: unknown, raised: unknown): void;
-  /** Rewrites the message of a request error (e.g. to drop graphql-js's "Did you mean …?" hints). */
   requestMessage?(message: string): string;
 }
 
-/**
- * graphql-js stops validating a document whose repeated fields or fragment spreads would take too
- * long to compare, with this bare message; callers get one that says what to change.
- */
+// graphql-js's bare message when comparing repeated fields would take too long; callers get one saying what to change.
 const VALIDATION_ABORTED = 'Validation aborted.';
 const VALIDATION_ABORTED_EXPLAINED =
   'Validation aborted: the document is too costly to validate (too many fields of the same name, or fragment spreads, in one selection). Ask for each field once.';
 
-/** Apollo Server `formatError`: the one place errors become what callers see. */
 export function createErrorFormatter({ onInternalError, requestMessage = (m) => m }: ErrorFormatterDeps) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
@@ -189,9 +169,7 @@ export function createErrorFormatter({ onInternalError, requestMessage = (m) => 
     }
     const code = formatted.extensions?.code;
     if (typeof code === 'string' && (KNOWN_CODES.has(code) || REQUEST_CODES.has(code)) && code !== ErrorCode.INTERNAL_SERVER_ERROR) {
-      // Our own coded errors and graphql-js request errors are safe as they are;
-      // drop anything else that may ride in extensions (stacktrace, exception), and the
-      // HTTP status they ask for: Apollo takes it out for HTTP, WebSocket and SSE have none.
+      // Drop whatever else rides in extensions (stacktrace, exception) and the HTTP status, which WebSocket and SSE lack.
       const { stacktrace: _stacktrace, exception: _exception, http: _http, ...extensions } = formatted.extensions ?? {};
       const message = formatted.message === VALIDATION_ABORTED ? VALIDATION_ABORTED_EXPLAINED : formatted.message;
       return { ...base, message: REQUEST_CODES.has(code) ? requestMessage(message) : message, extensions };
@@ -205,14 +183,12 @@ export function createErrorFormatter({ onInternalError, requestMessage = (m) => 
   };
 }
 
-/** One `userErrors` entry: the input path it concerns, a message for people, a code for programs. */
 export interface UserError {
   field: string[] | null;
   message: string;
   code: UserErrorCode;
 }
 
-/** Input the gateway itself refuses before calling upstream, as user errors. */
 export class UserInputError extends Error {
   constructor(readonly userErrors: UserError[]) {
     super(userErrors.map((e) => e.message).join('; '));
@@ -220,51 +196,29 @@ export class UserInputError extends Error {
   }
 }
 
-/** An upstream field name -> its camelCase parts: `customer.phone_number[country]`, `payouts.0.id` -> ['customer', 'phoneNumber', 'country'], ['payouts', '0', 'id']. */
 function upstreamPath(upstreamField: string): string[] {
   return upstreamField.split(/[.[\]]+/).filter(Boolean).map(snakeToCamel);
 }
 
 /**
- * Where a mutation's upstream refusals land in its input, so every mutation
- * reports them on paths its caller sent:
- * - `root`: the argument the upstream body was built from (`input`), or `null`
- *   when the body's fields are the mutation's own arguments (`sendTransaction`).
- * - `idField`: the argument naming the object (`['id']`), where an upstream 404
- *   points; `null` when the mutation names none.
- * - `mapField`: renames an upstream field's camelCase parts to the input's
- *   (`amount` -> `amountDecimal`, a start item's upstream index -> the caller's),
- *   or `null` for a field the gateway sent on its own (the error stays, unplaced).
+ * Where upstream refusals land in a mutation's input: `root` the argument the body was built from (null: the
+ * mutation's own arguments), `idField` where a 404 points, `mapField` upstream parts -> input parts (null: unplaced).
  */
 export interface UserErrorShape {
   root: string | null;
   idField?: string[] | null;
   mapField?: (parts: string[]) => string[] | null;
-  /**
-   * The object the mutation changes, for the message of a refused state change (the upstream's
-   * 409 says no more than "conflict"): its kind, and a read of it as it is now.
-   */
+  /** Names the object in a refused state change's message (the upstream's 409 says only "conflict"). */
   object?: { kind: string; read: () => Promise<{ status: string }> };
 }
 
-/**
- * The upstream's field errors are text only (docs/upstream.md, Errors: a
- * message per field, no code), so "missing" is recognised by its wording.
- */
+// The upstream's field errors are text only (docs/upstream.md, Errors), so "missing" and "unknown id" go by wording;
+// not a bare "no such ...", which also fits values that are not objects (a mode, a route).
 const MISSING_VALUE = /required|missing|blank/i;
-/**
- * Likewise an id the upstream does not know ("no customer with id 9", "payout 9 not found").
- * Not a bare "no such ...": that wording fits values that are no object of the caller's too (a mode, a route).
- */
 const UNKNOWN_OBJECT = /not found|does not exist|\bno [a-z_ ]+ with id\b/i;
 
-/** Longest upstream message passed on to a caller. */
 const MAX_REFLECTED_CHARS = 200;
 
-/**
- * Upstream text shown to a caller as plain text: tags and control characters
- * go, whitespace is folded, and the length is capped.
- */
 function plainText(message: string): string {
   const text = message
     .replace(/<[^>]*>/g, ' ')
@@ -279,12 +233,7 @@ function fieldMessageCode(message: string): UserErrorCode {
   return MISSING_VALUE.test(message) ? UserErrorCode.Required : UserErrorCode.Invalid;
 }
 
-/**
- * A failure a mutation's caller can act on -> `userErrors`; `null` for every
- * other failure, which stays a GraphQL error (mapped by `toGraphQLError`).
- * `shape` places upstream refusals in the mutation's input (a bare root is
- * `{ root }` with the id argument `['id']`).
- */
+/** A failure the mutation's caller can act on -> `userErrors`; `null` for every other failure. */
 export function toUserErrors(error: unknown, shape: UserErrorShape): UserError[] | null {
   const { root, idField = ['id'], mapField = (parts: string[]) => parts } = shape;
   if (error instanceof UserInputError) return error.userErrors;

@@ -17,7 +17,6 @@ const REDACT = [
 export interface LoggerOptions {
   /** Human-readable lines (pino-pretty) instead of JSON: for a developer's terminal, never for collectors. */
   pretty?: boolean;
-  /** Where JSON lines go (default stdout); tests read them back. */
   destination?: DestinationStream;
 }
 
@@ -28,8 +27,7 @@ export function createLogger(level: string, { pretty = false, destination }: Log
 }
 
 function prettyStream(): DestinationStream {
-  // Loaded only when asked for; synchronous, so lines keep their order with the
-  // startup banner and are written before process.exit.
+  // Synchronous, so lines keep their order with the banner and are written before process.exit.
   const require = createRequire(import.meta.url);
   const pretty = require('pino-pretty') as (options: Record<string, unknown>) => DestinationStream;
   return pretty({ sync: true, colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' });

@@ -1,8 +1,4 @@
-/**
- * Command-line entry: read config, start the gateway (and, with no
- * PAYMENTS_API_URL, the embedded emulator seeded with demo data), stop
- * gracefully on SIGINT/SIGTERM.
- */
+/** Command-line entry: config, the gateway (and with no PAYMENTS_API_URL the seeded emulator), graceful stop. */
 import { randomBytes } from 'node:crypto';
 import { RedisLinks } from './redis.js';
 import { checkIdempotencyRedis, RedisIdempotencyStore } from './idempotency/index.js';
@@ -23,34 +19,29 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  // A developer's terminal gets readable lines; pipes, files and production get JSON.
   const logger = createLogger(config.logLevel, { pretty: process.stdout.isTTY === true && process.env.NODE_ENV !== 'production' });
 
-  // Embedded: no PAYMENTS_API_URL, so the emulator is the upstream, seeded with demo data.
   let emulator: RunningEmulator | null = null;
   let emulatorForwards = false;
   let consolePortTaken: number | null = null;
-  // Loopback only, and its admin API (reset, faults, seed) behind this user's token: never reachable from outside.
+  // Loopback only, admin API behind this user's token: never reachable from outside.
   const adminToken = config.embeddedEmulator ? embeddedAdminToken(undefined, (message) => logger.warn(message)) : '';
   if (config.embeddedEmulator) {
     const options = loadEmulatorOptionsFromEnv(process.env);
-    // 4010 when free, so the console keeps its address; any free port beside a standalone emulator on 4010.
+    // 4010 when free, so the console keeps its address.
     emulator = await startEmbeddedEmulator({ ...options, adminToken }, Boolean(process.env.EMULATOR_PORT));
     if (options.port !== 0 && new URL(emulator.url).port !== String(options.port)) consolePortTaken = options.port;
     emulatorForwards = Boolean(options.forwardTo);
   }
   const demoKey = emulator?.seedDemo() ?? null;
-  // The explorer's payment tabs come with a transaction to send, so their variables hold a real id.
   const startingTransaction = emulator && demoKey ? await createStartingTransaction(emulator.url, demoKey) : undefined;
   const upstreamUrl = config.paymentsApiUrl ?? emulator!.url;
 
-  // ... and its webhooks come to this gateway, signed with a secret made here,
-  // unless EMULATOR_FORWARD_TO sends them elsewhere.
+  // The emulator's webhooks come here, signed with a secret made here.
   const forwardSecret = emulator && !emulatorForwards ? randomBytes(32).toString('hex') : null;
   const gatewayConfig = forwardSecret
     ? Object.freeze({ ...config, webhookSecrets: Object.freeze([...config.webhookSecrets, forwardSecret]) })
     : config;
-  // With REDIS_URL every instance sees the same idempotency records; the gateway watches this connection with its own.
   const redisLinks = new RedisLinks(logger);
   const idempotencyRedis = config.redisUrl ? redisLinks.open(config.redisUrl, 'idempotency') : null;
   if (idempotencyRedis) {
@@ -70,7 +61,6 @@ async function main(): Promise<void> {
     logger,
     redisLinks,
     ...(idempotencyStore ? { idempotencyStore } : {}),
-    // The explorer opens ready to run the README's examples with the demo key.
     ...(demoKey ? { explorer: { defaultHeaders: { Authorization: `Bearer ${demoKey}` }, tabs: exampleTabs(startingTransaction) } } : {}),
   });
   // The gateway's port is known only now (PORT may be 0).
@@ -90,7 +80,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'stopping');
     // Past the grace period in-flight work is cut: say so with a non-zero exit.
     const { graceMs, readinessDelayMs } = config.shutdown;
-    // The drain, then up to 5 s for the last trace export (src/observability), then a margin.
+    // The drain, up to 5 s for the last trace export, then a margin.
     setTimeout(() => {
       logger.error({ graceMs }, 'shutdown grace period exceeded; exiting with work still in flight');
       process.exit(1);
@@ -100,7 +90,7 @@ async function main(): Promise<void> {
     await idempotencyStore?.close();
     await emulator?.stop();
     if (cutRequests > 0) {
-      // A cut keyed mutation is safe to retry with the same Idempotency-Key (docs/deployment.md).
+      // A cut keyed mutation is safe to retry with the same Idempotency-Key.
       logger.error({ signal, cutRequests, graceMs }, `shutdown grace period exceeded: ${cutRequests} in-flight request(s) cut`);
       process.exit(1);
     }
@@ -111,7 +101,6 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
-/** A pending "Order 42" made through the emulator's REST API, as the Pay tab would make it; its id, or undefined. */
 async function createStartingTransaction(emulatorUrl: string, key: string): Promise<string | undefined> {
   const body = { amount: 2500, description: 'Order 42', currency: { iso: 'XOF' }, customer: { firstname: 'Ama', lastname: 'Mensah', email: 'ama@example.com' } };
   try {
@@ -124,7 +113,6 @@ async function createStartingTransaction(emulatorUrl: string, key: string): Prom
     const id = (answer['v1/transaction'] ?? answer).id;
     return res.ok && (typeof id === 'number' || typeof id === 'string') ? String(id) : undefined;
   } catch {
-    // The tabs then show a placeholder to replace with the id Pay returns.
     return undefined;
   }
 }
@@ -144,7 +132,6 @@ function printWelcome(
   metricsUrl: string | null,
   consolePortTaken: number | null,
 ): void {
-  // The README promises the same console address on every start: say when this one is not it.
   const moved = consolePortTaken
     ? `\n              port ${consolePortTaken} was taken, so this address changes on every start: free it, or set EMULATOR_PORT`
     : '';

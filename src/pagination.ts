@@ -1,39 +1,6 @@
 /**
- * Relay cursor connections over the upstream's page/per_page pagination, with
- * cursors that survive rows being added or removed, and filters the gateway
- * checks itself (docs/graphql-contract.md, Connections).
- *
- * Order. The upstream lists newest first and its ids only grow, so a list is in
- * descending id order (docs/upstream.md, Operations; the event resume relies on
- * the same). The order is by id, not by `created_at`: that is what the list
- * itself follows even for an object stamped with an earlier time, and it
- * needs no parsing of the several timestamp forms the upstream sends.
- *
- * Cursor (keyset). A cursor holds the row's id (the anchor) and its position in
- * the list when it was read (a hint: where to start reading). The next page is
- * read from that position; every row whose id is not below the anchor's (the
- * anchor itself, and rows created since, which push it down the list) is
- * dropped. When the first row read is already past the anchor (rows above it
- * were deleted), the reader steps back until it sees a row at or before the
- * anchor, so nothing is skipped either.
- *
- * Filters. `keep` is the caller's filter as the gateway checks it on each row.
- * A row the upstream should have filtered out is dropped, and then the reader
- * reads on, in pages of the upstream's largest size, until it has `first` rows.
- * It looks for one row more than `first`: finding it is what `hasNextPage`
- * says, so with a filter that does not rest on the upstream's `meta`. Without
- * a filter, `meta` saying that rows follow the page stands for that row.
- * The reads of one connection are bounded (MAX_READS_PER_CONNECTION), besides
- * the operation's upstream-call budget.
- *
- * Malformed rows. A row the upstream sent that fails validation is its Error
- * (`ListItem`, src/upstream/params.ts) and keeps its place: graphql-js reports it
- * at the item's path, `null` there, and the other rows stand. When its id
- * field was sound (it failed on another field) it is placed, deduplicated
- * and given a cursor by that id like any row. Without one, it is placed by
- * the row before it in list order, and its cursor is a position (offset)
- * cursor. It is never filtered out (the caller sees its error rather than a
- * silent gap), and a filtered count that would include it is not given.
+ * Relay connections over the upstream's page/per_page: keyset cursors that survive rows added or removed, and
+ * filters checked on each row (docs/graphql-contract.md, Connections; malformed rows: docs/architecture.md).
  */
 import { GraphQLError } from 'graphql';
 import type { Id, ListItem, Page, PageMeta } from './upstream/index.js';
@@ -50,7 +17,6 @@ export interface PaginationLimits {
   maxFirst: number;
 }
 
-/** Where a page starts: after the row `id`, last seen at `position` (0-based) of the list. */
 export interface Anchor {
   /** `null` for an offset cursor of the gateway's earlier releases: read from `position + 1`, no keyset check. */
   id: Id | null;
@@ -62,10 +28,7 @@ export interface Window {
   after: Anchor | null;
 }
 
-/**
- * Nodes are typed `T | null`, but a malformed row is its Error (see above);
- * the generated resolver types know no Error values, hence the type.
- */
+/** Nodes may be a malformed row's Error, which the generated resolver types do not know. */
 export interface Connection<T> {
   edges: { cursor: string; node: T | null }[];
   nodes: (T | null)[];
@@ -78,7 +41,6 @@ export interface Connection<T> {
   totalCount: number | null;
 }
 
-/** Upstream page reads one connection may make; past it the field fails (UPSTREAM_BUDGET_EXCEEDED, reason `filter_scan`). */
 export const MAX_READS_PER_CONNECTION = 10;
 
 const KEYSET_PREFIX = 'key:';
@@ -94,7 +56,7 @@ const wholeNumber = (text: string | undefined): number | null => {
   return Number(text);
 };
 
-/** A cursor of this API, or BAD_USER_INPUT. Offset cursors of earlier releases are still read. */
+/** Offset cursors of earlier releases are still read. */
 export function decodeCursor(cursor: string): Anchor {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
   if (text.startsWith(KEYSET_PREFIX)) {
@@ -109,7 +71,6 @@ export function decodeCursor(cursor: string): Anchor {
   throw badUserInput('`after` is not a cursor returned by this API.', 'after');
 }
 
-/** Validates `first`/`after`. */
 export function toWindow(args: ConnectionArgs, limits: PaginationLimits): Window {
   const first = args.first ?? limits.defaultFirst;
   if (!Number.isInteger(first) || first < 1 || first > limits.maxFirst) {
@@ -123,12 +84,7 @@ export interface PageRequest {
   perPage: number;
 }
 
-/**
- * The one upstream page to read `count` rows from `position` on: the smallest
- * page size between `count` and the maximum whose page holds them all (for a
- * client paging forward with a fixed `first` there always is one), else the
- * page of the largest size that holds `position`, and the reader reads on.
- */
+/** The smallest page size that holds `count` rows from `position`, else the largest that holds `position` (read on). */
 export function pageFor(position: number, count: number, upstreamMaxPerPage: number): PageRequest {
   const n = Math.min(count, upstreamMaxPerPage);
   for (let perPage = n; perPage <= upstreamMaxPerPage; perPage++) {
@@ -141,9 +97,7 @@ export type FetchPage<T> = (request: PageRequest) => Promise<Page<T>>;
 
 export interface ReadOptions<T> {
   upstreamMaxPerPage: number;
-  /** The caller's filter, checked on every row; absent when the caller gave none. */
   keep?: ((item: T) => boolean) | undefined;
-  /** Defaults to MAX_READS_PER_CONNECTION. */
   maxReads?: number;
 }
 
@@ -152,17 +106,14 @@ interface Row<T> {
   position: number;
 }
 
-/** The row's id: a malformed row's too when its id field was sound, else null. */
 const idOf = <T extends { id: Id }>(row: Row<T>): Id | null => (isMalformed(row) ? ((row.item as UpstreamInvalidResponseError).itemId ?? null) : (row.item as T).id);
 const isMalformed = <T>(row: Row<T>): boolean => row.item instanceof UpstreamInvalidResponseError;
 
-/** Upstream reads of one connection: counted, and aware of where the list ends. */
 class Reader<T extends { id: Id }> {
   private reads = 0;
-  /** Position of the first row after the last forward read. */
   next = 0;
   exhausted = false;
-  /** The last forward read's `meta` said that rows follow it (a full page alone does not say so). */
+  /** A full page alone does not say that rows follow; `meta` does. */
   metaSaysMore = false;
   totalCount: number | null | undefined = undefined;
 
@@ -171,7 +122,6 @@ class Reader<T extends { id: Id }> {
     private readonly spec: ReadOptions<T>,
   ) {}
 
-  /** Rows from `position` on, at least one page's worth when the list has them. */
   async forward(position: number, count: number): Promise<Row<T>[]> {
     const request = pageFor(position, count, this.spec.upstreamMaxPerPage);
     const { rows, page } = await this.read(request);
@@ -182,10 +132,7 @@ class Reader<T extends { id: Id }> {
     return rows.filter((r) => r.position >= position);
   }
 
-  /**
-   * The rows just above `start` that may lie past the anchor: read back a page
-   * at a time until a row at or before the anchor (or the top of the list).
-   */
+  /** Reads back a page at a time until a row at or before the anchor, so rows above deleted ones are not skipped. */
   async backTo(anchorId: Id, start: number): Promise<Row<T>[]> {
     const max = this.spec.upstreamMaxPerPage;
     const before: Row<T>[] = [];
@@ -219,7 +166,6 @@ function scanTooLong(limit: number): GraphQLError {
   );
 }
 
-/** Reads a window through `fetchPage` and shapes the Relay connection. */
 export async function paginate<T extends { id: Id }>(
   window: Window,
   fetchPage: FetchPage<T>,
@@ -232,8 +178,7 @@ export async function paginate<T extends { id: Id }>(
   const reader = new Reader(fetchPage, spec);
   const kept: Row<T>[] = [];
   const seen = new Set<Id>();
-  // A malformed row without an id is placed by the row before it in list order: below the
-  // anchor when that row is the anchor or older, or when a read back found nothing at or above it.
+  // A malformed row without an id is placed by the row before it in list order.
   let previousId: Id | undefined;
   let anchorAbove = true;
   const take = (rows: Row<T>[]) => {
@@ -271,7 +216,6 @@ export async function paginate<T extends { id: Id }>(
   const hasNext = hasNextPage(kept, first) || nextByMeta();
 
   const nodes = kept.slice(0, first);
-  // A malformed row is its Error in `node`: graphql-js reports it at that path.
   const edges = nodes.map((row) => ({ cursor: encodeCursor({ id: idOf(row), position: row.position }), node: row.item as T | null }));
   return {
     edges,
@@ -289,18 +233,12 @@ export async function paginate<T extends { id: Id }>(
 
 const hasNextPage = (kept: unknown[], first: number) => kept.length > first;
 
-/**
- * The upstream's count, when the caller gave no filter. With a filter it may
- * be the count of rows the upstream did not filter (a page whose rows all
- * happen to match does not show it), so the answer has a count only when the
- * gateway saw the whole filtered list itself: the first page, and the list ended.
- */
+/** With a filter the upstream's count may include rows it did not filter: a count only when the gateway saw them all. */
 function countOf(filtered: boolean, sawAll: boolean, kept: number, upstreamCount: number | null | undefined): number | null {
   if (!filtered) return upstreamCount ?? null;
   return sawAll ? kept : null;
 }
 
-/** Whether the list may go on after the rows `request` covered (up to `end`). */
 function moreAfter(page: Page<unknown>, request: PageRequest, end: number): boolean {
   if (page.items.length < request.perPage) return false;
   const meta = page.meta;

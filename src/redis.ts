@@ -1,13 +1,6 @@
 /**
- * State shared by every instance when they share REDIS_URL. Every Redis
- * connection the gateway opens is made here, each with the options its use
- * needs, and every key lives under one prefix, so one `SCAN MATCH
- * payments-gateway:*` or one ACL rule covers all of it.
- *
- * One exception: idempotency records keep the `gateway:idempotency:` prefix
- * they were first written under. They outlive a deploy (24 h) and guard
- * against charging twice; a new prefix would orphan the records of retries
- * in flight during a rolling deploy.
+ * Every Redis connection, each with the options its use needs; keys live under `payments-gateway:` (idempotency
+ * records keep their first prefix: docs/architecture.md, Where state lives).
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from './logger.js';
@@ -31,7 +24,6 @@ const OPTIONS: Readonly<Record<RedisRole, RedisOptions>> = {
 /** A connection back within this long after dropping is a blip, not an outage: no line. */
 const LOSS_SETTLE_MS = 250;
 
-/** What goes while a role's connection is down, for the one line that says Redis went. */
 const WHAT_FAILS: Readonly<Record<RedisRole, string>> = {
   limits: 'rate limits counted per instance',
   'key-news': 'key revocations not shared',
@@ -41,11 +33,7 @@ const WHAT_FAILS: Readonly<Record<RedisRole, string>> = {
   'bus-subscriber': 'events from other instances not received',
 };
 
-/**
- * The gateway's Redis connections, by role: which are up (for /readyz and the
- * `gateway_redis_up` gauge), and one line when Redis goes (error) and one when
- * every connection is back (info), however many reconnect attempts lie between.
- */
+/** The connections by role: readiness, and one log line when Redis goes and one when all are back. */
 export class RedisLinks {
   private readonly connections: { role: RedisRole; redis: Redis }[] = [];
   private lost = false;
@@ -54,7 +42,6 @@ export class RedisLinks {
 
   constructor(private readonly logger: Logger) {}
 
-  /** A connection for one use, its errors kept from the process. Lazy ones connect on `connect()`. */
   open(url: string, role: RedisRole): Redis {
     const redis = new Redis(url, OPTIONS[role]);
     this.connections.push({ role, redis });
@@ -65,14 +52,13 @@ export class RedisLinks {
     return redis;
   }
 
-  /** Each role opened so far: true while every connection of it is ready. */
   state(): Partial<Record<RedisRole, boolean>> {
     const state: Partial<Record<RedisRole, boolean>> = {};
     for (const { role, redis } of this.connections) state[role] = (state[role] ?? true) && redis.status === 'ready';
     return state;
   }
 
-  /** Before the connections are closed on purpose (shutdown): their closing is not an outage. */
+  /** Shutdown: closing on purpose is not an outage. */
   closing(): void {
     this.quiet = true;
     if (this.settling) clearTimeout(this.settling);

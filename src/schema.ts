@@ -1,7 +1,4 @@
-/**
- * The subgraph schema: the SDL files of schema/ (one per domain) with the
- * resolvers, built by @apollo/subgraph so `_service` and `_entities` exist.
- */
+/** The subgraph schema: schema/*.graphql with the resolvers, built by @apollo/subgraph (`_service`, `_entities`). */
 import { readdirSync, readFileSync } from 'node:fs';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { GraphQLError, GraphQLUnionType, isObjectType, parse, type DocumentNode, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
@@ -26,9 +23,8 @@ export function buildSchema(): GraphQLSchema {
 }
 
 /**
- * `_entities` is open to any caller with a key: a representation that names no entity, or a key field that is
- * not a string or a number, is the caller's mistake (BAD_USER_INPUT, at its index), not a server error with a
- * stack in the log. @apollo/subgraph would throw a plain Error for the first, and `_Any` lets any JSON through.
+ * `_entities` is open to any keyed caller: a representation naming no entity or a key that is not a string or number
+ * is BAD_USER_INPUT at its index, not a plain Error (@apollo/subgraph) or anything JSON (`_Any`).
  */
 function checkRepresentations(schema: GraphQLSchema): void {
   const field = schema.getQueryType()?.getFields()._entities;

@@ -1,19 +1,12 @@
 /**
- * The README's example operations ("One query, then a first payment"), opened
- * as the explorer's first tabs when the gateway runs on its embedded emulator.
- * test/explorer/explorer.test.ts checks they still match the README, and
- * test/explorer/browser.test.ts follows their instructions in Chromium.
- *
- * One operation per tab: GraphiQL names a tab after the operation it last ran,
- * so a tab of several would change its name. Lines stay short enough for the
- * editor's default width.
+ * The README's example operations, opened as the explorer's first tabs on the embedded emulator (tests check they
+ * match the README). One operation per tab: GraphiQL names a tab after the operation it last ran.
  */
 export interface ExampleTab {
   query: string;
   variables?: string;
 }
 
-/** The tabs, their variables holding `transactionId` (a pending transaction made at start) when given. */
 export function exampleTabs(transactionId?: string): ExampleTab[] {
   const variables = JSON.stringify({ id: transactionId ?? '<the id Pay returned>' }, null, 2);
   return [
@@ -124,5 +117,4 @@ subscription Updates($id: ID!) {
   ];
 }
 
-/** The tabs' operations, for the checks that run every documented operation. */
 export const EXAMPLE_OPERATIONS: ExampleTab[] = exampleTabs();

@@ -1,9 +1,4 @@
-/**
- * Which explorer a browser gets at GET /graphql (GRAPHQL_EXPLORER): the
- * bundled GraphiQL, Apollo Sandbox (loaded from Apollo's CDN, so it needs the
- * network), or none. The HTTP layer calls `handle` before GraphQL and adds
- * `apolloPlugins` to Apollo Server.
- */
+/** Which explorer a browser gets at GET /graphql (GRAPHQL_EXPLORER): bundled GraphiQL, Apollo Sandbox (CDN), or none. */
 import type { ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';

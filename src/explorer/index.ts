@@ -1,9 +1,4 @@
-/**
- * The bundled GraphiQL explorer: a browser's GET /graphql gets a GraphiQL page
- * whose scripts, styles and fonts all come from this gateway (built by
- * `npm run build:explorer` into explorer/assets at the top of the repository, committed), so it works offline.
- * Anything else is left to the GraphQL handler.
- */
+/** The bundled GraphiQL: every script, style and font comes from this gateway (explorer/assets), so it works offline. */
 import { readFileSync, readdirSync } from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
@@ -12,18 +7,15 @@ import { fileURLToPath } from 'node:url';
 export { EXAMPLE_OPERATIONS, exampleTabs } from './examples.js';
 
 export interface ExplorerOptions {
-  /** Path of the GraphQL endpoint the page is served at and queries go to. */
   endpoint: string;
-  /** Path (or URL) of the graphql-ws endpoint; the endpoint itself when omitted. */
+  /** The endpoint itself when omitted. */
   wsEndpoint?: string;
-  /** Prefilled in the Headers tab, e.g. the embedded emulator's sandbox key. */
   defaultHeaders?: Record<string, string>;
   defaultQuery?: string;
-  /** Opened as tabs on a browser's first visit (GraphiQL keeps tabs in localStorage after that). */
+  /** Opened on a browser's first visit (GraphiQL keeps tabs in localStorage after that). */
   tabs?: { query: string; variables?: string }[];
 }
 
-/** Answers the request and returns true when it is the explorer's; false leaves it to the caller. */
 export type ExplorerHandler = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
 
 const ASSETS_DIR = fileURLToPath(new URL('../../explorer/assets/', import.meta.url));
@@ -33,10 +25,7 @@ const CONTENT_TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
 };
 
-/**
- * Self only. Fonts and a few icons are data: URIs inside the CSS; styles may be
- * inline because GraphiQL's components set style attributes.
- */
+/** Self only; styles may be inline because GraphiQL's components set style attributes. */
 const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
@@ -57,7 +46,6 @@ interface Manifest {
 export function explorerHandler(options: ExplorerOptions): ExplorerHandler {
   const endpoint = options.endpoint;
   const assetsPath = `${endpoint.replace(/\/+$/, '')}/explorer/`;
-  // Read once: the files are part of the release, not data that changes while running.
   const files = new Map<string, { body: Buffer; type: string }>();
   for (const name of readdirSync(ASSETS_DIR)) {
     const type = CONTENT_TYPES[path.extname(name)];
@@ -91,7 +79,6 @@ export function explorerHandler(options: ExplorerOptions): ExplorerHandler {
   };
 }
 
-/** A browser navigating here, not a GraphQL client doing GET queries. */
 function wantsHtml(req: http.IncomingMessage): boolean {
   const accept = req.headers.accept ?? '';
   if (!accept.includes('text/html')) return false;

@@ -1,13 +1,6 @@
 /**
- * How long an answer may be kept, decided from the document alone, once per
- * parsed document (no per-field hook while it runs): each selected type may
- * be kept for its TTL, a type with none (a list whose members change, a
- * mutable object) keeps nothing, and the answer gets the smallest. Types of
- * weight 0 (`@cost(weight: 0)`: money, phone numbers, edges, history entries)
- * and scalars are part of their parent and inherit its hint.
- * Some types are cacheable only in a final state, which only the answer tells:
- * the document must select their `status` (else nothing is kept), and
- * `finalAnswer` checks the statuses the answer carries.
+ * An answer's `Cache-Control`, decided once per parsed document with no per-field hook (docs/performance.md, Cache
+ * hints for routers); types cacheable only when final are checked on the answer (`finalAnswer`).
  */
 import {
   getNamedType,
@@ -24,18 +17,15 @@ import {
 } from 'graphql';
 
 export interface CacheHintRules {
-  /** Seconds each type may be kept; a type not named here keeps nothing (unless it is of weight 0). */
+  /** A type not named here keeps nothing (unless it is of weight 0, part of its parent). */
   maxAge: Readonly<Record<string, number>>;
-  /** Types kept only in a final state: whether a `status` value is final. */
   finalWhen: Readonly<Record<string, (status: string) => boolean>>;
 }
 
-/** The static part of an answer's hint: seconds (0: keep nothing), and the status keys to check in the answer. */
 export interface DocumentCacheHint {
   maxAge: number;
-  /** Response keys of `status` on a type kept only when final, with the test of each. */
   statusChecks: ReadonlyMap<string, (status: string) => boolean>;
-  /** Response keys of fields holding such a type: a null there (not found) is not final either. */
+  /** A null under these keys (not found yet) is not final either. */
   holders: ReadonlySet<string>;
 }
 
@@ -73,7 +63,6 @@ function hintOf(schema: GraphQLSchema, rules: CacheHintRules, document: Document
   const holders = new Set<string>();
   let refused = false;
 
-  /** `holder`: the response key of the field whose value this selection reads. */
   const visit = (selectionSet: SelectionSetNode, parent: GraphQLCompositeType, holder?: string): void => {
     for (const selection of selectionSet.selections) {
       if (refused) return;
@@ -102,7 +91,6 @@ function hintOf(schema: GraphQLSchema, rules: CacheHintRules, document: Document
     }
   };
 
-  /** An object type read: its TTL bounds the answer's, and its status is checked if it must be final. */
   const enter = (type: GraphQLCompositeType, selectionSet: SelectionSetNode, holder: string | undefined): void => {
     if (isObjectType(type) && !weighsNothing(type)) {
       const age = rules.maxAge[type.name];
@@ -117,7 +105,6 @@ function hintOf(schema: GraphQLSchema, rules: CacheHintRules, document: Document
     visit(selectionSet, type);
   };
 
-  /** The response key of `status` in this selection, registered; false when it is not selected unconditionally. */
   const checkStatus = (selectionSet: SelectionSetNode, isFinal: (status: string) => boolean): boolean => {
     const status = selectionSet.selections.find((s) => s.kind === Kind.FIELD && s.name.value === 'status' && !s.directives?.length);
     if (!status || status.kind !== Kind.FIELD) return false;
@@ -133,11 +120,7 @@ function hintOf(schema: GraphQLSchema, rules: CacheHintRules, document: Document
   return { maxAge, statusChecks, holders };
 }
 
-/**
- * Whether every status the answer carries under a checked key is final, and no
- * field that holds such an object is null (not found yet is not final): a walk
- * of the answer's objects, once, only for documents that select such a type.
- */
+/** A walk of the answer, once, only for documents that select a type kept only when final. */
 export function finalAnswer(
   data: unknown,
   statusChecks: ReadonlyMap<string, (status: string) => boolean>,

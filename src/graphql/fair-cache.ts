@@ -1,18 +1,12 @@
 /**
- * A cache of what callers send (documents, what is compiled or priced from
- * them), bounded in estimated bytes, in which each caller holds at most a
- * share of the whole: over its share, a caller's own least recently used
- * entries go, never another's. An entry is charged to the caller who stored
- * it; any caller may read it. The whole is lru-cache's byte-bounded LRU, so
- * several callers within their shares still push out the least recently used
- * of anyone when together they fill it.
+ * A byte-bounded cache of what callers send, each caller holding at most a share: over it, its own least recently
+ * used entries go, never another's (docs/security.md, What callers send is kept in bytes).
  */
 import { LRUCache } from 'lru-cache';
 
 export interface FairCacheOptions {
-  /** Estimated bytes the cache holds in all. */
   maxBytes: number;
-  /** The part of `maxBytes` one caller's entries may take (0 to 1). */
+  /** 0 to 1 of `maxBytes`. */
   callerShare: number;
 }
 
@@ -24,12 +18,12 @@ interface Entry<V> {
 
 interface Holding<K> {
   bytes: number;
-  /** The owner's keys, least recently used first (a Set keeps insertion order). */
+  /** Least recently used first (a Set keeps insertion order). */
   keys: Set<K>;
 }
 
 export class FairCache<K extends NonNullable<unknown>, V extends NonNullable<unknown>> {
-  /** Bytes one caller may hold; an entry estimated over it is not kept at all. */
+  /** An entry estimated over it is not kept at all. */
   readonly perCaller: number;
   private readonly entries: LRUCache<K, Entry<V>>;
   private readonly holdings = new Map<string, Holding<K>>();
@@ -55,7 +49,6 @@ export class FairCache<K extends NonNullable<unknown>, V extends NonNullable<unk
     return entry.value;
   }
 
-  /** Keeps `value`, charged to `owner`, unless `bytes` is over one caller's share; returns whether it was kept. */
   set(key: K, value: V, bytes: number, owner: string): boolean {
     this.entries.delete(key);
     const size = Math.max(1, Math.ceil(bytes));
@@ -82,7 +75,6 @@ export class FairCache<K extends NonNullable<unknown>, V extends NonNullable<unk
     this.entries.clear();
   }
 
-  /** Estimated bytes held, in all. */
   get bytes(): number {
     return this.entries.calculatedSize;
   }
@@ -91,7 +83,6 @@ export class FairCache<K extends NonNullable<unknown>, V extends NonNullable<unk
     return this.entries.size;
   }
 
-  /** Estimated bytes charged to `owner`. */
   bytesOf(owner: string): number {
     return this.holdings.get(owner)?.bytes ?? 0;
   }

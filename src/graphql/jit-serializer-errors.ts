@@ -1,26 +1,18 @@
 /**
- * What our scalars' serializers throw, kept for graphql-jit's answers. graphql-jit keeps only
- * the message of a serializer's error (graphql-js keeps the error: an upstream value no scalar
- * can represent is UPSTREAM_ERROR, src/resolvers/scalars.ts), so the error is thrown on under a
- * token and found again by it when the answer's errors are rebuilt.
- *
- * A serializer is handed the value alone, not the execution it serves, so the errors of all
- * executions share one map. None is dropped while an execution that may have thrown it still
- * runs, however many an answer has; once every execution older than an error has ended, it is
- * dropped (an AsyncLocalStorage could hand each execution its own map, but on Node 20 it turns
- * on promise hooks for every promise of every operation).
+ * graphql-jit keeps only the message of a serializer's error, so our scalars' errors are thrown on under a token and
+ * found again by it. One map for all executions (not an AsyncLocalStorage, whose promise hooks would cost every
+ * operation); an error goes once no execution that may have thrown it still runs.
  */
 import { GraphQLScalarType, isScalarType, isSpecifiedScalarType, type GraphQLSchema } from 'graphql';
 
 const TOKEN = '\u0000serializer error ';
 
 export class SerializerErrors {
-  /** Serializers of the schema's own scalars, for graphql-jit's `customSerializers`. */
   readonly byType: Record<string, (value: unknown) => unknown> = {};
-  /** By token, in the order thrown (so by `thrownCount` when thrown). */
+  /** In the order thrown. */
   private readonly thrown = new Map<string, { seq: number; error: Error }>();
   private thrownCount = 0;
-  /** Each execution still running, with `thrownCount` when it began: oldest first, so smallest first. */
+  /** Oldest first, each with `thrownCount` when it began. */
   private readonly running = new Map<object, number>();
 
   constructor(schema: GraphQLSchema) {
@@ -29,7 +21,6 @@ export class SerializerErrors {
     }
   }
 
-  /** Runs one execution; `run` finds its errors by token (`errorOf`) before it returns. */
   async during<T>(run: () => Promise<T>): Promise<T> {
     const execution = {};
     this.running.set(execution, this.thrownCount);
@@ -41,12 +32,10 @@ export class SerializerErrors {
     }
   }
 
-  /** The error a serializer threw under this message, if it is a token. */
   errorOf(message: string): Error | undefined {
     return message.startsWith(TOKEN) ? this.thrown.get(message)?.error : undefined;
   }
 
-  /** How many errors are kept (for tests). */
   get size(): number {
     return this.thrown.size;
   }
@@ -64,7 +53,6 @@ export class SerializerErrors {
     };
   }
 
-  /** Errors thrown before the oldest running execution began belong to none still running. */
   private dropUnreachable(): void {
     const oldest = this.running.values().next();
     const before = oldest.done ? this.thrownCount : oldest.value;

@@ -1,9 +1,6 @@
 /**
- * The one walker over a selection set: the field names it selects, through
- * named and inline fragments, leaving out what `@skip` / `@include` drop for
- * the operation's variables. The auth gate (root fields), the id-only relation
- * shortcut and the idempotency guard's mutation count all read selections
- * through it, so they agree with what graphql-js will actually execute.
+ * The one walker over a selection set (fragments, `@skip`, `@include`), so the auth gate, the id-only shortcut and
+ * the idempotency guard agree with what graphql-js will execute.
  */
 import {
   getDirectiveValues,
@@ -20,7 +17,6 @@ import {
 export type Fragments = Readonly<Record<string, FragmentDefinitionNode>>;
 export type Variables = Readonly<Record<string, unknown>>;
 
-/** graphql-js's own rule (collectFields): `@skip(if: true)` drops, `@include(if: false)` drops. */
 export function isIncluded(node: FieldNode | FragmentSpreadNode | InlineFragmentNode, variables: Variables): boolean {
   const skip = getDirectiveValues(GraphQLSkipDirective, node, variables as Record<string, unknown>);
   if (skip?.if === true) return false;
@@ -28,7 +24,6 @@ export function isIncluded(node: FieldNode | FragmentSpreadNode | InlineFragment
   return include?.if !== false;
 }
 
-/** The names of the fields a selection set executes, in document order, repeats included. */
 export function selectedFieldNames(set: SelectionSetNode | undefined, fragments: Fragments, variables: Variables = {}): string[] {
   const names: string[] = [];
   const visit = (current: SelectionSetNode) => {
@@ -46,7 +41,6 @@ export function selectedFieldNames(set: SelectionSetNode | undefined, fragments:
   return names;
 }
 
-/** Fragment definitions of a document by name. */
 export function fragmentsOf(definitions: readonly { kind: Kind }[]): Fragments {
   // No prototype: a fragment named `__proto__` or `constructor` is a key like any other.
   const fragments = Object.create(null) as Record<string, FragmentDefinitionNode>;

@@ -1,19 +1,7 @@
 /**
- * Idempotent mutations at the GraphQL layer. A mutation resolver wrapped with
- * `idempotent` runs at most once per (caller, idempotency key, input): a
- * duplicate gets the first result again (the resolver's payload value, so it
- * resolves the same objects), a duplicate arriving while the first still runs
- * waits for it (bounded), and the same key with another input is refused.
- *
- * Failures are not results. When the resolver throws (a GraphQL error: time-out,
- * 5xx, breaker open...) the record is released, bound to its input, so the
- * client may retry with the same key. An upstream time-out on a write is
- * ambiguous (the upstream may have acted); the retry is still safe because
- * the key is forwarded upstream as `Idempotency-Key`, and the upstream
- * replays its first answer instead of acting twice (emulator/server.ts
- * shows the same behaviour). Without a key nothing is recorded and a write is
- * never retried; a mutation wrapped with `{ coalesceUnkeyed: true }` joins an
- * identical unkeyed call of the same caller still running (in-flight.ts).
+ * `idempotent()`: a mutation runs at most once per (caller, key, input) (docs/graphql-contract.md, Idempotency).
+ * A failure releases the record so the client may retry: safe after an ambiguous write time-out because the key
+ * is forwarded upstream as `Idempotency-Key`, and the upstream replays its first answer.
  */
 import { createHash } from 'node:crypto';
 import { GraphQLError, type GraphQLResolveInfo } from 'graphql';
@@ -28,38 +16,25 @@ import { decodeResult, encodeResult } from './result.js';
 import type { IdempotencyStore } from './store.js';
 
 export interface IdempotencySettings {
-  /** How long a completed (or released) record is kept. */
   ttlMs: number;
-  /** How long a duplicate waits for a running first request before IDEMPOTENCY_IN_PROGRESS. */
   waitMs: number;
-  /** How long a running record holds the key if its owner never finishes (crash). */
+  /** How long a running record holds the key if its owner crashed. */
   lockMs: number;
-  /** A result over this (UTF-16 bytes, echoed input left out) is not kept; default 1 MiB. */
+  /** Counted in UTF-16 bytes, echoed input left out. */
   recordMaxBytes?: number;
 }
 
-/** Per request: what the guard needs from the context. */
 export interface IdempotencyScope {
   store: IdempotencyStore;
   settings: IdempotencySettings;
-  /** The `Idempotency-Key` HTTP header, if sent. */
   headerKey: string | undefined;
-  /** The operation's deadline (epoch ms): a duplicate never waits past it. */
+  /** A duplicate never waits past the operation's deadline (epoch ms). */
   deadlineAt: number;
-  /** Told how each keyed mutation went (metrics). */
   observe?: (outcome: IdempotencyOutcome) => void;
-  /**
-   * Resolves when the caller's key is good, before a stored result is replayed to it (a replay calls no
-   * upstream that would refuse a revoked key); rejects with the refusal. Absent: the key was proven lately.
-   */
+  /** Proves the caller's key before a replay (which calls no upstream that would refuse a revoked key). */
   verifyCaller?: () => Promise<void>;
 }
 
-/**
- * How a keyed mutation went: `executed` (first of its key, ran), `replayed`
- * (the first's result again), `conflict` (same key, other input),
- * `in_progress` (the first was still running), `unavailable` (no store).
- */
 export type IdempotencyOutcome = 'executed' | 'replayed' | 'conflict' | 'in_progress' | 'unavailable';
 
 function outcomeOf(error: unknown): IdempotencyOutcome | null {
@@ -78,13 +53,8 @@ interface GuardContext {
   logger: Logger;
 }
 
-/** What the wrapped resolver passes to its upstream calls. */
 export interface IdempotentCall {
-  /**
-   * Call options for the mutation's upstream write; `step` names a second
-   * write of the same mutation. The first call claims the key: do local
-   * validation before it, so refused input never takes a record.
-   */
+  /** The first call claims the key: validate locally before it, so refused input never takes a record. */
   options(step?: string): Promise<CallOptions>;
 }
 
@@ -113,21 +83,15 @@ function idempotencyUnavailable(): GraphQLError {
   );
 }
 
-/** Thrown out of `options()` when the key already has a result: the resolver stops and the first result is the answer. */
 class Replay {
   constructor(readonly result: unknown) {}
 }
 
 export interface IdempotentOptions {
-  /**
-   * Unkeyed calls identical to one of the same caller still running join it
-   * (one upstream write, one result for all): for a write whose repeat the
-   * payer feels, such as the phone prompt of a send.
-   */
+  /** Identical unkeyed calls of one caller join the running one: for writes the payer feels (a send's phone prompt). */
   coalesceUnkeyed?: boolean;
 }
 
-/** Unkeyed calls running per gateway: one registry per idempotency store, which each gateway has its own of. */
 const inFlightByStore = new WeakMap<IdempotencyStore, InFlight>();
 
 function inFlightFor(store: IdempotencyStore): InFlight {
@@ -139,11 +103,7 @@ function inFlightFor(store: IdempotencyStore): InFlight {
   return inFlight;
 }
 
-/**
- * Wraps a mutation resolver. The key is the field's `idempotencyKey`
- * argument, or the `Idempotency-Key` header when the operation has a single
- * mutation field.
- */
+/** The key is the field's `idempotencyKey`, or the `Idempotency-Key` header when the operation has one mutation field. */
 export function idempotent<TParent, TArgs extends { idempotencyKey?: string | null }, TContext extends GuardContext, TResult>(
   resolve: (parent: TParent, args: TArgs, context: TContext, call: IdempotentCall, info: GraphQLResolveInfo) => Promise<TResult>,
   options: IdempotentOptions = {},
@@ -151,9 +111,8 @@ export function idempotent<TParent, TArgs extends { idempotencyKey?: string | nu
   return async (parent, args, context, info) => {
     const scope = context.idempotency;
     const key = resolveKey(args.idempotencyKey, scope.headerKey, info);
-    // Arguments nested this deep can only be custom metadata deeper than the mutation's own rule
-    // allows (payments/rules.ts): it refuses them with a user error and sends nothing, so there is
-    // nothing to guard, and fingerprinting them would overflow the stack.
+    // Nesting this deep is custom metadata the mutation's own rule refuses (nothing is sent), and would overflow the
+    // stack when fingerprinted.
     if (!nestsWithin(args, MAX_NESTING)) return resolve(parent, args, context, NO_KEY, info);
     if (key === undefined) {
       const run = () => resolve(parent, args, context, NO_KEY, info);
@@ -162,7 +121,6 @@ export function idempotent<TParent, TArgs extends { idempotencyKey?: string | nu
     }
     const run = keyedRun(context, scope, key, fingerprint(info.fieldName, args), args);
     try {
-      // A key that already has a result answers at once: a replay reads and writes nothing.
       await run.replayIfDone();
       const result = await resolve(parent, args, context, run.call, info);
       const answer = (await run.succeeded(result)) as TResult;
@@ -178,7 +136,6 @@ export function idempotent<TParent, TArgs extends { idempotencyKey?: string | nu
   };
 }
 
-/** One keyed execution: the claim taken at the first upstream write, then completed or released. */
 function keyedRun(context: GuardContext, scope: IdempotencyScope, key: string, fp: string, args: object) {
   const { store, settings, deadlineAt } = scope;
   const recordKey = recordKeyFor(context.callerId, key);
@@ -190,7 +147,6 @@ function keyedRun(context: GuardContext, scope: IdempotencyScope, key: string, f
     throw idempotencyUnavailable();
   };
 
-  /** Replays a finished record (waiting for a running one); returns when there is none to replay. */
   const replayIfDone = async (): Promise<void> => {
     const waitUntil = Math.min(Date.now() + settings.waitMs, deadlineAt);
     for (;;) {
@@ -233,11 +189,9 @@ function keyedRun(context: GuardContext, scope: IdempotencyScope, key: string, f
         return { idempotencyKey: step ? `${key}:${step}` : key };
       },
     } satisfies IdempotentCall,
-    /** The answer to give: this run's result, or the first run's when this one wrote nothing. */
     async succeeded(result: unknown): Promise<unknown> {
       if (owner === null) {
-        // No upstream write (input refused locally, or nothing left to do): nothing to remember.
-        // A duplicate that ran meanwhile may have acted: then its result is the answer.
+        // No upstream write: nothing to remember, but a duplicate that ran meanwhile may have acted.
         await replayIfDone();
         return result;
       }
@@ -250,8 +204,7 @@ function keyedRun(context: GuardContext, scope: IdempotencyScope, key: string, f
     },
     async failed(error: unknown): Promise<void> {
       if (owner === null) return;
-      // An API key the upstream refused wrote nothing: its record expires at once (1 ms), so a flood
-      // of rejected keys cannot fill the store for a day.
+      // A refused API key wrote nothing: its record expires at once, so rejected keys cannot fill the store.
       const refused = error instanceof UpstreamAuthenticationError || error instanceof UpstreamPermissionError;
       await store.release(recordKey, owner, fp, refused ? 1 : settings.ttlMs, context.callerId).catch((e: unknown) => {
         context.logger.error({ err: e }, 'idempotency record could not be released; it frees itself when its lock expires');
@@ -265,13 +218,11 @@ export function recordKeyFor(callerId: string, key: string): string {
   return createHash('sha256').update(callerId).update('\0').update(key).digest('hex');
 }
 
-/** sha256 of the field name and the canonical JSON of every other argument. */
 export function fingerprint(fieldName: string, args: object): string {
   const { idempotencyKey: _key, ...rest } = args as Record<string, unknown>;
   return createHash('sha256').update(fieldName).update('\n').update(canonicalJson(rest)).digest('hex');
 }
 
-/** JSON with object keys sorted at every level (Dates and URLs by their toJSON). */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_name, v: unknown) =>
     v !== null && typeof v === 'object' && !Array.isArray(v)

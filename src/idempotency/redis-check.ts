@@ -1,14 +1,8 @@
-/**
- * The Redis that holds idempotency records must keep them across a restart: a
- * record lost while its payment is in flight lets the client's retry act a
- * second time (when the payments API ignores Idempotency-Key). Append-only
- * persistence is what keeps the last seconds of records; RDB snapshots alone
- * lose every record since the last one. Checked once at start.
- */
+/** Checked at start: only append-only persistence keeps the records a retry of an in-flight payment relies on. */
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
 
-/** Policies that never drop a running claim ahead of old finished records (docs/security.md). */
+/** Policies that never drop a running claim ahead of old finished records. */
 const SUITED_POLICIES = new Set(['volatile-lru', 'volatile-lfu', 'allkeys-lru', 'allkeys-lfu']);
 
 export class RedisNotPersistentError extends Error {
@@ -18,15 +12,11 @@ export class RedisNotPersistentError extends Error {
   }
 }
 
-/** `field:value` of an INFO section. */
 function infoField(info: string, field: string): string | undefined {
   return new RegExp(`^${field}:(.*)$`, 'm').exec(info)?.[1]?.trim();
 }
 
-/**
- * `require`: rejects when append-only persistence is off (or cannot be read); `warn`: logs an error and resolves.
- * A memory policy that may drop running claims, or no maxmemory at all, is warned about either way.
- */
+/** `require` rejects without append-only persistence; `warn` logs. A policy that may drop running claims is warned about. */
 export async function checkIdempotencyRedis(redis: Redis, mode: 'require' | 'warn', logger: Logger): Promise<void> {
   const [persistence, memory] = await Promise.all([redis.info('persistence'), redis.info('memory')]).catch(() => [undefined, undefined]);
   const aof = persistence === undefined ? undefined : infoField(persistence, 'aof_enabled');

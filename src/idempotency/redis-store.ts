@@ -1,20 +1,12 @@
 /**
- * Idempotency records in Redis, shared by every gateway instance. Each state
- * change is one Lua script, so claim/complete/release are atomic across
- * instances; the first claim is a SET ... PX (NX in effect: the script only
- * writes when no record, or an `open` one with the same fingerprint, is there).
- * Waiting duplicates poll: a record changes once or twice in its life.
+ * Records in Redis, shared by every instance: each state change is one Lua script, so it is atomic across
+ * instances. Waiting duplicates poll: a record changes once or twice in its life.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { DEFAULT_RECORDS_PER_CALLER, peekRecord, type Claim, type IdempotencyStore, type Peek, type RecordBody } from './store.js';
 
-/**
- * KEYS[1] the record, KEYS[2] the caller's index (a sorted set of its record
- * keys by claim time). ARGV: fingerprint, body, lock ms, now ms, retention
- * ms, quota, record key prefix. A new record past the caller's quota drops
- * that caller's oldest records, never another caller's.
- */
+/** A new record past the caller's quota drops that caller's oldest records (KEYS[2], by claim time), never another's. */
 const CLAIM = `
 local cur = redis.call('GET', KEYS[1])
 if cur then
@@ -37,7 +29,6 @@ end
 return {'acquired'}
 `;
 
-/** Writes ARGV[2] unless another owner holds the record. */
 const FINISH = `
 local cur = redis.call('GET', KEYS[1])
 if cur then
@@ -57,7 +48,6 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     private readonly redis: Redis,
     private readonly prefix = 'gateway:idempotency:',
     private readonly perCaller = DEFAULT_RECORDS_PER_CALLER,
-    /** How long a caller's index remembers a record: the records' retention. */
     private readonly retentionMs = 24 * 60 * 60 * 1000,
   ) {}
 

@@ -1,35 +1,19 @@
 /**
- * What an idempotency record keeps of a mutation's result: enough to give a
- * replay the same answer as the first run, and no more.
- *
- * A payload echoes its input (a transaction carries back the `customMetadata`
- * it was created with, up to a megabyte). A replay only exists for the same
- * input (its fingerprint matched), so an echoed value is left out of the record
- * and taken back from the replay's own arguments. Only an exact echo is left
- * out: a value whose JSON text is the very text of an argument's value.
- *
- * Three forms, told apart by the first character (a JSON result starts with
- * neither `~` nor `!`):
- * - the result's JSON, as every record was before (nothing echoed);
- * - `~` + `{"v": result with echoes nulled, "echo": [[result path, argument path], ...]}`;
- * - `!`: the result, echoes left out, was still over the record's byte cap and is not kept. The record
- *   still holds the key, so a retry acts no second time: it is told the first run succeeded.
+ * What a record keeps of a result: an exact echo of an argument (a large `customMetadata`) is left out and taken
+ * back from the replay's identical arguments. Forms: plain JSON; `~` + `{v, echo}`; `!` (over the cap, not kept).
  */
 import { GraphQLError } from 'graphql';
 import { ErrorCode } from '../errors.js';
 
-/** Values shorter than this are kept as they are: leaving them out saves less than it costs. */
+/** Leaving out shorter values saves less than it costs. */
 const ECHO_MIN_CHARS = 512;
-/** How deep echoes are looked for, in the payload and in the arguments (payload.transaction.customMetadata is 2). */
 const ECHO_DEPTH = 3;
 
-/** The text of a record whose result is not kept. */
 export const NOT_KEPT = '!';
 const WITH_ECHOES = '~';
 
 type Path = (string | number)[];
 
-/** The record's text for `result`, produced by a mutation called with `args`; `maxBytes` counts UTF-16 (2 per character). */
 export function encodeResult(result: unknown, args: object, maxBytes: number): string {
   const json = JSON.stringify(result) ?? 'null';
   const echoes = json.length >= ECHO_MIN_CHARS ? echoedArguments(args) : new Map<string, Path>();
@@ -43,7 +27,6 @@ export function encodeResult(result: unknown, args: object, maxBytes: number): s
   return text.length * 2 > maxBytes ? NOT_KEPT : text;
 }
 
-/** The result a record holds, with its echoes taken back from the replay's `args`; throws when it was not kept. */
 export function decodeResult(text: string, args: object): unknown {
   if (text === NOT_KEPT) throw idempotencyResultNotKept();
   if (!text.startsWith(WITH_ECHOES)) return JSON.parse(text);
@@ -63,7 +46,6 @@ export function idempotencyResultNotKept(): GraphQLError {
   );
 }
 
-/** The arguments' values long enough to leave out, by their JSON text. */
 function echoedArguments(args: object): Map<string, Path> {
   const byText = new Map<string, Path>();
   const visit = (value: unknown, path: Path): void => {
@@ -94,7 +76,7 @@ function leaveOutEchoes(node: unknown, path: Path, echoes: Map<string, Path>, fo
   }
 }
 
-/** Own entries; `__proto__` left out, so a path written back can never reach a prototype. */
+/** `__proto__` left out, so a path written back can never reach a prototype. */
 function entries(value: object): [string | number, unknown][] {
   return Array.isArray(value) ? value.map((v, i) => [i, v] as [number, unknown]) : Object.entries(value).filter(([k]) => k !== '__proto__');
 }

@@ -1,9 +1,4 @@
-/**
- * Metrics, traces and request ids for one gateway (docs/operations.md). The
- * rooms that do the work stay unaware of it: they expose small hooks (the
- * upstream client's observer, the loaders' stats, the idempotency scope's
- * `observe`, the webhook intake's result) and this module fills them in.
- */
+/** Metrics, traces and request ids (docs/operations.md), filling the hooks other rooms expose, which stay unaware of it. */
 import type http from 'node:http';
 import type { GraphQLSchema } from 'graphql';
 import type { ObservabilityConfig } from '../config.js';
@@ -17,7 +12,6 @@ import { batchScope, scopedCallContext, traceResolvers } from './spans.js';
 import { createTracing, endSpan, SpanKind, startSpan, traceHeaders, type Tracing } from './tracing.js';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 
-/** How often each route may log that the payments API is unreachable. */
 const UNREACHABLE_LOG_INTERVAL_MS = 10_000;
 
 export { attributeErrors, OperationTelemetry, operationLoggerOf, operationTelemetryPlugin, withRequestId } from './operation.js';
@@ -27,10 +21,9 @@ export type { LiveSources } from './metrics.js';
 export type RateLimit = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_subscribe' | 'callback_subscribe';
 
 export class Observability {
-  /** Null when METRICS_ENABLED=false: nothing is counted. */
+  /** Null when METRICS_ENABLED=false. */
   readonly metrics: GatewayMetrics | null;
   private readonly tracing: Tracing;
-  /** For the per-operation DataLoaders; undefined when nothing is counted. */
   private readonly loaders: LoaderHooks | undefined;
 
   constructor(
@@ -42,7 +35,6 @@ export class Observability {
     this.loaders = loaderStats(this.metrics);
   }
 
-  /** Hooks for one operation's DataLoaders: counted, and with traces on each batch a scope of its own (spans.ts). */
   loadersFor(operation: OperationTelemetry): LoaderHooks | undefined {
     const tracer = this.tracing.tracer;
     if (!tracer) return this.loaders;
@@ -53,7 +45,6 @@ export class Observability {
     };
   }
 
-  /** With traces on, each root query/mutation resolver and loader batch that calls the upstream gets a span (spans.ts). */
   traceResolvers(schema: GraphQLSchema): void {
     if (this.tracing.tracer) traceResolvers(schema, this.tracing.tracer);
   }
@@ -93,7 +84,6 @@ export class Observability {
     this.metrics?.readFrom(sources);
   }
 
-  /** `GET /metrics`: the Prometheus text format. */
   metricsRoute() {
     return async (_req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
       if (!this.metrics) {
@@ -106,18 +96,17 @@ export class Observability {
     };
   }
 
-  /** Exports the spans still buffered. */
   close(): Promise<void> {
     return this.tracing.shutdown();
   }
 
-  /** Per route, when the last "unreachable" line was written: one line per route per interval, however many calls fail. */
+  /** One "unreachable" line per route per interval, however many calls fail. */
   private readonly unreachableLogged = new Map<string, number>();
 
   private unreachable(route: string, result: AttemptResult): void {
     const now = Date.now();
     if (now - (this.unreachableLogged.get(route) ?? -Infinity) < UNREACHABLE_LOG_INTERVAL_MS) return;
-    // Routes are the API's fixed templates: the map holds a few dozen entries at most.
+    // Routes are the API's fixed templates: a few dozen entries at most.
     this.unreachableLogged.set(route, now);
     const reason = 'reason' in result ? result.reason : 'timed_out';
     this.logger.warn({ route, reason }, 'payments API unreachable');
@@ -145,7 +134,6 @@ export class Observability {
   }
 }
 
-/** DataLoader batch sizes and cache hits, counted in `metrics`. */
 function loaderStats(metrics: GatewayMetrics | null): LoaderHooks | undefined {
   if (!metrics) return undefined;
   return {

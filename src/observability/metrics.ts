@@ -1,50 +1,38 @@
 /**
- * The gateway's Prometheus metrics (prom-client), in a registry of its own
- * per gateway (two gateways in one process, as in tests and benches, do not
- * mix). Every label value comes from a short, fixed vocabulary or from the
- * upstream's route templates; nothing a caller sends becomes a label except
- * an operation name, which is checked and capped (`operationLabel`). API
- * keys, ids and e-mail addresses never do.
+ * Prometheus metrics in a registry per gateway (two in one process do not mix). Labels are fixed vocabularies or
+ * route templates; only an operation name comes from a caller, checked and capped (`operationLabel`).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RouteStats } from '../upstream/index.js';
 
-/** Seconds; from a cached read (1 ms) to an operation at its deadline (15 s). */
+/** Seconds: a cached read (1 ms) to an operation at its deadline (15 s). */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15];
 /** A 50-item page batches up to 50 keys; the upstream's largest page is 100. */
 const BATCH_BUCKETS = [1, 2, 5, 10, 20, 50, 100];
-/** The labels of an operation's metrics, and of an upstream route's (see `routeLabels`). */
 const OPERATION_LABELS = ['operation', 'type', 'outcome'] as const;
 const ROUTE_LABELS = ['route', 'method'] as const;
-/** Distinct operation names kept as labels; the rest are counted as `other`. */
 const MAX_OPERATION_NAMES = 200;
-/** New names one caller may add to the labels: one key cannot take every slot. */
+/** One key cannot take every slot. */
 export const MAX_OPERATION_NAMES_PER_CALLER = 20;
-/** A name unused this long gives its slot (and its series) back when a new name needs one. */
 export const OPERATION_NAME_IDLE_MS = 60 * 60 * 1000;
-/** What the types and outcomes of an operation may be: the series an evicted name is removed from. */
+/** The series an evicted name is removed from. */
 const OPERATION_TYPES = ['query', 'mutation', 'subscription', 'unknown'] as const;
 const OUTCOMES: readonly OperationOutcome[] = ['ok', 'partial', 'error', 'rejected'];
-/** The callers of transports that do not say who called: one owner, with one caller's share. */
+/** Transports that do not say who called share one caller's share. */
 const UNATTRIBUTED = '(unattributed)';
 
 export type OperationOutcome = 'ok' | 'partial' | 'error' | 'rejected';
 
-/** What the scrape reads from the live gateway, rather than counting as it goes. */
 export interface LiveSources {
   routes(): Record<string, RouteStats>;
   websocket(): { connections: number; subscriptions: number };
-  /** Estimated bytes held by each cache of what callers send (documents, compiled queries, prices), by name. */
   caches?(): Record<string, number>;
-  /** Each Redis connection role: up or not (none without REDIS_URL). */
   redis?(): Partial<Record<string, boolean>>;
 }
 
 export class GatewayMetrics {
   readonly registry = new Registry();
-  /** Each operation name kept as a label: who added it (a caller id), and when it was last counted. */
   private readonly names = new Map<string, { owner: string; lastSeen: number }>();
-  /** How many of the kept names each caller added. */
   private readonly owned = new Map<string, number>();
   private readonly now: () => number;
   private sources: LiveSources | null = null;
@@ -142,9 +130,7 @@ export class GatewayMetrics {
     });
   }
 
-  // The metric factories below register in this gateway's registry; a metric's
-  // name, help and label names are its public contract, so they are spelled
-  // out where each metric is declared above.
+  // A metric's name, help and label names are its public contract: spelled out where each is declared above.
 
   private counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
     return new Counter({ name, help, labelNames, registers: [this.registry] });
@@ -154,7 +140,6 @@ export class GatewayMetrics {
     return new Histogram({ name, help, labelNames, buckets, registers: [this.registry] });
   }
 
-  /** A gauge per upstream route, read from the route's live stats at scrape time. */
   private routeGauge(name: string, help: string, read: (stats: RouteStats) => number): void {
     const routes = () => this.routeStats();
     new Gauge({
@@ -169,12 +154,10 @@ export class GatewayMetrics {
     });
   }
 
-  /** Each upstream route with its live stats; none before the gateway is wired. */
   private routeStats(): [string, RouteStats][] {
     return Object.entries(this.sources?.routes() ?? {});
   }
 
-  /** A gauge of the live WebSocket side, read at scrape time (0 before the gateway is wired). */
   private liveGauge(name: string, help: string, read: (ws: ReturnType<LiveSources['websocket']>) => number): void {
     const sources = () => this.sources;
     new Gauge({
@@ -188,18 +171,11 @@ export class GatewayMetrics {
     });
   }
 
-  /** The gateway's parts that are read at scrape time, once they exist. */
   readFrom(sources: LiveSources): void {
     this.sources = sources;
   }
 
-  /**
-   * A GraphQL operation name as a label: the name itself while it holds one
-   * of MAX_OPERATION_NAMES slots, else `other`. A caller adds at most
-   * MAX_OPERATION_NAMES_PER_CALLER names; a name unused for
-   * OPERATION_NAME_IDLE_MS gives its slot back when a new one needs it. A
-   * name with a long run of digits is `other` too: it was likely built from an id.
-   */
+  /** A name with a long run of digits is `other` too: it was likely built from an id (docs/operations.md, Metrics: what to scrape). */
   operationLabel(name: string | null | undefined, callerId: string = UNATTRIBUTED): string {
     if (!name) return 'anonymous';
     if (!/^[A-Za-z_][A-Za-z0-9_]{0,99}$/.test(name) || /\d{4,}/.test(name)) return 'other';
@@ -216,7 +192,6 @@ export class GatewayMetrics {
     return name;
   }
 
-  /** Frees the slot of the longest-unused idle name (of `owner` only, when given), with its series; false when none is idle. */
   private evictIdle(now: number, owner?: string): boolean {
     let oldest: [string, { owner: string; lastSeen: number }] | null = null;
     for (const entry of this.names) {
@@ -244,13 +219,11 @@ export class GatewayMetrics {
   }
 }
 
-/** `GET /v1/customers/:id` -> route `/v1/customers/:id`, method `GET`. */
 export function routeLabels(route: string): { route: string; method: string } {
   const space = route.indexOf(' ');
   return space < 0 ? { route, method: 'unknown' } : { route: route.slice(space + 1), method: route.slice(0, space) };
 }
 
-/** `2xx`..`5xx` for an answer; the failure's name when there was none. */
 export function statusClass(result: { status: number } | { failure: string }): string {
   return 'status' in result ? `${Math.floor(result.status / 100)}xx` : result.failure;
 }

@@ -1,9 +1,6 @@
 /**
- * The event bus between the webhook receiver and the subscriptions. In memory
- * for one instance; over Redis pub/sub when several instances serve the same
- * clients, so an event received by any instance reaches subscribers on all
- * of them. Either way, local delivery goes through one fan-out indexed by
- * account, so an event only ever visits its own account's listeners.
+ * The event bus from the webhook receiver to the subscriptions: in memory, or Redis pub/sub across instances. Local
+ * delivery is indexed by account, so an event only ever visits its own account's listeners.
  */
 import type { Redis } from 'ioredis';
 import { RedisLinks } from '../redis.js';
@@ -15,12 +12,8 @@ export type EventListener = (event: PaymentEvent) => void;
 
 export interface EventBus {
   publish(event: PaymentEvent): Promise<void>;
-  /**
-   * Listens to one account's events; returns the unsubscribe function.
-   * `internal`: the gateway's own listener (reconciliation), not counted as a subscription.
-   */
+  /** `internal`: the gateway's own listener (reconciliation), not counted as a subscription. */
   subscribe(accountId: number, listener: EventListener, options?: { internal?: boolean }): () => void;
-  /** Listeners attached on this instance: the subscriptions that are live here. */
   listenerCount(): number;
   close(): Promise<void>;
 }
@@ -76,16 +69,12 @@ export interface RedisBusOptions {
   url: string;
   channel: string;
   logger: Logger;
-  /** The gateway's Redis connections, which these two join (a set of their own when absent). */
   links?: RedisLinks;
 }
 
 /**
- * Every instance, the publishing one included, delivers what comes back from
- * the channel, so each event reaches each subscriber exactly once. Messages
- * are written with the entity cache's codec (upstream/codec.ts): an entity's
- * `Decimal` amounts come out as the same `Decimal`s on every instance.
- * Resolves once the subscription to the channel is active.
+ * Every instance, the publisher included, delivers what comes back from the channel: each subscriber gets each event
+ * once. Written with upstream/codec.ts, so `Decimal` amounts stay `Decimal`s on every instance.
  */
 export async function redisBus({ url, channel, logger, links = new RedisLinks(logger) }: RedisBusOptions): Promise<EventBus & { publisher: Redis }> {
   const publisher = links.open(url, 'bus-publisher');

@@ -1,10 +1,6 @@
-/**
- * The reconciler's due re-reads, one line per account, served round-robin:
- * an account watching hundreds of objects waits behind itself, and another
- * account's object gets the next turn, not the place after all of them.
- */
+/** Due re-reads, round-robin by account: an account watching hundreds of objects waits behind itself, not others. */
 export class FairQueue<T> {
-  /** Items per account in arrival order; the map's order is the turn. */
+  /** The map's order is the turn. */
   private readonly byAccount = new Map<number, T[]>();
   private count = 0;
 
@@ -19,12 +15,10 @@ export class FairQueue<T> {
     this.count += 1;
   }
 
-  /** The item whose turn it is, left in place. */
   peek(): T | undefined {
     return this.byAccount.values().next().value?.[0];
   }
 
-  /** Takes the item whose turn it is; its account goes to the back of the turn. */
   shift(): T | undefined {
     const first = this.byAccount.entries().next();
     if (first.done) return undefined;

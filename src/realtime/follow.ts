@@ -1,10 +1,6 @@
 /**
- * One object's states for one subscriber: the current state first, then
- * each newer state, from webhooks or re-reads (reconciler.ts), then the end
- * of the stream after a final state. The bus is listened to before the
- * current state is read, so a change landing between the two is not lost;
- * whatever is not strictly newer than what this subscriber last got (a
- * re-published current state, an event older than the read) is skipped.
+ * One object's states for one subscriber (docs/realtime.md, Current state first). The bus is listened to before the
+ * current state is read, so a change between the two is not lost; anything not strictly newer is skipped.
  */
 import type { RealtimeSource } from './source.js';
 import type { Snapshot, WatchedKind } from './reconciler.js';
@@ -12,9 +8,8 @@ import type { Snapshot, WatchedKind } from './reconciler.js';
 export interface FollowSpec<T extends Snapshot, R> {
   kind: WatchedKind;
   id: number;
-  /** The state now, with the caller's key; null when the key cannot read it. */
+  /** Null when the caller's key cannot read it. */
   read(): Promise<T | null>;
-  /** A webhook or re-read entity as the object's model, or null when it does not parse. */
   parse(entity: unknown): T | null;
   isFinal(status: string): boolean;
   wrap(value: T): R;
@@ -30,10 +25,9 @@ const seen = (value: Snapshot): Seen => {
   return { ms: Number.isFinite(ms) ? ms : 0, status: value.status };
 };
 
-/** Strictly later, or the same instant with another status (the ledger already ordered those by event id). */
+/** The same instant with another status counts: the ledger already ordered those by event id. */
 const isNews = (value: Seen, last: Seen) => value.ms > last.ms || (value.ms === last.ms && value.status !== last.status);
 
-/** Null when the object does not exist for the caller's key. */
 export async function followObject<T extends Snapshot, R>(source: RealtimeSource, spec: FollowSpec<T, R>): Promise<AsyncIterableIterator<R> | null> {
   const inner = source.events((event) =>
     event.current && event.object === spec.kind && event.objectId === spec.id ? spec.parse(event.entity) : null,
@@ -61,7 +55,6 @@ export async function followObject<T extends Snapshot, R>(source: RealtimeSource
     void inner.return?.();
   };
   const done = (): IteratorResult<R> => ({ value: undefined, done: true });
-  /** Hands a state out; after a final one the stream ends at the next pull. */
   const emit = (value: T): IteratorResult<R> => {
     if (spec.isFinal(value.status)) end();
     return { value: spec.wrap(value), done: false };

@@ -1,8 +1,4 @@
-/**
- * Real-time: the webhook receiver feeds an event bus, the bus feeds GraphQL
- * subscriptions. Shared state (bus, dedupe and ordering records) is in memory
- * for one instance, or in Redis when REDIS_URL is set.
- */
+/** Real-time: webhooks feed the event bus, the bus feeds subscriptions; shared state in Redis when REDIS_URL is set. */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import { STATE_PREFIX, type RedisLinks } from '../redis.js';
@@ -19,7 +15,6 @@ export { createReconciler, type Reconciler, type ReconcileStats, type SnapshotRe
 export interface RealtimeCore {
   bus: EventBus;
   ledger: DeliveryLedger;
-  /** Which instance re-reads a watched object: this one alone, or the holder of a Redis lease. */
   lease: PollLease;
   close(): Promise<void>;
 }
@@ -29,8 +24,7 @@ export async function startRealtime(options: { redisUrl: string | null; logger: 
     const bus = memoryBus(options.logger);
     return { bus, ledger: memoryLedger(), lease: soleLease, close: () => bus.close() };
   }
-  // v2: events written with upstream/codec.ts (Decimal amounts tagged). An instance of the version before,
-  // which wrote and read plain JSON, would misread them during a rolling deploy: the channels are kept apart.
+  // v2: Decimal amounts tagged (upstream/codec.ts); kept apart from the plain-JSON channel during a rolling deploy.
   const bus = await redisBus({ url: options.redisUrl, channel: `${STATE_PREFIX}events:v2`, logger: options.logger, links: options.links });
   const lease = redisLease(bus.publisher, STATE_PREFIX, randomUUID());
   return { bus, ledger: redisLedger(bus.publisher, STATE_PREFIX), lease, close: () => bus.close() };

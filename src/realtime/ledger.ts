@@ -1,45 +1,29 @@
-/**
- * What the receiver remembers about deliveries: which event ids were already
- * taken (dedupe, since the upstream delivers at least once) and the latest
- * version seen per object (ordering, since it delivers unordered). In memory
- * for one instance; in Redis so it holds across instances.
- */
+/** Deliveries remembered: event ids taken (delivery is at least once) and each object's latest version (unordered). */
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { isNewer, type Version } from './events.js';
 
 export interface DeliveryLedger {
-  /** True the first time this event is claimed, false for a redelivery. */
   claim(accountId: number, eventId: number): Promise<boolean>;
-  /** Forgets a claim, so a redelivery of an event we failed to publish is taken again. */
+  /** So a redelivery of an event we failed to publish is taken again. */
   release(accountId: number, eventId: number): Promise<void>;
-  /** True (and recorded) when `version` is newer than the last one seen for the object. */
   advance(objectKey: string, version: Version): Promise<boolean>;
-  /**
-   * Undoes `advance(objectKey, version)` for an event that could not be
-   * published: when `version` is still the object's latest, the one it
-   * replaced is put back, so the redelivery is taken as current again.
-   * A newer version recorded since stays.
-   */
+  /** Undoes an unpublished event's advance while it is still the latest, so its redelivery counts as current. */
   retreat(objectKey: string, version: Version): Promise<void>;
   /**
-   * For a snapshot read from the upstream (no event id): true (and recorded)
-   * only when its `updated_at` is strictly later than every version seen, so
-   * a re-read of a state a webhook already brought is not news. Recorded
-   * above every event id of that instant, so the webhook of the same state,
-   * arriving later, is not taken as news either.
+   * A re-read snapshot: news only when strictly later than every version seen, and recorded above every event id of
+   * that instant, so the same state's webhook arriving later is not news either.
    */
   advanceTo(objectKey: string, updatedAtMs: number): Promise<boolean>;
 }
 
-/** The event id given to a re-read snapshot: above any real one, so the same instant never counts twice. */
+/** Above any real event id, so the same instant never counts twice. */
 const SNAPSHOT_EVENT_ID = Number.MAX_SAFE_INTEGER;
 
-/** Upstream retries span minutes to hours (dispatcher backoff); a day covers them. */
+/** Upstream retries span minutes to hours; a day covers them. */
 const DEDUPE_TTL_SECONDS = 24 * 60 * 60;
 const LAST_SEEN_TTL_SECONDS = 24 * 60 * 60;
 
-/** The latest version seen of an object, and the one it replaced (for `retreat`). */
 interface Seen {
   version: Version;
   previous: Version | null;
@@ -79,12 +63,7 @@ export function memoryLedger(maxEntries = 100_000): DeliveryLedger {
   };
 }
 
-/**
- * Compare-and-set of `"<ms>:<eventId>"`, atomic in Redis so two instances
- * cannot both advance. The value replaced goes to KEYS[2] (none: deleted),
- * for RETREAT_SCRIPT; the first key keeps its format, so an instance of the
- * version before still reads it.
- */
+/** Atomic, so two instances cannot both advance; the first key keeps its format for the previous version's instances. */
 const ADVANCE_SCRIPT = `
 local cur = redis.call('GET', KEYS[1])
 local ms = tonumber(ARGV[1])
@@ -102,7 +81,6 @@ redis.call('SET', KEYS[1], ARGV[1] .. ':' .. ARGV[2], 'EX', ARGV[3])
 return 1
 `;
 
-/** Puts back the value an advance replaced, only while that advance is still the latest. */
 const RETREAT_SCRIPT = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local prev = redis.call('GET', KEYS[2])
@@ -115,7 +93,6 @@ redis.call('DEL', KEYS[2])
 return 1
 `;
 
-/** The same record, for a re-read snapshot: strictly later instants only. */
 const ADVANCE_TO_SCRIPT = `
 local cur = redis.call('GET', KEYS[1])
 local ms = tonumber(ARGV[1])

@@ -1,17 +1,8 @@
-/**
- * Who re-reads an object: the holder of its lease. With one instance it is
- * always this one. With several sharing Redis, the first instance with a
- * subscriber of the object takes the lease and renews it at each re-read;
- * the others only check it. The lease expires on its own when its holder
- * dies or stops renewing, and the next instance to check takes it, so
- * ownership moves without anyone announcing a death.
- */
+/** Who re-reads an object: the holder of its lease, which expires on its own when the holder dies (docs/realtime.md). */
 import type { Redis } from 'ioredis';
 
 export interface PollLease {
-  /** Takes the lease, or renews it when this instance holds it, for `ttlMs`; false when another instance holds it. */
   acquire(objectKey: string, ttlMs: number): Promise<boolean>;
-  /** Gives the lease up if this instance holds it, so another instance takes over at its next check. */
   release(objectKey: string): Promise<void>;
 }
 
@@ -20,7 +11,7 @@ export const soleLease: PollLease = {
   release: async () => undefined,
 };
 
-/** Take if free, renew if ours, else refuse: one round trip, atomic across instances. */
+/** One round trip, atomic across instances. */
 const ACQUIRE_SCRIPT = `
 local cur = redis.call('GET', KEYS[1])
 if cur == false then

@@ -1,9 +1,6 @@
 /**
- * The event side of `POST /webhooks/payments` (the HTTP side is
- * src/http/webhook-route.ts): verify the signature over the raw body, read
- * it with every amount exact (events.ts), take the event once (dedupe),
- * decide whether it is the object's newest state (ordering), answer, and
- * only then publish: the upstream waits on nothing but two store operations.
+ * The event side of `POST /webhooks/payments`: signature, exact read, dedupe, ordering, answer, and only then
+ * publish, so the upstream waits on nothing but two store operations.
  */
 import type { Logger } from '../logger.js';
 import type { EventBus } from './bus.js';
@@ -15,40 +12,27 @@ import { MAX_NESTING, nestsWithin } from '../upstream/index.js';
 
 export interface ReceiverDeps {
   secrets: readonly string[];
-  /** PAYMENTS_ENV=live: no secret then means real payments go unseen until reconciliation reads them. */
+  /** Live with no secret means real payments go unseen until reconciliation reads them. */
   live?: boolean;
   ledger: DeliveryLedger;
   bus: EventBus;
   logger: Logger;
   toleranceSeconds?: number;
   now?: () => number;
-  /**
-   * Drops any cached copy of the event's object. Awaited before the webhook is
-   * acknowledged, so once the upstream hears "received" no instance serves the
-   * old copy; a failure answers 503 and the upstream redelivers.
-   */
+  /** Awaited before the acknowledgement, so once the upstream hears "received" no instance serves the old copy. */
   evict?: (event: Pick<PaymentEvent, 'object' | 'objectId'>) => Promise<void>;
 }
 
-/** One delivery as it arrived: the raw bytes the signature covers. */
 export interface Delivery {
   raw: Buffer;
   signatureHeader: string | undefined;
   remoteAddress: string | undefined;
 }
 
-/**
- * What became of a delivery, for metrics: `stale` is a signature too old (a
- * replay or a clock problem), `out_of_order` an older state than the one
- * already seen (published as an event, not a state change), `too_large` a
- * body over the cap (refused by the route before any signature work).
- */
 export type IntakeResult = 'accepted' | 'out_of_order' | 'duplicate' | 'bad_signature' | 'stale' | 'invalid' | 'unavailable' | 'too_large';
 
-/** At most one warning line per this long about refused signatures, with the count since the last. */
 export const REFUSAL_LOG_INTERVAL_MS = 10_000;
 
-/** The answer for the upstream, and what to do once it is sent. */
 export interface Intake {
   result: IntakeResult;
   status: number;
@@ -59,7 +43,6 @@ export interface Intake {
 export { SIGNATURE_HEADER };
 
 export interface WebhookIntake {
-  /** The refusal a delivery gets from its signature header alone (before its body is read), if any. */
   precheck(signatureHeader: string | undefined, remoteAddress: string | undefined): Intake | undefined;
   receive(delivery: Delivery): Promise<Intake>;
 }
@@ -74,8 +57,7 @@ export function createWebhookIntake(deps: ReceiverDeps): WebhookIntake {
   const reply = (result: IntakeResult, status: number, body: Record<string, unknown>, afterReply?: () => void): Intake => ({ result, status, body, ...(afterReply ? { afterReply } : {}) });
   const now = deps.now ?? Date.now;
 
-  // A flood of forged deliveries must not become a flood of log lines: each refusal is a debug
-  // line (and counted in the metrics), and a warning says at most once per interval how many there were.
+  // Forged deliveries must not become a flood of log lines: one warning per interval with the count.
   let refusedSinceLine = 0;
   let lastLineAt = Number.NEGATIVE_INFINITY;
   const refuse = (check: Extract<SignatureCheck, { ok: false }>, remote: string | undefined): Intake => {
@@ -105,22 +87,20 @@ export function createWebhookIntake(deps: ReceiverDeps): WebhookIntake {
 
     let json: unknown;
     try {
-      // Parsed only now, from the bytes the signature covered; amounts keep every digit (events.ts).
+      // Parsed only now, from the bytes the signature covered.
       json = parseWebhookBody(raw.toString('utf8'));
     } catch {
       logger.warn('webhook refused: body is not JSON');
       return reply('invalid', 400, { error: 'invalid JSON' });
     }
-    // The schema takes the entity as a record without walking into it, so it is safe on any depth.
+    // The schema does not walk into the entity: safe on any depth.
     const parsed = webhookPayloadSchema.safeParse(json);
     if (!parsed.success) {
       logger.warn({ issues: parsed.error.issues.map((i) => i.path.join('.')) }, 'webhook refused: not an event');
       return reply('invalid', 400, { error: 'not an event' });
     }
     const event = toPaymentEvent(parsed.data);
-    // An event is an upstream item like those of the events API: nested deeper than the gateway
-    // reads items, it would fail whatever serialises it (the Redis bus, a subscriber's answer).
-    // Its object has changed all the same, so it is evicted first (a failed eviction asks for a retry).
+    // Too deep for anything to serialise it; its object changed all the same, so it is evicted first.
     if (!nestsWithin(json, MAX_NESTING)) {
       try {
         await deps.evict?.(event);
@@ -136,7 +116,7 @@ export function createWebhookIntake(deps: ReceiverDeps): WebhookIntake {
     const key = event.objectId === null ? null : objectKey(event.accountId, event.object, event.objectId);
     const version = versionOf(event);
     try {
-      // Every delivery evicts, duplicates and out-of-order ones too: it is idempotent and never wrong.
+      // Duplicates evict too: eviction is idempotent and never wrong.
       await deps.evict?.(event);
       if (!(await ledger.claim(event.accountId, event.id))) {
         logger.debug({ eventId: event.id }, 'duplicate webhook delivery acknowledged');
@@ -144,7 +124,7 @@ export function createWebhookIntake(deps: ReceiverDeps): WebhookIntake {
       }
       current = key === null ? true : await ledger.advance(key, version);
     } catch (error) {
-      // The store is unreachable: let the upstream retry later rather than lose the event.
+      // Unrecorded: let the upstream retry later rather than lose the event.
       logger.error({ err: error, eventId: event.id }, 'webhook not recorded: delivery or cache store failed');
       return reply('unavailable', 503, { error: 'try again later' });
     }
@@ -154,8 +134,7 @@ export function createWebhookIntake(deps: ReceiverDeps): WebhookIntake {
       setImmediate(() => {
         bus.publish({ ...event, current }).catch(async (error: unknown) => {
           logger.error({ err: error, eventId: event.id }, 'webhook event could not be published');
-          // Nothing of it stays recorded: its redelivery is taken again, and as current if it was.
-          // The version first, so a redelivery that passes the claim finds it undone.
+          // Nothing stays recorded; the version first, so a redelivery that passes the claim finds it undone.
           if (current && key !== null) await ledger.retreat(key, version).catch(() => undefined);
           await ledger.release(event.accountId, event.id).catch(() => undefined);
         });

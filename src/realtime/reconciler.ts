@@ -1,19 +1,6 @@
 /**
- * Reconciliation: while subscriptions wait on an object that is not final,
- * re-read it from the upstream when no change came for a while, because a
- * webhook can be lost (gateway restarting, endpoint disabled upstream,
- * secret rotated wrongly) and the upstream's own advice is to read the
- * object. A re-read that finds a newer state is published on the event bus
- * like a webhook, through the same ledger, so each subscriber sees each
- * state once and never an older one after a newer one.
- *
- * Cost: one re-read per object per wait, whatever the number of its
- * subscribers on this instance, and across instances (poll-lease.ts);
- * waits double from `initialMs` to `maxMs` while nothing changes and start
- * over after a change; every re-read of the instance takes a token from one
- * bucket of `readsPerSecond`, and over that cap the due re-reads take turns
- * by account (fair-queue.ts), so one tenant's many watched objects do not
- * hold back another tenant's.
+ * Re-reads objects subscribers wait on when no webhook came (they get lost), published through the same ledger as
+ * webhooks. Cost and bounds: docs/realtime.md, Reconciliation.
  */
 import type { ReconcileSettings } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -26,41 +13,30 @@ import type { PollLease } from './poll-lease.js';
 
 export type WatchedKind = 'transaction' | 'payout';
 
-/** An object as the upstream client decodes it: what the gateway needs of it to order and end. */
 export type Snapshot = Record<string, unknown> & { id: number; status: string; updated_at?: string | null | undefined };
 
-/** Reads one object with a subscriber's own key; null when the upstream does not know it. */
 export type SnapshotReader = (apiKey: string, kind: WatchedKind, id: number) => Promise<Snapshot | null>;
 
 export interface WatchTarget {
   accountId: number;
   kind: WatchedKind;
   id: number;
-  /** The subscriber's key: re-reads are made with the key of a subscriber still there, never another account's. */
+  /** A subscriber still there: never another account's key. */
   apiKey: string;
-  /** A status after which the upstream never changes the object: re-reading stops. */
   isFinal(status: string): boolean;
 }
 
 export interface ReconcileStats {
-  /** Objects with at least one subscriber on this instance. */
   watched: number;
-  /** Of those, the ones this instance re-reads (holds the lease of). */
   owned: number;
-  /** Upstream re-reads made by this instance since start. */
   reads: number;
-  /** Re-reads that found a state no webhook had brought, published to subscribers. */
   changes: number;
-  /** Re-reads put off because the instance's rate cap was reached. */
   deferred: number;
-  /** Re-reads or lease checks that failed (retried at the next wait). */
   errors: number;
 }
 
 export interface Reconciler {
-  /** Keeps the object re-read while the returned function is not called. */
   watch(target: WatchTarget): () => void;
-  /** Publishes a snapshot read elsewhere (a subscriber's current state) if it is newer than any seen. */
   observe(accountId: number, kind: WatchedKind, snapshot: Snapshot): Promise<boolean>;
   stats(): ReconcileStats;
   close(): Promise<void>;
@@ -88,11 +64,6 @@ interface Watch {
   done: boolean;
 }
 
-/**
- * A re-read object as an event's entity: a copy, amounts left as the decoder's
- * `Decimal`s, as a webhook entity read exactly holds them (events.ts); the
- * models take them as they are, and the Redis bus carries them (upstream/codec.ts).
- */
 function toEntity(snapshot: Snapshot): Record<string, unknown> {
   return { ...snapshot };
 }
@@ -110,7 +81,6 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   const nominal = (step: number) => Math.min(settings.maxMs, settings.initialMs * 2 ** step);
   const jittered = (ms: number) => ms * (1 - settings.jitter * random());
 
-  /** True when a read may start now (a token was taken). */
   const takeToken = (): boolean => {
     const now = Date.now();
     const capacity = Math.max(1, settings.readsPerSecond);
@@ -129,8 +99,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     w.timer.unref();
   };
 
-  // Over the cap, objects wait their turn (round-robin between accounts), and one timer
-  // hands out tokens as they refill, rather than every deferred object waking to retry.
+  // One timer hands out tokens as they refill, rather than every deferred object waking to retry.
   const queue = new FairQueue<Watch>();
   let pump: NodeJS.Timeout | null = null;
   const startPump = () => {
@@ -139,7 +108,6 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     pump = setTimeout(() => {
       pump = null;
       while (queue.size > 0) {
-        // Objects no one waits on any more give their turn away without spending a token.
         if (queue.peek()!.done) queue.shift();
         else if (takeToken()) void read(queue.shift()!);
         else break;
@@ -182,7 +150,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     schedule(w, jittered(nominal(w.step)));
   };
 
-  /** Lease first: only its holder reads; the others check again after the same wait, to take over if it dies. */
+  /** Only the lease holder reads; the others check again after the same wait, to take over if it dies. */
   async function tick(w: Watch): Promise<void> {
     w.timer = null;
     if (w.busy || w.done || closed) return;
@@ -226,7 +194,6 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     }
   }
 
-  /** Any newer state of a watched object, webhook or re-read: the object moved, so the waits start over. */
   const onEvent = (event: PaymentEvent) => {
     if (!event.current || event.objectId === null || event.object === null) return;
     const w = watches.get(objectKey(event.accountId, event.object, event.objectId));
@@ -234,7 +201,6 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     const status = typeof event.entity?.status === 'string' ? event.entity.status : null;
     if (status !== null && w.target.isFinal(status)) {
       w.done = true;
-      // Done: schedule only clears the pending re-read.
       schedule(w, 0);
       return;
     }

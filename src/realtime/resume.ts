@@ -1,35 +1,23 @@
-/**
- * Account-wide catch-up for `paymentEvent(after:)`: a subscriber that was
- * away (its connection dropped, the gateway restarted, a webhook was lost
- * meanwhile) names the last event it got; the events after it are read from
- * the upstream's event list, oldest first, then live events follow. Live
- * events are listened to before the list is read, so nothing falls between
- * the two, and an event both listed and delivered live (a late webhook, a
- * redelivery) is emitted once.
- */
+/** Catch-up for `paymentEvent(after:)` (docs/realtime.md, Account-wide events): live events are heard before the list is read. */
 import type { Page } from '../upstream/index.js';
 import { everyItem } from '../upstream/index.js';
 import type { EventModel } from '../upstream/index.js';
 
-/** How far back a subscriber may resume: the upstream's largest page, ten times. */
+/** The upstream's largest page, ten times. */
 export const RESUME_MAX_EVENTS = 1000;
 const PER_PAGE = 100;
 
 export interface ResumeSpec<T> {
   afterId: number;
-  /** One page of the account's events, newest first (the upstream's order). */
+  /** Newest first (the upstream's order). */
   listPage(page: number, perPage: number): Promise<Page<EventModel>>;
-  /** The value to emit for a listed event, or null to skip it (the subscriber's type filter). */
   toValue(event: EventModel): T | null;
   idOf(value: T): number;
-  /** The error for an `after` older than the newest RESUME_MAX_EVENTS events. */
   tooFarBack(): Error;
 }
 
-/** The events after `afterId`, oldest first; throws `tooFarBack()` when they are more than the window holds. */
 async function eventsAfter<T>(spec: ResumeSpec<T>): Promise<EventModel[]> {
-  // By id: events created while the pages are read push older ones down, so the top of a page can
-  // repeat the bottom of the one before; each is replayed once.
+  // By id: rows pushed down by new events repeat across pages.
   const found = new Map<number, EventModel>();
   for (let page = 1; ; page += 1) {
     const listed = await spec.listPage(page, PER_PAGE);

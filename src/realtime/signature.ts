@@ -1,8 +1,6 @@
 /**
- * `X-FEDAPAY-SIGNATURE: t=<unix seconds>,s=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`
- * (emulator/dispatcher.ts, the upstream's webhook docs). Several `s` may be
- * sent (the upstream rolling its secret), and several secrets may be configured
- * (us rolling ours): any pair that matches verifies.
+ * `X-FEDAPAY-SIGNATURE: t=<unix s>,s=<hex HMAC-SHA256(secret, "<t>.<body>")>`; several `s` (the upstream rolling its
+ * secret) and several secrets (us rolling ours): any pair that matches verifies.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -15,7 +13,6 @@ export type SignatureCheck =
 
 export interface VerifyOptions {
   secrets: readonly string[];
-  /** Unix seconds; injected so tests can move the clock. */
   nowSeconds?: number;
   toleranceSeconds?: number;
 }
@@ -24,10 +21,7 @@ const HEX_SHA256 = /^[0-9a-f]{64}$/i;
 
 export type SignatureHeader = { ok: true; timestamp: string; signatures: Buffer[] } | Extract<SignatureCheck, { ok: false }>;
 
-/**
- * The header alone, before the body is read: a delivery with no secret to check it against, or
- * with no well-formed header, is refused without reading its body or computing any HMAC.
- */
+/** No secret, or a malformed header: refused without reading the body or computing any HMAC. */
 export function readSignatureHeader(header: string | undefined, secrets: readonly string[]): SignatureHeader {
   if (secrets.length === 0) return { ok: false, reason: 'no-secret-configured' };
   if (!header) return { ok: false, reason: 'missing' };

@@ -1,16 +1,10 @@
 import type { PaymentEvent } from './events.js';
 import type { Snapshot, WatchedKind } from './reconciler.js';
 
-/** What a subscription resolver gets in its context: the caller's live events (absent over HTTP). */
+/** The caller's live events in a subscription resolver's context (absent over HTTP). */
 export interface RealtimeSource {
-  /** The caller's account: the only one whose events reach this connection. */
   accountId: number;
   events<T>(select: (event: PaymentEvent) => T | null): AsyncIterableIterator<T>;
-  /**
-   * Keeps one object re-read from the upstream (src/realtime/reconciler.ts)
-   * with the caller's key until the returned function is called, starting
-   * from `current`, a state the caller just read (shared with the object's
-   * other subscribers when it is news to them).
-   */
+  /** Re-reads one object with the caller's key until the returned function is called, from `current`. */
   reconcile(kind: WatchedKind, current: Snapshot, isFinal: (status: string) => boolean): () => void;
 }

@@ -1,13 +1,6 @@
 /**
- * One subscription's source: the account's bus events, filtered and mapped,
- * behind a bounded queue. graphql-ws pulls the next event only after the
- * previous one was written to the socket, so a client that stops reading
- * makes this queue grow; at `limit` the subscriber is declared too slow
- * (`onOverflow`), the queue is dropped and the stream ends.
- *
- * Written by hand rather than as an async generator: a generator's `return()`
- * waits behind a pending `next()`, so an idle subscription would stay on the
- * bus until its next event; here `return()` leaves at once.
+ * One subscription's bounded queue of bus events; a client that stops reading is declared too slow at `limit`.
+ * Not an async generator: its `return()` waits behind a pending `next()`, keeping an idle subscription on the bus.
  */
 import type { EventBus } from './bus.js';
 import type { PaymentEvent } from './events.js';
@@ -15,13 +8,11 @@ import type { PaymentEvent } from './events.js';
 export interface StreamOptions<T> {
   bus: EventBus;
   accountId: number;
-  /** The value to emit for an event, or null to skip it. */
   select(event: PaymentEvent): T | null;
   limit: number;
-  /** Extra pressure signal besides the queue, e.g. the socket's unsent bytes. */
   isCongested?(): boolean;
   onOverflow(): void;
-  /** Called just before each value is handed out (fresh loaders per event). */
+  /** Fresh loaders per event. */
   beforeEach?(): void;
 }
 
