@@ -107,27 +107,13 @@ export class GatewayMetrics {
     this.routeGauge('gateway_upstream_in_flight', 'Upstream calls holding a slot of their route.', (s) => s.inFlight);
     this.liveGauge('gateway_websocket_connections', 'Open GraphQL-over-WebSocket connections.', (ws) => ws.connections);
     this.liveGauge('gateway_subscriptions_active', 'Live subscriptions on this instance.', (ws) => ws.subscriptions);
-    const sources = () => this.sources;
-    new Gauge({
-      name: 'gateway_graphql_cache_bytes',
-      help: 'Estimated bytes held by each cache of what callers send: parsed documents, persisted query texts, compiled queries, operation prices.',
-      labelNames: ['cache'] as const,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const [cache, bytes] of Object.entries(sources()?.caches?.() ?? {})) this.set({ cache }, bytes);
-      },
-    });
-    new Gauge({
-      name: 'gateway_redis_up',
-      help: 'Redis connection per role (limits, key-news, entity-cache, idempotency, bus-publisher, bus-subscriber): 1 when ready, 0 while down. None without REDIS_URL.',
-      labelNames: ['role'] as const,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const [role, up] of Object.entries(sources()?.redis?.() ?? {})) this.set({ role }, up ? 1 : 0);
-      },
-    });
+    this.mapGauge('gateway_graphql_cache_bytes', 'Estimated bytes held by each cache of what callers send: parsed documents, persisted query texts, compiled queries, operation prices.', 'cache', (live) => live.caches?.() ?? {});
+    this.mapGauge(
+      'gateway_redis_up',
+      'Redis connection per role (limits, key-news, entity-cache, idempotency, bus-publisher, bus-subscriber): 1 when ready, 0 while down. None without REDIS_URL.',
+      'role',
+      (live) => Object.fromEntries(Object.entries(live.redis?.() ?? {}).map(([role, up]) => [role, up ? 1 : 0])),
+    );
   }
 
   // A metric's name, help and label names are its public contract: spelled out where each is declared above.
@@ -156,6 +142,22 @@ export class GatewayMetrics {
 
   private routeStats(): [string, RouteStats][] {
     return Object.entries(this.sources?.routes() ?? {});
+  }
+
+  /** One series per entry of what `read` returns, labelled by its key; none before `readFrom`. */
+  private mapGauge(name: string, help: string, label: string, read: (live: LiveSources) => Record<string, number>): void {
+    const sources = () => this.sources;
+    new Gauge({
+      name,
+      help,
+      labelNames: [label],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const live = sources();
+        for (const [value, n] of Object.entries(live ? read(live) : {})) this.set({ [label]: value }, n);
+      },
+    });
   }
 
   private liveGauge(name: string, help: string, read: (ws: ReturnType<LiveSources['websocket']>) => number): void {

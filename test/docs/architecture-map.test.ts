@@ -49,10 +49,11 @@ it('says where a key is revoked and where an upstream call is retried, naming co
   const retry = /\*\*An upstream call's retry\*\*: `(src\/[\w/.-]+)`, its retry loop\s+\(`(\w+)`\)/.exec(screen);
   expect(revocation).not.toBeNull();
   expect(retry).not.toBeNull();
-  for (const [name, file] of [
+  const named: [string, string][] = [
     [revocation![1]!, revocation![2]!],
     [retry![2]!, retry![1]!],
-  ]) {
+  ];
+  for (const [name, file] of named) {
     expect(existsSync(join(ROOT, file))).toBe(true);
     expect(readFileSync(join(ROOT, file), 'utf8')).toMatch(new RegExp(`(function|async|private|public)\\s+${name}\\b|\\b${name}\\s*\\(`));
   }
