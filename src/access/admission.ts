@@ -9,9 +9,10 @@
  * - documents: trusted documents, then tokens, rules, depth, aliases,
  *   directives, cost and mutation fields (graphql-limits.ts; HTTP runs the
  *   same checks as Apollo plugins, `documents` below);
- * - live streams: registered per key, ended when the key is revoked on any
- *   instance, and their keys proven again within KEY_REVALIDATE_MS when
- *   nothing else proves them.
+ * - live streams: opened by every streaming transport through one sequence
+ *   (`openStream`, stream-admission.ts) with one per-key tally, registered per
+ *   key, ended when the key is revoked on any instance, and their keys proven
+ *   again within KEY_REVALIDATE_MS when nothing else proves them.
  * A transport file keeps only its protocol: how to read the header, how to
  * refuse, how to close. `.dependency-cruiser.cjs` holds it to this module.
  */
@@ -30,21 +31,15 @@ import { refusalProvesKey, type KeyStatus } from './key-status.js';
 import { createRateLimiter } from './rate-limit.js';
 import { upstreamCallsOf, type UpstreamGate } from './upstream-budget.js';
 import type { TrustedDocuments } from '../limits/trusted-documents.js';
+import { streamDoor, type DocumentAdmission, type RateRefusal, type StreamOpening, type StreamRequest, type StreamTransport } from './stream-admission.js';
 
 export { capAnswer, overSize, tooLarge } from '../limits/response-size.js';
 export type { Caller } from '../auth.js';
+export { Tally, type DocumentAdmission, type OpenStream, type RateRefusal, type StreamOpening, type StreamRefusal, type StreamRequest, type StreamTransport } from './stream-admission.js';
 
 /** The limits the metrics count refusals of. */
 export type RateLimitName = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_subscribe' | 'callback_subscribe';
 
-/** The transports that open live streams, each with its own per-key pace of new streams. */
-export type StreamTransport = 'ws' | 'sse' | 'callback';
-
-export interface RateRefusal {
-  retryAfterSeconds: number;
-  /** Whose budget ran out: the key's, or the client address's. */
-  by: 'key' | 'address';
-}
 
 export interface DocumentLimits {
   maxTokens: number;
@@ -81,8 +76,6 @@ export interface CostExtension {
   maximumAvailable: number;
 }
 
-export type DocumentAdmission = { document: DocumentNode; source: string } | { errors: GraphQLError[] };
-
 export interface Admission {
   readonly keys: KeyStatus;
   readonly documents: DocumentLimits;
@@ -113,6 +106,14 @@ export interface Admission {
   prove(caller: Caller): Promise<boolean>;
   /** A live stream of the key's: `end` is called once if the key is revoked. Returns the release. */
   live(caller: Caller, end: () => void): () => void;
+  /**
+   * A live stream opened, the one sequence of every streaming transport (stream-admission.ts): revoked,
+   * the per-key cap (one tally for all transports), the stream rate, the document, the account, the
+   * live-stream registration. A refusal names its step; the transport words it.
+   */
+  openStream(request: StreamRequest): Promise<StreamOpening>;
+  /** Live streams of a key on this instance, every transport together. */
+  liveStreams(caller: Caller): number;
   close(): Promise<void>;
 }
 
@@ -201,7 +202,17 @@ export function createAdmission(deps: AdmissionDeps): Admission {
   }, tickMs);
   prover.unref();
 
-  return {
+  // The one sequence every streaming transport opens a stream through, over the steps below.
+  const streams = streamDoor({
+    isRevoked: (callerId) => keys.isRevoked(callerId),
+    maxPerKey: limits.ws.maxSubscriptionsPerKey,
+    stream: (transport, caller, address) => self.stream(transport, caller, address),
+    document: (payload, operationName, variables, caller) => self.document(payload, operationName, variables, caller),
+    account: (caller) => self.account(caller),
+    live: (caller, end) => self.live(caller, end),
+  });
+
+  const self: Admission = {
     keys,
     documents: deps.documents,
 
@@ -296,6 +307,10 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       };
     },
 
+    openStream: (request) => streams.open(request),
+
+    liveStreams: (caller) => streams.liveOf(caller.callerId),
+
     async close() {
       clearInterval(prover);
       stopListening();
@@ -303,4 +318,5 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       logger.debug('admission closed');
     },
   };
+  return self;
 }

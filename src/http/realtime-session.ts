@@ -86,19 +86,3 @@ export function streamedResult(
   telemetry?.answered(result.data, errors);
   return errors ? { ...(result as FormattedExecutionResult), errors: marked(errors) } : undefined;
 }
-
-/** Counts per name, forgetting names that drop to zero (bounded by what is live). */
-export class Tally {
-  private readonly counts = new Map<string, number>();
-  get(name: string): number {
-    return this.counts.get(name) ?? 0;
-  }
-  add(name: string): void {
-    this.counts.set(name, this.get(name) + 1);
-  }
-  remove(name: string): void {
-    const left = this.get(name) - 1;
-    if (left > 0) this.counts.set(name, left);
-    else this.counts.delete(name);
-  }
-}
