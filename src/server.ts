@@ -36,7 +36,8 @@ import { MemoryIdempotencyStore, type IdempotencyStore } from './idempotency/ind
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { loadTrustedDocuments } from './limits/trusted-documents.js';
 import { fairDocumentStore, UNPROVEN_OWNER, validatedDocuments } from './limits/document-store.js';
-import { documentRules, operationCheck, operationLimits, withoutSuggestions } from './limits/graphql-limits.js';
+import { documentRules, operationCheck, withoutSuggestions } from './limits/graphql-limits.js';
+import { documentCheck } from './limits/document-check.js';
 import { KeyStatus, localRevocations, redisRevocations, type RevocationChannel } from './access/key-status.js';
 import { createAdmission } from './access/admission.js';
 import type { Redis } from 'ioredis';
@@ -147,18 +148,19 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     onInternalError: (original, raised) => operationLoggerOf(raised, operationLoggerOf(original, logger)).error({ err: original }, 'internal error masked in a GraphQL response'),
     ...(config.graphql.suggestions ? {} : { requestMessage: withoutSuggestions }),
   });
-  // The same document limits for HTTP (Apollo Server) and WebSocket (graphql-ws).
+  // One document check for HTTP (Apollo Server) and the streaming transports (src/limits/document-check.ts).
   const caches = config.graphql.caches;
-  const documents = {
+  const documents = documentCheck(schema, {
     maxTokens: config.limits.maxTokens,
     rules: documentRules(config.limits),
     check: operationCheck(schema, config.limits, config.pagination, caches.callerShare),
     trusted: config.trustedDocumentsPath ? loadTrustedDocuments(config.trustedDocumentsPath) : null,
     maxResponseBytes: config.limits.maxResponseBytes,
-  };
+  });
   const explorer = gatewayExplorer(config.explorer, { endpoint: '/graphql', ...explorerOptions });
   // What a caller sends is kept in its own share of each cache; keys not accepted lately share one (docs/security.md).
   const ownerOf = (contextValue: unknown) => (contextValue as HttpContext).metricsOwner ?? UNPROVEN_OWNER;
+  const httpLimits = documents.apolloOptions(config.graphql.costExtensions ? { maximumAvailable: config.limits.maxCost } : null, ownerOf);
   const httpDocuments = fairDocumentStore({ maxBytes: caches.documentBytes, callerShare: caches.callerShare }, ownerOf);
   const streamDocuments = validatedDocuments({ maxBytes: caches.documentBytes, callerShare: caches.callerShare });
   // Queries compiled by graphql-jit (src/graphql/jit-executor.ts), unless turned off or usage reports
@@ -174,14 +176,14 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     includeStacktraceInErrorResponses: false,
     formatError,
     logger,
-    parseOptions: { maxTokens: documents.maxTokens },
+    parseOptions: httpLimits.parseOptions,
     // Without Apollo's trailing newline; the answer-size cap applies where the route writes it (graphql-route.ts).
     stringifyResult: (result) => JSON.stringify(result),
-    validationRules: documents.rules,
+    validationRules: httpLimits.validationRules,
     plugins: [
       authGate({ routerSecretSet: config.graphql.routerSharedSecret !== null }),
       httpDocuments.plugin,
-      operationLimits(documents.check, config.graphql.costExtensions ? { maximumAvailable: config.limits.maxCost } : null, ownerOf),
+      httpLimits.plugin,
       // Installed by hand: the federated tracing Apollo adds to a subgraph by itself, minus its info line at start.
       ApolloServerPluginInlineTrace(),
       // Apollo's cache-control plugin costs a hook on every field of every answer; cacheHeaders()

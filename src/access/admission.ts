@@ -21,33 +21,25 @@ import type { Redis } from 'ioredis';
 import type { FairCache } from '../graphql/fair-cache.js';
 import { readCaller, type Caller } from '../auth.js';
 import type { Config } from '../config.js';
-import { ErrorCode, unauthenticated } from '../errors.js';
+import { unauthenticated } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { PaymentsApi } from '../upstream/index.js';
 import { UpstreamAuthenticationError } from '../upstream/index.js';
 import { UNGATED, type OperationScope } from '../upstream/index.js';
-import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
+import type { DocumentCheck } from '../limits/document-check.js';
 import { refusalProvesKey, type KeyStatus } from './key-status.js';
 import { createRateLimiter } from './rate-limit.js';
 import { upstreamCallsOf, type UpstreamGate } from './upstream-budget.js';
-import type { TrustedDocuments } from '../limits/trusted-documents.js';
 import { streamDoor, type DocumentAdmission, type RateRefusal, type StreamOpening, type StreamRequest, type StreamTransport } from './stream-admission.js';
 
 export { capAnswer, overSize, tooLarge } from '../limits/response-size.js';
 export type { Caller } from '../auth.js';
+export type { DocumentCheck, DocumentLimits } from '../limits/document-check.js';
 export { Tally, type DocumentAdmission, type OpenStream, type RateRefusal, type StreamOpening, type StreamRefusal, type StreamRequest, type StreamTransport } from './stream-admission.js';
 
 /** The limits the metrics count refusals of. */
 export type RateLimitName = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_subscribe' | 'callback_subscribe';
 
-
-export interface DocumentLimits {
-  maxTokens: number;
-  rules: readonly ValidationRule[];
-  check: OperationCheck;
-  maxResponseBytes: number;
-  trusted: TrustedDocuments | null;
-}
 
 /** What the streaming transports add to the HTTP document limits: rules Apollo adds for HTTP, fields they never serve. */
 export interface StreamDocumentLimits {
@@ -63,7 +55,8 @@ export interface AdmissionDeps {
   upstream: { forKey(apiKey: string, scope: OperationScope): PaymentsApi };
   logger: Logger;
   schema: GraphQLSchema;
-  documents: DocumentLimits;
+  /** The one document check, HTTP's too (limits/document-check.ts). */
+  documents: DocumentCheck;
   streams: StreamDocumentLimits;
   /** Shares the operation rate between instances; null: in memory. */
   redis: Redis | null;
@@ -78,7 +71,7 @@ export interface CostExtension {
 
 export interface Admission {
   readonly keys: KeyStatus;
-  readonly documents: DocumentLimits;
+  readonly documents: DocumentCheck;
   /**
    * The caller a credential header names: null without one; an error (UNAUTHENTICATED, FORBIDDEN with its
    * HTTP status) for a key that can never work here or that the upstream refused moments ago.
@@ -245,22 +238,10 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     },
 
     document(payload, operationName, variables, caller) {
-      const source = deps.documents.trusted ? deps.documents.trusted.resolve(payload) : payload.query;
-      if (typeof source !== 'string') {
-        const message = deps.documents.trusted
-          ? 'Only trusted documents run here: send a documentId or persisted-query hash from the manifest.'
-          : 'The request has no query.';
-        return { errors: [new GraphQLError(message, { extensions: { code: deps.documents.trusted ? 'PERSISTED_QUERY_NOT_FOUND' : ErrorCode.BAD_USER_INPUT } })] };
-      }
-      const admitted = admitDocument(deps.schema, source, operationName, variables, {
-        maxTokens: deps.documents.maxTokens,
-        rules: deps.streams.rules,
-        check: deps.documents.check,
-        refusedRootFields: deps.streams.refusedRootFields,
-        // A key not proven is anyone's to invent: its documents are checked, never remembered; a known key's are its own share.
-        ...(keys.isKnown(caller.callerId) ? { validated: deps.streams.validated, owner: caller.callerId } : {}),
-      });
-      return 'errors' in admitted ? admitted : { document: admitted.document, source };
+      const { rules, refusedRootFields, validated } = deps.streams;
+      // A key not proven is anyone's to invent: its documents are checked, never remembered; a known key's are its own share.
+      const remembered = keys.isKnown(caller.callerId) ? { validated, owner: caller.callerId } : {};
+      return deps.documents.admit(payload, operationName, variables, { rules, refusedRootFields, ...remembered });
     },
 
     cost(document, operationName, variables, context) {

@@ -20,6 +20,7 @@
  */
 import { getOperationAST, OperationTypeNode, type DocumentNode, type GraphQLError, type OperationDefinitionNode } from 'graphql';
 import type { Caller } from '../auth.js';
+import type { DocumentAdmission } from '../limits/document-check.js';
 
 /** The transports that open live streams, each with its own per-key pace of new streams. */
 export type StreamTransport = 'ws' | 'sse' | 'callback';
@@ -30,7 +31,7 @@ export interface RateRefusal {
   by: 'key' | 'address';
 }
 
-export type DocumentAdmission = { document: DocumentNode; source: string } | { errors: GraphQLError[] };
+export type { DocumentAdmission } from '../limits/document-check.js';
 
 /** What the sequence is made of: admission's own steps (admission.ts). */
 export interface StreamSteps {

@@ -12,7 +12,7 @@
 import type http from 'node:http';
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { createHandler, type Response } from 'graphql-sse';
-import { createContext, type Context, type ContextDeps } from '../context.js';
+import type { Context, ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
 import type { EventBus } from '../realtime/bus.js';
 import type { Reconciler } from '../realtime/reconciler.js';
@@ -21,7 +21,7 @@ import { REVOKED_KEY_MESSAGE, type Admission, type Caller, type StreamRefusal } 
 import { MAX_BODY_BYTES, setCorsHeaders } from './graphql-route.js';
 import { clientAddress } from './client-address.js';
 import type { OperationTelemetry } from '../observability/index.js';
-import { realtimeSource, refreshContext, streamedResult } from './realtime-session.js';
+import { streamContext, streamedResult } from './realtime-session.js';
 import { serveSse } from './sse-adapter.js';
 
 export interface SseDeps {
@@ -163,23 +163,20 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       deps.context.observability.subscriptionStarted();
       telemetryOf.set(req, telemetry);
       res.once('close', () => telemetry.end());
-      const forOperation = () => createContext(deps.context, { caller: caller as Caller, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry });
-      const contextValue: SseContext = Object.assign(forOperation() as SseContext, {
-        realtime: realtimeSource({
-          bus: deps.bus,
-          reconciler: deps.reconciler,
-          logger,
-          caller: caller as Caller,
-          accountId,
-          queueLimit: deps.limits.queueLimit,
-          isCongested: () => res.writableLength > deps.limits.maxBufferedBytes,
-          onOverflow: () => {
-            logger.warn({ callerId, queueLimit: deps.limits.queueLimit }, 'event stream subscriber too slow: stream closed');
-            res.destroy();
-          },
-          beforeEach: () => refreshContext(contextValue, forOperation),
-        }),
-      });
+      const contextValue = streamContext({
+        context: deps.context,
+        bus: deps.bus,
+        reconciler: deps.reconciler,
+        caller: stream.caller,
+        accountId,
+        telemetry,
+        queueLimit: deps.limits.queueLimit,
+        isCongested: () => res.writableLength > deps.limits.maxBufferedBytes,
+        onOverflow: () => {
+          logger.warn({ callerId, queueLimit: deps.limits.queueLimit }, 'event stream subscriber too slow: stream closed');
+          res.destroy();
+        },
+      }) as SseContext;
       return { schema: deps.schema, document, operationName: params.operationName ?? null, variableValues: variables, contextValue };
     },
     onNext: (_ctx, req, result) => {

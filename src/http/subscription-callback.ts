@@ -21,7 +21,7 @@
  */
 import type http from 'node:http';
 import { GraphQLError, subscribe, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
-import { createContext, type Context, type ContextDeps } from '../context.js';
+import type { ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
 import { REVOKED_KEY_MESSAGE, type Admission, type Caller, type StreamRefusal } from '../access/admission.js';
 import type { OperationTelemetry } from '../observability/index.js';
@@ -30,7 +30,7 @@ import type { Reconciler } from '../realtime/reconciler.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/index.js';
 import { CALLBACK_PROTOCOL, callbackStream, deliver, type CallbackStream, type CallbackTarget } from './callback-stream.js';
 import { clientAddress } from './client-address.js';
-import { realtimeSource, refreshContext, streamedResult } from './realtime-session.js';
+import { streamContext, streamedResult } from './realtime-session.js';
 
 /** Heartbeats more often than this would make one subscription a steady stream of POSTs. */
 export const MIN_HEARTBEAT_MS = 500;
@@ -239,7 +239,6 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
     const telemetry: OperationTelemetry = observability.startOperation({ transport: 'callback', headers: req.headers });
     telemetry.by(callerId);
     telemetry.named(operationName ?? operation?.name?.value, 'subscription');
-    const forOperation = () => createContext(deps.context, { caller, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry });
     let stream: CallbackStream | null = null;
     const tooSlow = () => {
       logger.warn({ callerId, queueLimit: deps.queueLimit }, 'callback subscription too slow: router not keeping up, subscription completed');
@@ -249,19 +248,17 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
 
     let results: Awaited<ReturnType<typeof subscribe>>;
     try {
-      const contextValue: Context = Object.assign(forOperation(), {
-        realtime: realtimeSource({
-          bus: deps.bus,
-          reconciler: deps.reconciler,
-          logger,
-          caller,
-          accountId,
-          queueLimit: deps.queueLimit,
-          // The only pressure is the queue: events wait there while the router takes one POST at a time.
-          isCongested: () => false,
-          onOverflow: tooSlow,
-          beforeEach: () => refreshContext(contextValue, forOperation),
-        }),
+      const contextValue = streamContext({
+        context: deps.context,
+        bus: deps.bus,
+        reconciler: deps.reconciler,
+        caller,
+        accountId,
+        telemetry,
+        queueLimit: deps.queueLimit,
+        // The only pressure is the queue: events wait there while the router takes one POST at a time.
+        isCongested: () => false,
+        onOverflow: tooSlow,
       });
       results = await subscribe({ schema: deps.schema, document: admitted.document, operationName: operationName ?? null, variableValues: variables, contextValue });
     } catch (error) {

@@ -14,7 +14,7 @@ import type { Duplex } from 'node:stream';
 import { getOperationAST, GraphQLError, type FormattedExecutionResult, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { createContext, type Context, type ContextDeps } from '../context.js';
+import type { Context, ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/index.js';
 import type { EventBus } from '../realtime/bus.js';
@@ -22,7 +22,7 @@ import { REVOKED_KEY_MESSAGE, Tally, type Admission, type Caller, type OpenStrea
 import type { Reconciler } from '../realtime/reconciler.js';
 import { wasRefused } from './body.js';
 import { clientAddress } from './client-address.js';
-import { realtimeSource, refreshContext, streamedResult } from './realtime-session.js';
+import { streamContext, streamedResult } from './realtime-session.js';
 import { attributeErrors, withRequestId, type OperationTelemetry } from '../observability/index.js';
 
 /** Close codes a client can act on (4xxx: application-defined, per RFC 6455). */
@@ -263,24 +263,20 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         session.telemetry.set(id, telemetry);
         // Each operation, and each event of a subscription, gets the deadline an
         // HTTP operation gets: an event's relations are a new read of the world.
-        const forOperation = () =>
-          createContext(deps.context, { caller, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry });
-        const context: Context = Object.assign(forOperation(), {
-          realtime: realtimeSource({
-            bus: deps.bus,
-            reconciler: deps.reconciler,
-            logger,
-            caller,
-            accountId,
-            queueLimit: limits.queueLimit,
-            isCongested: () => socket.bufferedAmount > limits.maxBufferedBytes,
-            onOverflow: () => {
-              closedTooSlow += 1;
-              logger.warn({ callerId: caller.callerId, queueLimit: limits.queueLimit }, 'subscriber too slow: connection closed');
-              closeSoon(socket, CloseCodes.tooSlow, `Subscriber too slow: more than ${limits.queueLimit} events queued`);
-            },
-            beforeEach: () => refreshContext(context, forOperation),
-          }),
+        const context = streamContext({
+          context: deps.context,
+          bus: deps.bus,
+          reconciler: deps.reconciler,
+          caller,
+          accountId,
+          telemetry,
+          queueLimit: limits.queueLimit,
+          isCongested: () => socket.bufferedAmount > limits.maxBufferedBytes,
+          onOverflow: () => {
+            closedTooSlow += 1;
+            logger.warn({ callerId: caller.callerId, queueLimit: limits.queueLimit }, 'subscriber too slow: connection closed');
+            closeSoon(socket, CloseCodes.tooSlow, `Subscriber too slow: more than ${limits.queueLimit} events queued`);
+          },
         });
         return context;
       },
