@@ -7,8 +7,8 @@
  * - rates: operations per key, per address for a key not yet proven or no
  *   key; connection attempts per address; streams opened per key;
  * - documents: trusted documents, then tokens, rules, depth, aliases,
- *   directives, cost and mutation fields (graphql-limits.ts; HTTP runs the
- *   same checks as Apollo plugins, `documents` below);
+ *   directives, cost and mutation fields (the one check, document-check.ts,
+ *   which HTTP enters as Apollo Server's options, `documents` below);
  * - live streams: opened by every streaming transport through one sequence
  *   (`openStream`, stream-admission.ts) with one per-key tally, registered per
  *   key, ended when the key is revoked on any instance, and their keys proven
@@ -16,7 +16,7 @@
  * A transport file keeps only its protocol: how to read the header, how to
  * refuse, how to close. `.dependency-cruiser.cjs` holds it to this module.
  */
-import { GraphQLError, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { GraphQLError, type DocumentNode, type ValidationRule } from 'graphql';
 import type { Redis } from 'ioredis';
 import type { FairCache } from '../graphql/fair-cache.js';
 import { readCaller, type Caller } from '../auth.js';
@@ -54,7 +54,6 @@ export interface AdmissionDeps {
   keys: KeyStatus;
   upstream: { forKey(apiKey: string, scope: OperationScope): PaymentsApi };
   logger: Logger;
-  schema: GraphQLSchema;
   /** The one document check, HTTP's too (limits/document-check.ts). */
   documents: DocumentCheck;
   streams: StreamDocumentLimits;

@@ -55,7 +55,6 @@ function setup(
     keys,
     upstream,
     logger: createLogger('silent'),
-    schema,
     documents,
     streams,
     redis: null,
