@@ -7,51 +7,38 @@
  * - rates: operations per key, per address for a key not yet proven or no
  *   key; connection attempts per address; streams opened per key;
  * - documents: trusted documents, then tokens, rules, depth, aliases,
- *   directives, cost and mutation fields (graphql-limits.ts; HTTP runs the
- *   same checks as Apollo plugins, `documents` below);
- * - live streams: registered per key, ended when the key is revoked on any
- *   instance, and their keys proven again within KEY_REVALIDATE_MS when
- *   nothing else proves them.
+ *   directives, cost and mutation fields (the one check, document-check.ts,
+ *   which HTTP enters as Apollo Server's options, `documents` below);
+ * - live streams: opened by every streaming transport through one sequence
+ *   (`openStream`, stream-admission.ts) with one per-key tally, registered per
+ *   key, ended when the key is revoked on any instance, and their keys proven
+ *   again within KEY_REVALIDATE_MS when nothing else proves them.
  * A transport file keeps only its protocol: how to read the header, how to
  * refuse, how to close. `.dependency-cruiser.cjs` holds it to this module.
  */
-import { GraphQLError, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { GraphQLError, type DocumentNode, type ValidationRule } from 'graphql';
 import type { Redis } from 'ioredis';
 import type { FairCache } from '../graphql/fair-cache.js';
 import { readCaller, type Caller } from '../auth.js';
 import type { Config } from '../config.js';
-import { ErrorCode, unauthenticated } from '../errors.js';
+import { unauthenticated } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { PaymentsApi } from '../upstream/index.js';
 import { UNGATED, type OperationScope } from '../upstream/index.js';
-import { admitDocument, type OperationCheck } from '../limits/graphql-limits.js';
+import type { DocumentCheck } from '../limits/document-check.js';
 import type { KeyStatus } from './key-status.js';
 import { createRateLimiter } from './rate-limit.js';
 import { upstreamCallsOf, type UpstreamGate } from './upstream-budget.js';
-import type { TrustedDocuments } from '../limits/trusted-documents.js';
+import { streamDoor, type DocumentAdmission, type RateRefusal, type StreamOpening, type StreamRequest, type StreamTransport } from './stream-admission.js';
 
 export { capAnswer, overSize, tooLarge } from '../limits/response-size.js';
 export type { Caller } from '../auth.js';
+export type { DocumentCheck, DocumentLimits } from '../limits/document-check.js';
+export { Tally, type DocumentAdmission, type OpenStream, type RateRefusal, type StreamOpening, type StreamRefusal, type StreamRequest, type StreamTransport } from './stream-admission.js';
 
 /** The limits the metrics count refusals of. */
 export type RateLimitName = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_subscribe' | 'callback_subscribe';
 
-/** The transports that open live streams, each with its own per-key pace of new streams. */
-export type StreamTransport = 'ws' | 'sse' | 'callback';
-
-export interface RateRefusal {
-  retryAfterSeconds: number;
-  /** Whose budget ran out: the key's, or the client address's. */
-  by: 'key' | 'address';
-}
-
-export interface DocumentLimits {
-  maxTokens: number;
-  rules: readonly ValidationRule[];
-  check: OperationCheck;
-  maxResponseBytes: number;
-  trusted: TrustedDocuments | null;
-}
 
 /** What the streaming transports add to the HTTP document limits: rules Apollo adds for HTTP, fields they never serve. */
 export interface StreamDocumentLimits {
@@ -66,8 +53,8 @@ export interface AdmissionDeps {
   keys: KeyStatus;
   upstream: { forKey(apiKey: string, scope: OperationScope): PaymentsApi };
   logger: Logger;
-  schema: GraphQLSchema;
-  documents: DocumentLimits;
+  /** The one document check, HTTP's too (limits/document-check.ts). */
+  documents: DocumentCheck;
   streams: StreamDocumentLimits;
   /** Shares the operation rate between instances; null: in memory. */
   redis: Redis | null;
@@ -80,11 +67,9 @@ export interface CostExtension {
   maximumAvailable: number;
 }
 
-export type DocumentAdmission = { document: DocumentNode; source: string } | { errors: GraphQLError[] };
-
 export interface Admission {
   readonly keys: KeyStatus;
-  readonly documents: DocumentLimits;
+  readonly documents: DocumentCheck;
   /**
    * The caller a credential header names: null without one; an error (UNAUTHENTICATED, FORBIDDEN with its
    * HTTP status) for a key that can never work here or that the upstream refused moments ago.
@@ -112,6 +97,14 @@ export interface Admission {
   prove(caller: Caller): Promise<boolean>;
   /** A live stream of the key's: `end` is called once if the key is revoked. Returns the release. */
   live(caller: Caller, end: () => void): () => void;
+  /**
+   * A live stream opened, the one sequence of every streaming transport (stream-admission.ts): revoked,
+   * the per-key cap (one tally for all transports), the stream rate, the document, the account, the
+   * live-stream registration. A refusal names its step; the transport words it.
+   */
+  openStream(request: StreamRequest): Promise<StreamOpening>;
+  /** Live streams of a key on this instance, every transport together. */
+  liveStreams(caller: Caller): number;
   close(): Promise<void>;
 }
 
@@ -190,7 +183,17 @@ export function createAdmission(deps: AdmissionDeps): Admission {
   }, tickMs);
   prover.unref();
 
-  return {
+  // The one sequence every streaming transport opens a stream through, over the steps below.
+  const streams = streamDoor({
+    isRevoked: (callerId) => keys.isRevoked(callerId),
+    maxPerKey: limits.ws.maxSubscriptionsPerKey,
+    stream: (transport, caller, address) => self.stream(transport, caller, address),
+    document: (payload, operationName, variables, caller) => self.document(payload, operationName, variables, caller),
+    account: (caller) => self.account(caller),
+    live: (caller, end) => self.live(caller, end),
+  });
+
+  const self: Admission = {
     keys,
     documents: deps.documents,
 
@@ -223,22 +226,10 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     },
 
     document(payload, operationName, variables, caller) {
-      const source = deps.documents.trusted ? deps.documents.trusted.resolve(payload) : payload.query;
-      if (typeof source !== 'string') {
-        const message = deps.documents.trusted
-          ? 'Only trusted documents run here: send a documentId or persisted-query hash from the manifest.'
-          : 'The request has no query.';
-        return { errors: [new GraphQLError(message, { extensions: { code: deps.documents.trusted ? 'PERSISTED_QUERY_NOT_FOUND' : ErrorCode.BAD_USER_INPUT } })] };
-      }
-      const admitted = admitDocument(deps.schema, source, operationName, variables, {
-        maxTokens: deps.documents.maxTokens,
-        rules: deps.streams.rules,
-        check: deps.documents.check,
-        refusedRootFields: deps.streams.refusedRootFields,
-        // A key not proven is anyone's to invent: its documents are checked, never remembered; a known key's are its own share.
-        ...(keys.isKnown(caller.callerId) ? { validated: deps.streams.validated, owner: caller.callerId } : {}),
-      });
-      return 'errors' in admitted ? admitted : { document: admitted.document, source };
+      const { rules, refusedRootFields, validated } = deps.streams;
+      // A key not proven is anyone's to invent: its documents are checked, never remembered; a known key's are its own share.
+      const remembered = keys.isKnown(caller.callerId) ? { validated, owner: caller.callerId } : {};
+      return deps.documents.admit(payload, operationName, variables, { rules, refusedRootFields, ...remembered });
     },
 
     cost(document, operationName, variables, context) {
@@ -285,6 +276,10 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       };
     },
 
+    openStream: (request) => streams.open(request),
+
+    liveStreams: (caller) => streams.liveOf(caller.callerId),
+
     async close() {
       clearInterval(prover);
       stopListening();
@@ -292,4 +287,5 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       logger.debug('admission closed');
     },
   };
+  return self;
 }

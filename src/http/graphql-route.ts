@@ -73,7 +73,7 @@ function asksForFreshData(header: string | undefined): boolean {
  * A router's subscription over its HTTP callback protocol goes to `callbacks` (subscription-callback.ts).
  */
 export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, admission: Admission, callbacks?: CallbackSubscriptions) {
-  const { trusted } = admission.documents;
+  const { documents } = admission;
   const { production } = deps.config;
   const { maxResponseBytes } = deps.config.limits;
   const { routerSharedSecret } = deps.config.graphql;
@@ -167,9 +167,10 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
       if (opened.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(opened.retryAfterSeconds));
       return sendJson(res, opened.status, refusal(telemetry, opened.message, opened.code, opened.extra));
     }
-    if (trusted) {
-      const text = isRecord(body) && req.method === 'POST' ? trusted.resolve(body) : null;
-      if (text === null) {
+    // The document check's own entrance (limits/document-check.ts, as for streams): the trusted text, before Apollo parses it.
+    if (documents.trusted) {
+      const text = isRecord(body) && req.method === 'POST' ? documents.source(body) : null;
+      if (typeof text !== 'string') {
         return sendJson(res, 400, refusal(telemetry, 'Only trusted documents run here: send a documentId or persisted-query hash from the manifest (POST).', 'PERSISTED_QUERY_NOT_FOUND'));
       }
       const { documentId: _id, extensions, ...rest } = body as Record<string, unknown>;

@@ -1,10 +1,12 @@
 /**
- * What every subscription transport (graphql-ws, graphql-sse) shares beyond
- * admission (src/access/admission.ts): the RealtimeSource a subscription
- * resolver reads its events from, and how a streamed result goes out.
+ * What every streaming transport (graphql-ws, graphql-sse, router callbacks)
+ * shares once admission (src/access/admission.ts, `openStream`) has opened a
+ * stream: the one builder of its context (`streamContext`, with the
+ * RealtimeSource a subscription resolver reads its events from), and how a
+ * streamed result goes out.
  */
 import type { ExecutionResult, FormattedExecutionResult, GraphQLError, GraphQLFormattedError } from 'graphql';
-import type { Context } from '../context.js';
+import { createContext, type Context, type ContextDeps } from '../context.js';
 import { overSize, tooLarge, type Caller } from '../access/admission.js';
 import type { Logger } from '../logger.js';
 import { attributeErrors, withRequestId, type OperationTelemetry } from '../observability/index.js';
@@ -13,7 +15,7 @@ import type { Reconciler } from '../realtime/reconciler.js';
 import type { RealtimeSource } from '../realtime/source.js';
 import { boundedStream } from '../realtime/stream.js';
 
-export interface SourceOptions {
+interface SourceOptions {
   bus: EventBus;
   reconciler: Reconciler;
   logger: Logger;
@@ -27,7 +29,7 @@ export interface SourceOptions {
   beforeEach(): void;
 }
 
-export function realtimeSource(o: SourceOptions): RealtimeSource {
+function realtimeSource(o: SourceOptions): RealtimeSource {
   return {
     accountId: o.accountId,
     events: (select) =>
@@ -49,12 +51,50 @@ export function realtimeSource(o: SourceOptions): RealtimeSource {
   };
 }
 
+export interface StreamContextOptions {
+  context: ContextDeps;
+  bus: EventBus;
+  reconciler: Reconciler;
+  /** From the opened stream (admission.openStream). */
+  caller: Caller;
+  accountId: number;
+  telemetry: OperationTelemetry;
+  queueLimit: number;
+  /** Extra pressure signal besides the queue: the transport's unsent bytes. */
+  isCongested(): boolean;
+  onOverflow(): void;
+}
+
+/**
+ * The context of one operation on a live stream, the same on every streaming transport: the context an HTTP
+ * operation gets (its deadline included), and the RealtimeSource its subscription reads, which gives each
+ * event a fresh upstream client, loaders and deadline (`refreshContext`).
+ */
+export function streamContext(o: StreamContextOptions): Context {
+  const { config } = o.context;
+  const forOperation = () => createContext(o.context, { caller: o.caller, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry: o.telemetry });
+  const context: Context = Object.assign(forOperation(), {
+    realtime: realtimeSource({
+      bus: o.bus,
+      reconciler: o.reconciler,
+      logger: o.context.logger,
+      caller: o.caller,
+      accountId: o.accountId,
+      queueLimit: o.queueLimit,
+      isCongested: o.isCongested,
+      onOverflow: o.onOverflow,
+      beforeEach: () => refreshContext(context, forOperation),
+    }),
+  });
+  return context;
+}
+
 /**
  * Before each event of a subscription: a fresh upstream client, loaders, cache
  * scope and idempotency scope, with a new deadline, for the event's relations
  * are a new read of the world.
  */
-export function refreshContext(context: Context, forOperation: () => Context): void {
+function refreshContext(context: Context, forOperation: () => Context): void {
   const fresh = forOperation();
   context.api = fresh.api;
   context.loaders = fresh.loaders;
@@ -85,20 +125,4 @@ export function streamedResult(
   }
   telemetry?.answered(result.data, errors);
   return errors ? { ...(result as FormattedExecutionResult), errors: marked(errors) } : undefined;
-}
-
-/** Counts per name, forgetting names that drop to zero (bounded by what is live). */
-export class Tally {
-  private readonly counts = new Map<string, number>();
-  get(name: string): number {
-    return this.counts.get(name) ?? 0;
-  }
-  add(name: string): void {
-    this.counts.set(name, this.get(name) + 1);
-  }
-  remove(name: string): void {
-    const left = this.get(name) - 1;
-    if (left > 0) this.counts.set(name, left);
-    else this.counts.delete(name);
-  }
 }

@@ -10,18 +10,18 @@
  * operation cap and RealtimeSource (reconciliation included) as graphql-ws.
  */
 import type http from 'node:http';
-import { getOperationAST, GraphQLError, type ExecutionResult, OperationTypeNode, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { GraphQLError, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { createHandler, type Response } from 'graphql-sse';
-import { createContext, type Context, type ContextDeps } from '../context.js';
+import type { Context, ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
 import type { EventBus } from '../realtime/bus.js';
 import type { Reconciler } from '../realtime/reconciler.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/index.js';
-import type { Admission, Caller } from '../access/admission.js';
+import { REVOKED_KEY_MESSAGE, type Admission, type Caller, type StreamRefusal } from '../access/admission.js';
 import { MAX_BODY_BYTES, setCorsHeaders } from './graphql-route.js';
 import { clientAddress } from './client-address.js';
 import type { OperationTelemetry } from '../observability/index.js';
-import { realtimeSource, refreshContext, streamedResult, Tally } from './realtime-session.js';
+import { streamContext, streamedResult } from './realtime-session.js';
 import { serveSse } from './sse-adapter.js';
 
 export interface SseDeps {
@@ -67,7 +67,6 @@ function endRevoked(res: http.ServerResponse): void {
 export function createSseRoute(deps: SseDeps): SseRoute {
   const { config, logger } = deps.context;
   const { admission } = deps;
-  const liveByKey = new Tally();
   const open = new Set<http.ServerResponse>();
   const addressOf = clientAddress(config.limits.trustedProxies);
   const telemetryOf = new WeakMap<object, OperationTelemetry>();
@@ -82,6 +81,43 @@ export function createSseRoute(deps: SseDeps): SseRoute {
     return caller;
   };
 
+  /** A refused stream in this protocol's words: an HTTP status and a coded error. */
+  const refusal = (refused: StreamRefusal): Answer => {
+    switch (refused.kind) {
+      case 'revoked':
+        return answer(401, REVOKED_KEY_MESSAGE, ErrorCode.UNAUTHENTICATED);
+      case 'cap':
+        return answer(429, `At most ${refused.limit} live event streams per API key.`, ErrorCode.RATE_LIMITED);
+      case 'rate': {
+        const { by, retryAfterSeconds } = refused.refusal;
+        const whose = by === 'key' ? 'with this API key' : 'from this address';
+        const [body, init] = answer(429, `Too many event streams opened ${whose}; retry later.`, ErrorCode.RATE_LIMITED);
+        return [body, { ...init, headers: { ...init.headers, 'retry-after': String(retryAfterSeconds) } }] as Answer;
+      }
+      case 'document': {
+        // Through the one error formatter: no "Did you mean" hints where suggestions are off.
+        const first = refused.errors[0]!;
+        const formatted = deps.formatError(first.toJSON(), first);
+        return answer(400, formatted.message, String(formatted.extensions?.code ?? ErrorCode.BAD_USER_INPUT));
+      }
+      case 'not-subscription':
+        return answer(400, 'Only subscriptions are served as event streams; send queries and mutations as GraphQL over HTTP (application/json).', ErrorCode.BAD_USER_INPUT);
+      case 'account': {
+        const { error } = refused;
+        if (error instanceof UpstreamAuthenticationError) return answer(401, 'The payments API rejected this API key.', ErrorCode.UNAUTHENTICATED);
+        if (error instanceof UpstreamPermissionError) return answer(403, 'Forbidden.', ErrorCode.FORBIDDEN);
+        // A call beyond the spec the upstream lacks: not "unavailable", as trying again will not help.
+        if (error instanceof UpstreamRouteMissingError) return answer(502, 'The payments API does not offer GET /v1/accounts, which event streams need.', ErrorCode.UPSTREAM_UNSUPPORTED);
+        logger.warn({ err: error instanceof Error ? { message: error.message } : error }, 'event stream refused: account lookup failed');
+        return answer(503, 'Upstream unavailable, try again later.', ErrorCode.UPSTREAM_UNAVAILABLE);
+      }
+      case 'slot':
+      case 'gone':
+        // The client left before the stream opened: nothing to stream to.
+        return answer(400, 'The stream was closed before it opened.', ErrorCode.BAD_USER_INPUT);
+    }
+  };
+
   const handler = createHandler<http.IncomingMessage, { res: http.ServerResponse }, SseContext>({
     schema: deps.schema,
     // Null: no "single connection mode" (its stream tokens would be a second credential); each stream carries the key.
@@ -93,91 +129,54 @@ export function createSseRoute(deps: SseDeps): SseRoute {
       const caller = callerOf(req.headers.get('authorization'));
       if (Array.isArray(caller)) return caller as Answer;
       const { callerId } = caller as Caller;
-      // Trusted documents, tokens, graphql-js's rules, depth, aliases, directives and cost, as over HTTP and WebSocket.
-      const variables = params.variables ?? {};
-      const admitted = admission.document(params as unknown as Record<string, unknown>, params.operationName ?? undefined, variables, caller as Caller);
-      if ('errors' in admitted) {
-        // Through the one error formatter: no "Did you mean" hints where suggestions are off.
-        const first = admitted.errors[0]!;
-        const formatted = deps.formatError(first.toJSON(), first);
-        return answer(400, formatted.message, String(formatted.extensions?.code ?? ErrorCode.BAD_USER_INPUT));
-      }
-      const { document } = admitted;
-      const operation = getOperationAST(document, params.operationName ?? undefined);
-      if (operation?.operation !== OperationTypeNode.SUBSCRIPTION) {
-        return answer(400, 'Only subscriptions are served as event streams; send queries and mutations as GraphQL over HTTP (application/json).', ErrorCode.BAD_USER_INPUT);
-      }
-      if (liveByKey.get(callerId) >= config.limits.ws.maxSubscriptionsPerKey) {
-        return answer(429, `At most ${config.limits.ws.maxSubscriptionsPerKey} live event streams per API key.`, ErrorCode.RATE_LIMITED);
-      }
-      // The stream's slot is reserved before the first await (a burst cannot pass the cap together) and
-      // released when the response closes, which may happen while the awaits below still run.
       const res = req.context.res;
-      liveByKey.add(callerId);
+      // The client leaving, before the stream opens or after, gives its slot back (the signal is the stream's release).
+      const gone = new AbortController();
+      res.once('close', () => gone.abort());
+      // Counted from now on, so a shutdown ends a stream still being opened too.
       open.add(res);
-      let released = false;
-      const release = () => {
-        if (released) return;
-        released = true;
+      res.once('close', () => open.delete(res));
+      const variables = params.variables ?? {};
+      // The sequence every streaming transport shares: revoked, per-key cap, stream rate, document, account, live.
+      const opened = await admission.openStream({
+        transport: 'sse',
+        caller: caller as Caller,
+        address: addressOf(req.raw),
+        payload: params as unknown as Record<string, unknown>,
+        operationName: params.operationName ?? undefined,
+        variables,
+        subscriptionsOnly: true,
+        signal: gone.signal,
+        // The key revoked on any instance: the stream ends with the reason as its last event.
+        onRevoked: () => endRevoked(res),
+      });
+      if ('refused' in opened) {
         open.delete(res);
-        liveByKey.remove(callerId);
-      };
-      res.once('close', release);
-      const refused = (refusal: Answer): Answer => {
-        release();
-        return refusal;
-      };
-      const tooSoon = (retryAfterSeconds: number, message: string): Answer => {
-        const [body, init] = answer(429, message, ErrorCode.RATE_LIMITED);
-        return refused([body, { ...init, headers: { ...init.headers, 'retry-after': String(retryAfterSeconds) } }] as Answer);
-      };
-      // Each stream costs an account look-up and a first read: the per-key pace of graphql-ws subscribe messages.
-      const limited = await admission.stream('sse', caller as Caller, addressOf(req.raw));
-      if (limited) {
-        const whose = limited.by === 'key' ? 'with this API key' : 'from this address';
-        return tooSoon(limited.retryAfterSeconds, `Too many event streams opened ${whose}; retry later.`);
+        return refusal(opened.refused);
       }
-      let accountId: number;
-      try {
-        accountId = await admission.account(caller as Caller);
-      } catch (error) {
-        if (error instanceof UpstreamAuthenticationError) return refused(answer(401, 'The payments API rejected this API key.', ErrorCode.UNAUTHENTICATED));
-        if (error instanceof UpstreamPermissionError) return refused(answer(403, 'Forbidden.', ErrorCode.FORBIDDEN));
-        // A call beyond the spec the upstream lacks: not "unavailable", as trying again will not help.
-        if (error instanceof UpstreamRouteMissingError) {
-          return refused(answer(502, 'The payments API does not offer GET /v1/accounts, which event streams need.', ErrorCode.UPSTREAM_UNSUPPORTED));
-        }
-        logger.warn({ err: error instanceof Error ? { message: error.message } : error }, 'event stream refused: account lookup failed');
-        return refused(answer(503, 'Upstream unavailable, try again later.', ErrorCode.UPSTREAM_UNAVAILABLE));
-      }
-      // The client left during the look-up: nothing to stream to (its close already released the slot).
-      if (released || res.destroyed || res.writableEnded) return refused(answer(400, 'The stream was closed before it opened.', ErrorCode.BAD_USER_INPUT));
+      const { stream } = opened;
+      const { document, accountId } = stream;
       const header = (name: string) => req.headers.get(name) ?? undefined;
       const telemetry = deps.context.observability.startOperation({ transport: 'sse', headers: { 'x-request-id': header('x-request-id'), traceparent: header('traceparent'), tracestate: header('tracestate') } });
       telemetry.by(callerId);
-      telemetry.named(params.operationName ?? operation.name?.value, 'subscription');
+      telemetry.named(params.operationName ?? stream.operation?.name?.value, 'subscription');
       deps.context.observability.subscriptionStarted();
       telemetryOf.set(req, telemetry);
       res.once('close', () => telemetry.end());
-      // The key revoked on any instance: the stream ends with the reason as its last event.
-      res.once('close', admission.live(caller as Caller, () => endRevoked(res)));
-      const forOperation = () => createContext(deps.context, { caller: caller as Caller, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry });
-      const contextValue: SseContext = Object.assign(forOperation() as SseContext, {
-        realtime: realtimeSource({
-          bus: deps.bus,
-          reconciler: deps.reconciler,
-          logger,
-          caller: caller as Caller,
-          accountId,
-          queueLimit: deps.limits.queueLimit,
-          isCongested: () => res.writableLength > deps.limits.maxBufferedBytes,
-          onOverflow: () => {
-            logger.warn({ callerId, queueLimit: deps.limits.queueLimit }, 'event stream subscriber too slow: stream closed');
-            res.destroy();
-          },
-          beforeEach: () => refreshContext(contextValue, forOperation),
-        }),
-      });
+      const contextValue = streamContext({
+        context: deps.context,
+        bus: deps.bus,
+        reconciler: deps.reconciler,
+        caller: stream.caller,
+        accountId,
+        telemetry,
+        queueLimit: deps.limits.queueLimit,
+        isCongested: () => res.writableLength > deps.limits.maxBufferedBytes,
+        onOverflow: () => {
+          logger.warn({ callerId, queueLimit: deps.limits.queueLimit }, 'event stream subscriber too slow: stream closed');
+          res.destroy();
+        },
+      }) as SseContext;
       return { schema: deps.schema, document, operationName: params.operationName ?? null, variableValues: variables, contextValue };
     },
     onNext: (_ctx, req, result) => {

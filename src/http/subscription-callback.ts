@@ -20,17 +20,17 @@
  * the other streaming transports share.
  */
 import type http from 'node:http';
-import { getOperationAST, GraphQLError, OperationTypeNode, subscribe, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
-import { createContext, type Context, type ContextDeps } from '../context.js';
+import { GraphQLError, subscribe, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import type { ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
-import type { Admission, Caller } from '../access/admission.js';
+import { REVOKED_KEY_MESSAGE, type Admission, type Caller, type StreamRefusal } from '../access/admission.js';
 import type { OperationTelemetry } from '../observability/index.js';
 import type { EventBus } from '../realtime/bus.js';
 import type { Reconciler } from '../realtime/reconciler.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/index.js';
 import { CALLBACK_PROTOCOL, callbackStream, deliver, type CallbackStream, type CallbackTarget } from './callback-stream.js';
 import { clientAddress } from './client-address.js';
-import { realtimeSource, refreshContext, streamedResult, Tally } from './realtime-session.js';
+import { streamContext, streamedResult } from './realtime-session.js';
 
 /** Heartbeats more often than this would make one subscription a steady stream of POSTs. */
 export const MIN_HEARTBEAT_MS = 500;
@@ -113,7 +113,6 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
   const { allowed, timeoutMs, max } = config.graphql.subscriptionCallbacks;
   const { admission } = deps;
   const addressOf = clientAddress(config.limits.trustedProxies);
-  const liveByKey = new Tally();
   /** Reserved or live subscriptions, all keys together (SUBSCRIPTION_CALLBACK_MAX). */
   let total = 0;
   const live = new Set<CallbackStream>();
@@ -129,6 +128,42 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
   const completeNow = async (target: CallbackTarget, errors: readonly GraphQLFormattedError[]): Promise<void> => {
     const sent = await deliver(target, 'complete', { errors }, timeoutMs);
     if (sent.outcome !== 'ok') logger.info({ action: 'complete', detail: sent.detail, origin: new URL(target.url).origin }, 'callback message not delivered');
+  };
+
+  /** A refused subscription in the protocol's words: the status and coded error the router gets. */
+  const refusal = (refused: StreamRefusal): CallbackAnswer => {
+    switch (refused.kind) {
+      case 'revoked':
+        return { status: 401, message: REVOKED_KEY_MESSAGE, code: ErrorCode.UNAUTHENTICATED };
+      case 'cap':
+        return { status: 429, message: `At most ${refused.limit} live callback subscriptions per API key.`, code: ErrorCode.RATE_LIMITED };
+      case 'slot':
+        return { status: 503, message: 'This gateway holds as many callback subscriptions as it may; try again later.', code: 'SUBSCRIPTIONS_FULL' };
+      case 'rate': {
+        const { by, retryAfterSeconds } = refused.refusal;
+        const whose = by === 'key' ? 'with this API key' : 'from this address';
+        return { status: 429, message: `Too many subscriptions opened ${whose}; retry later.`, code: ErrorCode.RATE_LIMITED, retryAfterSeconds, extra: { retryAfterSeconds } };
+      }
+      case 'document': {
+        const first = format(refused.errors)[0]!;
+        return { status: 400, message: first.message, code: String(first.extensions?.code ?? ErrorCode.BAD_USER_INPUT) };
+      }
+      case 'not-subscription':
+        return bad('extensions.subscription is for subscriptions; send queries and mutations as plain GraphQL over HTTP.', 'NOT_A_SUBSCRIPTION');
+      case 'account': {
+        const { error } = refused;
+        if (error instanceof UpstreamAuthenticationError) return { status: 401, message: 'The payments API rejected this API key.', code: ErrorCode.UNAUTHENTICATED };
+        if (error instanceof UpstreamPermissionError) return { status: 403, message: 'Forbidden.', code: ErrorCode.FORBIDDEN };
+        if (error instanceof UpstreamRouteMissingError) {
+          return { status: 502, message: 'The payments API does not offer GET /v1/accounts, which subscriptions need.', code: ErrorCode.UPSTREAM_UNSUPPORTED };
+        }
+        logger.warn({ err: error instanceof Error ? { message: error.message } : error }, 'callback subscription refused: account lookup failed');
+        return { status: 503, message: 'Upstream unavailable, try again later.', code: ErrorCode.UPSTREAM_UNAVAILABLE };
+      }
+      case 'gone':
+        // No signal is given for a router's request: not reached.
+        return shuttingDown();
+    }
   };
 
   async function open(req: http.IncomingMessage, body: Record<string, unknown>, caller: Caller | null, fromRouter: boolean): Promise<CallbackAnswer> {
@@ -152,54 +187,40 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
     if (caller === null) {
       return { status: 401, message: 'Authentication required: the router must forward the caller\'s "Authorization: Bearer <secret API key>".', code: ErrorCode.UNAUTHENTICATED };
     }
-    const limited = await admission.stream('callback', caller, addressOf(req));
-    if (limited) {
-      const whose = limited.by === 'key' ? 'with this API key' : 'from this address';
-      return { status: 429, message: `Too many subscriptions opened ${whose}; retry later.`, code: ErrorCode.RATE_LIMITED, retryAfterSeconds: limited.retryAfterSeconds, extra: { retryAfterSeconds: limited.retryAfterSeconds } };
-    }
     const operationName = typeof body.operationName === 'string' ? body.operationName : undefined;
     const variables = typeof body.variables === 'object' && body.variables !== null ? (body.variables as Record<string, unknown>) : {};
-    // Trusted documents, tokens, graphql-js's rules, depth, aliases, directives and cost, as over WebSocket and SSE.
-    const admitted = admission.document(body, operationName, variables, caller);
-    if ('errors' in admitted) {
-      const first = format(admitted.errors)[0]!;
-      return { status: 400, message: first.message, code: String(first.extensions?.code ?? ErrorCode.BAD_USER_INPUT) };
-    }
-    const operation = getOperationAST(admitted.document, operationName);
-    if (operation?.operation !== OperationTypeNode.SUBSCRIPTION) {
-      return bad('extensions.subscription is for subscriptions; send queries and mutations as plain GraphQL over HTTP.', 'NOT_A_SUBSCRIPTION');
-    }
     const { callerId } = caller;
-    const cap = config.limits.ws.maxSubscriptionsPerKey;
-    if (liveByKey.get(callerId) >= cap) return { status: 429, message: `At most ${cap} live callback subscriptions per API key.`, code: ErrorCode.RATE_LIMITED };
-    if (total >= max) return { status: 503, message: 'This gateway holds as many callback subscriptions as it may; try again later.', code: 'SUBSCRIPTIONS_FULL' };
-    // Reserved before the first await, so a burst of requests cannot pass either cap together.
-    liveByKey.add(callerId);
-    total += 1;
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      liveByKey.remove(callerId);
-      total -= 1;
-    };
+    // Set once the subscription exists; a revocation before then (during the check) ends it as soon as it does.
+    let revoked = false;
+    let endRevoked = () => void (revoked = true);
+    // The sequence every streaming transport shares: revoked, per-key cap (then this instance's total), stream rate,
+    // document (subscriptions only), account, live.
+    const opened = await admission.openStream({
+      transport: 'callback',
+      caller,
+      address: addressOf(req),
+      payload: body,
+      operationName,
+      variables,
+      subscriptionsOnly: true,
+      slot: {
+        take: () => {
+          if (total >= max) return false;
+          total += 1;
+          return true;
+        },
+        give: () => void (total -= 1),
+      },
+      onRevoked: () => endRevoked(),
+    });
+    if ('refused' in opened) return refusal(opened.refused);
+    const { stream: admitted } = opened;
+    const { accountId, operation } = admitted;
+    const release = admitted.release;
     const refused = (answer: CallbackAnswer) => {
       release();
       return answer;
     };
-
-    let accountId: number;
-    try {
-      accountId = await admission.account(caller);
-    } catch (error) {
-      if (error instanceof UpstreamAuthenticationError) return refused({ status: 401, message: 'The payments API rejected this API key.', code: ErrorCode.UNAUTHENTICATED });
-      if (error instanceof UpstreamPermissionError) return refused({ status: 403, message: 'Forbidden.', code: ErrorCode.FORBIDDEN });
-      if (error instanceof UpstreamRouteMissingError) {
-        return refused({ status: 502, message: 'The payments API does not offer GET /v1/accounts, which subscriptions need.', code: ErrorCode.UPSTREAM_UNSUPPORTED });
-      }
-      logger.warn({ err: error instanceof Error ? { message: error.message } : error }, 'callback subscription refused: account lookup failed');
-      return refused({ status: 503, message: 'Upstream unavailable, try again later.', code: ErrorCode.UPSTREAM_UNAVAILABLE });
-    }
 
     // The protocol's handshake, before the router gets its answer: the router confirms the id and verifier.
     const check = await deliver(extension, 'check', {}, timeoutMs);
@@ -217,8 +238,7 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
 
     const telemetry: OperationTelemetry = observability.startOperation({ transport: 'callback', headers: req.headers });
     telemetry.by(callerId);
-    telemetry.named(operationName ?? operation.name?.value, 'subscription');
-    const forOperation = () => createContext(deps.context, { caller, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry });
+    telemetry.named(operationName ?? operation?.name?.value, 'subscription');
     let stream: CallbackStream | null = null;
     const tooSlow = () => {
       logger.warn({ callerId, queueLimit: deps.queueLimit }, 'callback subscription too slow: router not keeping up, subscription completed');
@@ -228,19 +248,17 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
 
     let results: Awaited<ReturnType<typeof subscribe>>;
     try {
-      const contextValue: Context = Object.assign(forOperation(), {
-        realtime: realtimeSource({
-          bus: deps.bus,
-          reconciler: deps.reconciler,
-          logger,
-          caller,
-          accountId,
-          queueLimit: deps.queueLimit,
-          // The only pressure is the queue: events wait there while the router takes one POST at a time.
-          isCongested: () => false,
-          onOverflow: tooSlow,
-          beforeEach: () => refreshContext(contextValue, forOperation),
-        }),
+      const contextValue = streamContext({
+        context: deps.context,
+        bus: deps.bus,
+        reconciler: deps.reconciler,
+        caller,
+        accountId,
+        telemetry,
+        queueLimit: deps.queueLimit,
+        // The only pressure is the queue: events wait there while the router takes one POST at a time.
+        isCongested: () => false,
+        onOverflow: tooSlow,
       });
       results = await subscribe({ schema: deps.schema, document: admitted.document, operationName: operationName ?? null, variableValues: variables, contextValue });
     } catch (error) {
@@ -259,7 +277,6 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
       return refused({ status: 200, result: answer });
     }
     observability.subscriptionStarted();
-    let stopLive = () => {};
     const subscription = callbackStream({
       target: extension,
       heartbeatMs: extension.heartbeatMs,
@@ -269,7 +286,6 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
       failure: (error) => formatOne(error instanceof GraphQLError ? error : new GraphQLError('Internal server error.', { originalError: error instanceof Error ? error : undefined })),
       onEnd: (how) => {
         live.delete(subscription);
-        stopLive();
         release();
         telemetry.end();
         logger.debug({ callerId, how }, 'callback subscription ended');
@@ -284,9 +300,8 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
     }
     live.add(subscription);
     // The key revoked on any instance: the subscription ends, and the router is told why.
-    stopLive = admission.live(caller, () => {
-      void subscription.end(reason('The payments API revoked this API key: the subscription is closed.', ErrorCode.UNAUTHENTICATED));
-    });
+    endRevoked = () => void subscription.end(reason('The payments API revoked this API key: the subscription is closed.', ErrorCode.UNAUTHENTICATED));
+    if (revoked) endRevoked();
     return { status: 200, result: { data: null }, started: () => subscription.start() };
   }
 

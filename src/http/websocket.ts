@@ -9,19 +9,20 @@
  * scopes every event the connection can see.
  */
 import type http from 'node:http';
+import { setMaxListeners } from 'node:events';
 import type { Duplex } from 'node:stream';
 import { getOperationAST, GraphQLError, type FormattedExecutionResult, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { createContext, type Context, type ContextDeps } from '../context.js';
+import type { Context, ContextDeps } from '../context.js';
 import { ErrorCode } from '../errors.js';
 import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError } from '../upstream/index.js';
 import type { EventBus } from '../realtime/bus.js';
-import { REVOKED_KEY_MESSAGE, type Admission, type Caller } from '../access/admission.js';
+import { REVOKED_KEY_MESSAGE, Tally, type Admission, type Caller, type OpenStream, type StreamRefusal } from '../access/admission.js';
 import type { Reconciler } from '../realtime/reconciler.js';
 import { wasRefused } from './body.js';
 import { clientAddress } from './client-address.js';
-import { realtimeSource, refreshContext, streamedResult, Tally } from './realtime-session.js';
+import { streamContext, streamedResult } from './realtime-session.js';
 import { attributeErrors, withRequestId, type OperationTelemetry } from '../observability/index.js';
 
 /** Close codes a client can act on (4xxx: application-defined, per RFC 6455). */
@@ -66,8 +67,10 @@ interface Session {
   caller: Caller;
   address: string;
   accountId: number;
-  /** Ids of this connection's live operations, counted against the key's cap. */
-  operations: Set<string>;
+  /** This connection's live operations by id, each holding its slot of the key's cap (admission.openStream). */
+  operations: Map<string, OpenStream>;
+  /** Aborted when the socket closes: an operation still being admitted gives its slot back then. */
+  closed: AbortSignal;
   /** Each running operation's request id, span and metrics line, ended on complete. */
   telemetry: Map<string, OperationTelemetry>;
 }
@@ -86,7 +89,6 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
   // What one key, one client address and the whole instance may hold (docs/security.md).
   const byAddress = new Tally();
   const connectionsByKey = new Tally();
-  const operationsByKey = new Tally();
   const { admission } = deps;
   let closedTooSlow = 0;
 
@@ -123,6 +125,32 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
   };
 
   const format = (errors: readonly GraphQLError[]) => errors.map((e) => deps.formatError(e.toJSON(), e));
+  const revokedClose = (socket: WebSocket) => closeSoon(socket, CloseCodes.unauthorized, 'Unauthorized: the API key was revoked');
+  const releaseOperation = (session: Session | undefined, id: string) => {
+    session?.operations.get(id)?.release();
+    session?.operations.delete(id);
+  };
+  const refuse = (message: string, extra: Record<string, unknown> = {}) => [new GraphQLError(message, { extensions: { code: ErrorCode.RATE_LIMITED, ...extra } })];
+  /** A refused operation in this protocol's words: its errors (graphql-ws sends them as the operation's `error`). */
+  const refusal = (refused: StreamRefusal): GraphQLError[] => {
+    switch (refused.kind) {
+      // Revoked while this connection closes (4401): a client that ignores the close starts nothing more.
+      case 'revoked':
+        return [new GraphQLError(REVOKED_KEY_MESSAGE, { extensions: { code: ErrorCode.UNAUTHENTICATED } })];
+      case 'cap':
+        return refuse(`At most ${refused.limit} live operations per API key.`);
+      case 'rate':
+        return refuse('Too many subscribe messages for this API key; retry later.', { retryAfterSeconds: refused.refusal.retryAfterSeconds });
+      case 'document':
+        return refused.errors;
+      case 'account':
+      case 'not-subscription':
+      case 'slot':
+      case 'gone':
+        // Not asked of this transport (its account is known, it serves every operation), or the socket is gone.
+        return [new GraphQLError('The connection closed before the operation started.', { extensions: { code: ErrorCode.BAD_USER_INPUT } })];
+    }
+  };
 
   const disposable = useServer<Record<string, unknown>>(
     {
@@ -158,18 +186,20 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
             connectionsByKey.remove(caller.callerId);
             return false;
           }
-          sessions.set(socket, { caller, address: addressOf(ctx.extra.request), accountId, operations: new Set(), telemetry: new Map() });
+          const closed = new AbortController();
+          // One listener per operation being admitted or live on the connection: not a leak, up to its cap.
+          setMaxListeners(limits.maxSubscriptionsPerConnection + 2, closed.signal);
+          sessions.set(socket, { caller, address: addressOf(ctx.extra.request), accountId, operations: new Map(), closed: closed.signal, telemetry: new Map() });
           // The key revoked on any instance: the connection and every operation on it end.
-          const stopLive = admission.live(caller, () => closeSoon(socket, CloseCodes.unauthorized, 'Unauthorized: the API key was revoked'));
+          const stopLive = admission.live(caller, () => revokedClose(socket));
           socket.once('close', () => {
             stopLive();
             connectionsByKey.remove(caller.callerId);
-            // Emptied as released, so the onComplete graphql-ws still sends for each one releases nothing twice.
+            closed.abort();
+            // Each release is idempotent: the onComplete graphql-ws still sends for each one gives nothing back twice.
             const operations = sessions.get(socket)?.operations;
-            for (const id of operations ?? []) {
-              operations!.delete(id);
-              operationsByKey.remove(caller.callerId);
-            }
+            for (const stream of operations?.values() ?? []) stream.release();
+            operations?.clear();
           });
           return true;
         } catch (error) {
@@ -186,45 +216,33 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
       },
       onSubscribe: async (ctx, id, payload) => {
         const session = sessions.get(ctx.extra.socket);
-        const refuse = (message: string, extra: Record<string, unknown> = {}) => [
-          new GraphQLError(message, { extensions: { code: ErrorCode.RATE_LIMITED, ...extra } }),
-        ];
         if (!session) return undefined;
-        // Revoked while this connection closes (4401): a client that ignores the close starts nothing more.
-        if (admission.keys.isRevoked(session.caller.callerId)) {
-          return [new GraphQLError(REVOKED_KEY_MESSAGE, { extensions: { code: ErrorCode.UNAUTHENTICATED } })];
-        }
+        // A connection's own bound, before the sequence every stream shares.
         if (Object.keys(ctx.subscriptions).length > limits.maxSubscriptionsPerConnection) {
           return refuse(`At most ${limits.maxSubscriptionsPerConnection} operations per connection.`);
         }
-        const callerId = session.caller.callerId;
-        if (operationsByKey.get(callerId) >= caps.maxSubscriptionsPerKey) {
-          return refuse(`At most ${caps.maxSubscriptionsPerKey} live operations per API key.`);
-        }
-        // Reserved before the first await (a burst of frames arrives at once); released on every refusal below,
-        // and by onComplete or onError once admitted.
-        session.operations.add(id);
-        operationsByKey.add(callerId);
-        const release = () => {
-          if (session.operations.delete(id)) operationsByKey.remove(callerId);
-        };
-        const limited = await admission.stream('ws', session.caller, session.address);
-        if (limited) {
-          release();
-          return refuse('Too many subscribe messages for this API key; retry later.', { retryAfterSeconds: limited.retryAfterSeconds });
-        }
-        // Trusted documents, tokens, depth, aliases, directives, cost and mutation fields, as over HTTP, before anything runs.
+        // The sequence every streaming transport shares: revoked, per-key cap, stream rate, document, account
+        // (asked at connect), live; the slot it holds is given back by onComplete, onError or the socket's close.
         const variables = payload.variables ?? {};
-        const admitted = admission.document(payload as unknown as Record<string, unknown>, payload.operationName ?? undefined, variables, session.caller);
-        if ('errors' in admitted) {
-          release();
-          return admitted.errors;
-        }
-        return { schema: deps.schema, document: admitted.document, operationName: payload.operationName, variableValues: variables };
+        const opened = await admission.openStream({
+          transport: 'ws',
+          caller: session.caller,
+          address: session.address,
+          payload: payload as unknown as Record<string, unknown>,
+          operationName: payload.operationName ?? undefined,
+          variables,
+          subscriptionsOnly: false,
+          accountId: session.accountId,
+          signal: session.closed,
+          onRevoked: () => revokedClose(ctx.extra.socket),
+        });
+        if ('refused' in opened) return refusal(opened.refused);
+        session.operations.set(id, opened.stream);
+        return { schema: deps.schema, document: opened.stream.document, operationName: payload.operationName, variableValues: variables };
       },
       onComplete: (ctx, id) => {
         const session = sessions.get(ctx.extra.socket);
-        if (session?.operations.delete(id)) operationsByKey.remove(session.caller.callerId);
+        releaseOperation(session, id);
         session?.telemetry.get(id)?.end();
         session?.telemetry.delete(id);
       },
@@ -245,24 +263,20 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
         session.telemetry.set(id, telemetry);
         // Each operation, and each event of a subscription, gets the deadline an
         // HTTP operation gets: an event's relations are a new read of the world.
-        const forOperation = () =>
-          createContext(deps.context, { caller, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry });
-        const context: Context = Object.assign(forOperation(), {
-          realtime: realtimeSource({
-            bus: deps.bus,
-            reconciler: deps.reconciler,
-            logger,
-            caller,
-            accountId,
-            queueLimit: limits.queueLimit,
-            isCongested: () => socket.bufferedAmount > limits.maxBufferedBytes,
-            onOverflow: () => {
-              closedTooSlow += 1;
-              logger.warn({ callerId: caller.callerId, queueLimit: limits.queueLimit }, 'subscriber too slow: connection closed');
-              closeSoon(socket, CloseCodes.tooSlow, `Subscriber too slow: more than ${limits.queueLimit} events queued`);
-            },
-            beforeEach: () => refreshContext(context, forOperation),
-          }),
+        const context = streamContext({
+          context: deps.context,
+          bus: deps.bus,
+          reconciler: deps.reconciler,
+          caller,
+          accountId,
+          telemetry,
+          queueLimit: limits.queueLimit,
+          isCongested: () => socket.bufferedAmount > limits.maxBufferedBytes,
+          onOverflow: () => {
+            closedTooSlow += 1;
+            logger.warn({ callerId: caller.callerId, queueLimit: limits.queueLimit }, 'subscriber too slow: connection closed');
+            closeSoon(socket, CloseCodes.tooSlow, `Subscriber too slow: more than ${limits.queueLimit} events queued`);
+          },
         });
         return context;
       },
@@ -279,7 +293,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
       onError: (ctx, id, _payload, errors) => {
         const session = sessions.get(ctx.extra.socket);
         // An operation that fails to start (refused, or no operation of that name) never completes: free its slot here.
-        if (session?.operations.delete(id)) operationsByKey.remove(session.caller.callerId);
+        releaseOperation(session, id);
         // Refused before execution (validation, limits) has no telemetry yet: count it as one operation.
         const telemetry = session?.telemetry.get(id) ?? observability.startOperation({ transport: 'websocket', headers: ctx.extra.request.headers, freshId: true });
         attributeErrors(errors, telemetry);

@@ -2,8 +2,9 @@
  * Limits on the GraphQL document itself, all checked before any resolver
  * runs: tokens (graphql-js's parser, set in server.ts), depth, aliases and
  * directives (graphql-armor validation rules), then the operation's cost and
- * its number of mutation fields once variables are known. HTTP applies them
- * through Apollo Server (server.ts); WebSocket and SSE through `admitDocument`.
+ * its number of mutation fields once variables are known. Every transport
+ * enters them through one check (document-check.ts): HTTP as Apollo Server's
+ * options, the streaming transports through `admitDocument`.
  */
 import type { ApolloServerPlugin } from '@apollo/server';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';

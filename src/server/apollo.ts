@@ -16,20 +16,22 @@ import { isFinalPayout, isFinalTransaction } from '../payments/rules.js';
 import { authGate, cacheHeaders, refusedKeyStatus, type HttpContext } from '../http/graphql-route.js';
 import { loadTrustedDocuments } from '../limits/trusted-documents.js';
 import { fairDocumentStore, UNPROVEN_OWNER, validatedDocuments } from '../limits/document-store.js';
-import { documentRules, operationCheck, operationLimits, withoutSuggestions } from '../limits/graphql-limits.js';
+import { documentRules, operationCheck, withoutSuggestions } from '../limits/graphql-limits.js';
+import { documentCheck } from '../limits/document-check.js';
 import { operationLoggerOf, operationTelemetryPlugin } from '../observability/index.js';
 import type { GatewayExplorer } from '../explorer/gateway.js';
 
 /** The document limits every transport applies, and the caches of what callers send. */
 export function documentLimits(config: Readonly<Config>, schema: GraphQLSchema) {
   const caches = config.graphql.caches;
-  const documents = {
+  // One document check for HTTP (Apollo Server) and the streaming transports (src/limits/document-check.ts).
+  const documents = documentCheck(schema, {
     maxTokens: config.limits.maxTokens,
     rules: documentRules(config.limits),
     check: operationCheck(schema, config.limits, config.pagination, caches.callerShare),
     trusted: config.trustedDocumentsPath ? loadTrustedDocuments(config.trustedDocumentsPath) : null,
     maxResponseBytes: config.limits.maxResponseBytes,
-  };
+  });
   // What a caller sends is kept in its own share of each cache; keys not accepted lately share one (docs/security.md).
   const ownerOf = (contextValue: unknown) => (contextValue as HttpContext).metricsOwner ?? UNPROVEN_OWNER;
   const httpDocuments = fairDocumentStore({ maxBytes: caches.documentBytes, callerShare: caches.callerShare }, ownerOf);
@@ -63,6 +65,7 @@ export interface ApolloDeps {
 export function createApollo({ config, schema, compiledSchema, limits, formatError, logger, explorer, apolloReportingUrl }: ApolloDeps) {
   const { documents, ownerOf, httpDocuments } = limits;
   const caches = config.graphql.caches;
+  const httpLimits = documents.apolloOptions(config.graphql.costExtensions ? { maximumAvailable: config.limits.maxCost } : null, ownerOf);
   // graphql-jit compiles queries unless turned off or usage reports are sent (they time every field,
   // which a compiled query does not let them see).
   const compiler = config.graphql.jit && !config.observability.apollo?.usageReporting
@@ -76,14 +79,14 @@ export function createApollo({ config, schema, compiledSchema, limits, formatErr
     includeStacktraceInErrorResponses: false,
     formatError,
     logger,
-    parseOptions: { maxTokens: documents.maxTokens },
+    parseOptions: httpLimits.parseOptions,
     // Without Apollo's trailing newline; the answer-size cap applies where the route writes it (graphql-route.ts).
     stringifyResult: (result) => JSON.stringify(result),
-    validationRules: documents.rules,
+    validationRules: httpLimits.validationRules,
     plugins: [
       authGate({ routerSecretSet: config.graphql.routerSharedSecret !== null }),
       httpDocuments.plugin,
-      operationLimits(documents.check, config.graphql.costExtensions ? { maximumAvailable: config.limits.maxCost } : null, ownerOf),
+      httpLimits.plugin,
       // The federated tracing Apollo adds to a subgraph by itself, minus its info line at start.
       ApolloServerPluginInlineTrace(),
       // Apollo's cache-control plugin hooks every field of every answer; cacheHeaders() decides once per document.

@@ -107,7 +107,6 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     keys,
     upstream,
     logger,
-    schema,
     documents,
     streams: {
       // Apollo Server adds the introspection rule itself for HTTP; graphql-ws and graphql-sse need it spelled out.

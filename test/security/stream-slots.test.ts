@@ -2,7 +2,8 @@
  * Live-operation slots of the streaming transports come back however a
  * stream ends: an SSE request abandoned while its account is still being
  * looked up, and a WebSocket closed with operations live (whose slots must
- * not be given back twice). Also: the subgraph SDL is not served over these
+ * not be given back twice); and one key's slots are one tally across
+ * transports (admission.openStream). Also: the subgraph SDL is not served over these
  * transports in production, where it goes to the router only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,6 +61,41 @@ describe('stream slots', () => {
     expect(JSON.stringify(await over.error)).toContain('RATE_LIMITED');
     again.dispose();
     await second.client.dispose();
+  });
+
+  it('one key holds its live streams in one tally, WebSocket and SSE together', async () => {
+    const key = newKey('shared-cap');
+    const sseStream = (signal: AbortSignal) =>
+      fetch(stack.gateway.url, {
+        method: 'POST',
+        signal,
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ query: 'subscription { paymentEvent { id } }' }),
+      });
+    const { client, connected } = wsClient(stack.gateway.url.replace(/^http/, 'ws'), key);
+    await connected;
+    const overWs = subscribe<unknown>(client, 'subscription { paymentEvent { id } }');
+    const first = new AbortController();
+    const overSse = await sseStream(first.signal);
+    expect(overSse.status).toBe(200);
+    // Both live (each listens on the bus): the WebSocket operation and the SSE stream.
+    await eventually(() => health(stack), (h) => h.subscriptions.sseStreams === 1 && h.subscriptions.subscriptions >= 2, 5_000);
+    // The cap is 2: one WebSocket operation and one SSE stream fill it, whichever transport asks next.
+    const second = new AbortController();
+    const refused = await sseStream(second.signal);
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ errors: [{ message: 'At most 2 live event streams per API key.', extensions: { code: 'RATE_LIMITED' } }] });
+    const overWsToo = subscribe<unknown>(client, 'subscription { paymentEvent { id } }');
+    expect(JSON.stringify(await overWsToo.error)).toContain('At most 2 live operations per API key.');
+    // The SSE stream ends: its slot comes back, and the WebSocket may take it.
+    first.abort();
+    await eventually(() => health(stack), (h) => h.subscriptions.sseStreams === 0, 5_000);
+    await sleep(100);
+    const again = subscribe<unknown>(client, 'subscription { paymentEvent { id } }');
+    expect(await Promise.race([again.error.then((e) => JSON.stringify(e)), sleep(500).then(() => 'still live')])).toBe('still live');
+    again.dispose();
+    overWs.dispose();
+    await client.dispose();
   });
 });
 

@@ -10,6 +10,7 @@ import { loadConfig } from '../../../src/config.js';
 import { createAdmission, REVOKED_KEY_MESSAGE, type Admission, type RateLimitName } from '../../../src/access/admission.js';
 import { validatedDocuments } from '../../../src/limits/document-store.js';
 import { documentRules, operationCheck } from '../../../src/limits/graphql-limits.js';
+import { documentCheck } from '../../../src/limits/document-check.js';
 import { KeyStatus } from '../../../src/access/key-status.js';
 import { createLogger } from '../../../src/logger.js';
 import { buildSchema } from '../../../src/schema.js';
@@ -41,20 +42,19 @@ function setup(
         accounts: { current: () => (upstreamCalls.push(`account ${apiKey}`), account()) },
       }) as unknown as PaymentsApi,
   };
-  const documents = {
+  const documents = documentCheck(schema, {
     maxTokens: config.limits.maxTokens,
     rules: documentRules(config.limits),
     check: operationCheck(schema, config.limits, config.pagination),
     maxResponseBytes: 1_000_000,
     trusted,
-  };
+  });
   const streams = { rules: documents.rules, refusedRootFields: [] as string[], validated: validatedDocuments({ maxBytes: 32 * 1024 * 1024, callerShare: 0.25 }) };
   const admission = createAdmission({
     config,
     keys,
     upstream,
     logger: createLogger('silent'),
-    schema,
     documents,
     streams,
     redis: null,

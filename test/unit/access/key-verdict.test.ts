@@ -11,6 +11,7 @@ import { admitCaller } from '../../../src/access/caller.js';
 import { KeyStatus, keyVerdict, type KeyVerdict } from '../../../src/access/key-status.js';
 import { UpstreamGate } from '../../../src/access/upstream-budget.js';
 import { validatedDocuments } from '../../../src/limits/document-store.js';
+import { documentCheck } from '../../../src/limits/document-check.js';
 import { documentRules, operationCheck } from '../../../src/limits/graphql-limits.js';
 import { createLogger } from '../../../src/logger.js';
 import { buildSchema } from '../../../src/schema.js';
@@ -66,14 +67,13 @@ afterEach(async () => {
 /** A door over a fake upstream whose proof call ends as `outcome` says. */
 function door(keys: KeyStatus, outcome: CallOutcome): Admission {
   const config = loadConfig({ KEY_REVALIDATE_MS: '60000' });
-  const documents = { maxTokens: config.limits.maxTokens, rules: documentRules(config.limits), check: operationCheck(schema, config.limits, config.pagination), maxResponseBytes: 1_000_000, trusted: null };
+  const documents = documentCheck(schema, { maxTokens: config.limits.maxTokens, rules: documentRules(config.limits), check: operationCheck(schema, config.limits, config.pagination), maxResponseBytes: 1_000_000, trusted: null });
   const answer = () => (outcome.ok ? Promise.resolve([]) : Promise.reject(outcome.error));
   const admission = createAdmission({
     config,
     keys,
     upstream: { forKey: () => ({ currencies: { list: answer } }) as unknown as PaymentsApi },
     logger: createLogger('silent'),
-    schema,
     documents,
     streams: { rules: documents.rules, refusedRootFields: [], validated: validatedDocuments({ maxBytes: 1024 * 1024, callerShare: 0.25 }) },
     redis: null,

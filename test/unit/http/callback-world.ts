@@ -9,6 +9,7 @@ import { buildSchema, GraphQLError, parse, type GraphQLFieldConfig } from 'graph
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createCallbackSubscriptions, type CallbackAnswer, type CallbackDeps } from '../../../src/http/subscription-callback.js';
 import type { Admission, Caller, RateRefusal } from '../../../src/access/admission.js';
+import { streamDoor } from '../../../src/access/stream-admission.js';
 
 export interface Message {
   path: string;
@@ -113,8 +114,10 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
   let broken = false;
   const live: World['live'] = { ends: [], released: 0 };
   const state: World['admission'] = { limited: null, account: async () => 42, streams: [] };
-  const admission = {
-    documents: { maxResponseBytes: 1_000_000 },
+  // The real sequence every stream is opened through, over fake steps.
+  const door = streamDoor({
+    isRevoked: () => false,
+    maxPerKey: config.perKey ?? 2,
     stream: async (...args: unknown[]) => (state.streams.push(args), state.limited),
     document: (body: Record<string, unknown>) => {
       const query = body.query as string;
@@ -126,7 +129,8 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
       live.ends.push(end);
       return () => void live.released++;
     },
-  } as unknown as Admission;
+  });
+  const admission = { documents: { maxResponseBytes: 1_000_000 }, openStream: door.open } as unknown as Admission;
   const deps: CallbackDeps = {
     schema,
     bus: {} as CallbackDeps['bus'],
