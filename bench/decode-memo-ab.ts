@@ -15,7 +15,7 @@ import { factories } from '../test/support/factories.js';
 const KEY = 'sk_sandbox_memo_ab';
 const emulator = await startEmulator({ port: 0, settleMs: 0 });
 const make = factories(emulator, KEY);
-const customers = [];
+const customers: { id: number }[] = [];
 for (let i = 0; i < 10; i++) customers.push(await make.customer());
 const ids: number[] = [];
 for (let i = 0; i < 50; i++) ids.push((await make.transaction({ amount: 1000 + i, customer: { id: customers[i % 10]!.id } })).id);

@@ -77,6 +77,11 @@ interface Flight {
   repeatable: boolean;
 }
 
+/** How an attempt ended for the key's breaker. True: the upstream was unwell; false: it answered (a 4xx included); undefined: no verdict (aborted, never sent). */
+interface Verdict {
+  failed: boolean | undefined;
+}
+
 /** What guards one call: its route's breaker, bulkhead, health and retry budget, and its key's on that route. */
 interface Guards {
   route: RouteGuard;
@@ -183,39 +188,44 @@ export class UpstreamCalls {
    * to both breakers; a 5xx, time-out or connection failure counts against
    * the key, and against the route only when several keys see them (key-health.ts).
    */
-  private async attempt(flight: Flight, { route: guard, key: mine, keyId: key }: Guards, n: number, timeoutMs: number): Promise<Received> {
+  private async attempt(flight: Flight, guards: Guards, n: number, timeoutMs: number): Promise<Received> {
     const { route } = flight.endpoint;
-    const { signal } = flight;
+    const { key: mine } = guards;
     if (!mine.allow(this.now())) throw new UpstreamUnavailableError({ route, reason: 'circuit_open' });
-    /** True: the upstream was unwell; false: it answered (a 4xx included); undefined: no verdict (aborted, never sent). */
-    let failed: boolean | undefined;
+    const verdict: Verdict = { failed: undefined };
     try {
       // opossum only holds the route's state (open, half-open, closed) and refuses while open; `health` decides.
-      return (await guard.breaker.fire(async () => {
-        try {
-          const queuedAt = this.now();
-          const release = await guard.bulkhead.acquire(timeoutMs, signal, key);
-          if (!release) throw new UpstreamUnavailableError({ route, reason: 'route_saturated' });
-          let received: Received;
-          try {
-            received = await this.send(flight, n, Math.max(1, timeoutMs - (this.now() - queuedAt)));
-          } finally {
-            release();
-          }
-          failed = false;
-          guard.health.record(key, false, this.now());
-          return received;
-        } catch (error) {
-          failed = countsAgainstRoute(error) ? true : signal?.aborted || error instanceof UpstreamUnavailableError ? undefined : false;
-          // A half-open trial that fails reopens the route: it was opened by many keys' failures.
-          const reopen = failed === true && guard.breaker.halfOpen;
-          if (failed !== undefined && (guard.health.record(key, failed, this.now()) || reopen)) guard.breaker.open();
-          throw error;
-        }
-      })) as Received;
+      // It applies the method itself (the breaker's action is Reflect.apply): no closure per attempt.
+      return (await guards.route.breaker.fire(this.guarded, this, [flight, guards, n, timeoutMs, verdict])) as Received;
     } finally {
-      if (failed === undefined) mine.abandonTrial();
-      else mine.record(failed, this.now());
+      if (verdict.failed === undefined) mine.abandonTrial();
+      else mine.record(verdict.failed, this.now());
+    }
+  }
+
+  /** Within the route's breaker: the bulkhead, the exchange, and the route's health told the outcome. */
+  private async guarded(flight: Flight, { route: guard, keyId: key }: Guards, n: number, timeoutMs: number, verdict: Verdict): Promise<Received> {
+    const { route } = flight.endpoint;
+    const { signal } = flight;
+    try {
+      const queuedAt = this.now();
+      const release = await guard.bulkhead.acquire(timeoutMs, signal, key);
+      if (!release) throw new UpstreamUnavailableError({ route, reason: 'route_saturated' });
+      let received: Received;
+      try {
+        received = await this.send(flight, n, Math.max(1, timeoutMs - (this.now() - queuedAt)));
+      } finally {
+        release();
+      }
+      verdict.failed = false;
+      guard.health.record(key, false, this.now());
+      return received;
+    } catch (error) {
+      verdict.failed = countsAgainstRoute(error) ? true : signal?.aborted || error instanceof UpstreamUnavailableError ? undefined : false;
+      // A half-open trial that fails reopens the route: it was opened by many keys' failures.
+      const reopen = verdict.failed === true && guard.breaker.halfOpen;
+      if (verdict.failed !== undefined && (guard.health.record(key, verdict.failed, this.now()) || reopen)) guard.breaker.open();
+      throw error;
     }
   }
 
