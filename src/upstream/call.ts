@@ -108,6 +108,7 @@ export class UpstreamCalls {
   observer: UpstreamObserver | undefined;
   private readonly random: () => number;
   private readonly now: () => number;
+  private readonly memoShapes = new WeakMap<Endpoint, ResourceShape<unknown>>();
 
   constructor(private readonly deps: CallDeps) {
     this.random = deps.random ?? Math.random;
@@ -235,22 +236,16 @@ export class UpstreamCalls {
     const { route, method, pattern } = endpoint;
     const { scope } = caller;
     const watch = this.observer?.attempt({ method, pattern, attempt: n, operation: scope.observed });
-    const headers = {
-      ...watch?.headers,
-      authorization: `Bearer ${caller.apiKey}`,
-      ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
-      ...(scope.requestId === undefined ? {} : { 'x-request-id': scope.requestId }),
-    };
+    // Filled field by field rather than spread from optional parts: one object each, made once per attempt.
+    const headers: Record<string, string> = { ...watch?.headers };
+    headers['authorization'] = `Bearer ${caller.apiKey}`;
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    if (scope.requestId !== undefined) headers['x-request-id'] = scope.requestId;
     const lease = this.deps.bytes?.lease(caller.id ?? keyId(caller.apiKey));
-    const sent: TransportRequest = {
-      route,
-      method,
-      headers,
-      timeoutMs,
-      ...(flight.body === undefined ? {} : { body: flight.body }),
-      ...(flight.signal === undefined ? {} : { signal: flight.signal }),
-      ...(lease === undefined ? {} : { bytes: lease }),
-    };
+    const sent: TransportRequest = { route, method, headers, timeoutMs };
+    if (flight.body !== undefined) sent.body = flight.body;
+    if (flight.signal !== undefined) sent.signal = flight.signal;
+    if (lease !== undefined) sent.bytes = lease;
     let response;
     try {
       // The transport's failures are already typed, and an abort rejects with the caller's reason (transport.ts).
@@ -273,7 +268,7 @@ export class UpstreamCalls {
 
   /** 5. The answer as the endpoint reads it (decode.ts handles the envelopes). */
   private decode(endpoint: Endpoint, request: WireRequest, { text, ctx }: Received): unknown {
-    const shape: ResourceShape<unknown> = this.deps.memo ? { ...endpoint.shape, memo: this.deps.memo } : endpoint.shape;
+    const shape = this.shapeOf(endpoint);
     switch (endpoint.kind) {
       case 'one':
         return decodeOne(parseJsonBody(text, shape.name, ctx), shape, ctx);
@@ -292,6 +287,15 @@ export class UpstreamCalls {
         return page;
       }
     }
+  }
+
+  /** The endpoint's shape with the memo attached, made once per endpoint rather than once per call. */
+  private shapeOf(endpoint: Endpoint): ResourceShape<unknown> {
+    const { memo } = this.deps;
+    if (!memo) return endpoint.shape;
+    let shape = this.memoShapes.get(endpoint);
+    if (shape === undefined) this.memoShapes.set(endpoint, (shape = { ...endpoint.shape, memo }));
+    return shape;
   }
 
   private attemptTimeout(route: string, deadlineAt: number | undefined): number {
