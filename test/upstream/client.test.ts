@@ -29,7 +29,7 @@ describe('forKey', () => {
       const first = client.forKey('sk_sandbox_first', UNGATED);
       const second = client.forKey('sk_sandbox_second', { gate: null, requestId: 'op-2' });
       expect(second.transactions.retrieve).toBe(first.transactions.retrieve);
-      expect(second.customers.list).toBe(first.customers.list);
+      expect(second.customers.search).toBe(first.customers.search);
       expect(first.transactions).toBe(first.transactions);
       upstream.replyWith({ json: aTransaction() });
       await second.transactions.retrieve(101);
