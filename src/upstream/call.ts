@@ -12,9 +12,9 @@
  *    when the call may be repeated (a read, or a write with an idempotency
  *    key), it is transient, its backoff or `Retry-After` ends before the
  *    deadline, and the key's and the route's retry budgets both allow;
- * 4. one attempt (`attempt`): the key's breaker, then the route's breaker
- *    (either, open, fails at once without queueing), then the route's
- *    bulkhead within the attempt's time-out, then the transport, watched by
+ * 4. one attempt (in `exchange`'s loop, then `guarded` and `send`): the key's
+ *    breaker, then the route's breaker (either, open, fails at once without
+ *    queueing), then the route's bulkhead within the attempt's time-out, then the transport, watched by
  *    the observer, then the status: a 2xx goes on, anything else becomes a
  *    typed error (errors.ts); the outcome is told to both breakers;
  * 5. the answer decoded as the endpoint says (`decode`: one, byId, many,
@@ -148,7 +148,13 @@ export class UpstreamCalls {
     }
   }
 
-  /** 3. The retry loop around each attempt. */
+  /**
+   * 3. The retry loop, and 4. each attempt in it: the key's breaker and the
+   * route's (an open one fails at once), then `guarded` (the bulkhead, the
+   * transport, the status). A 4xx is a healthy answer to both breakers; a
+   * 5xx, time-out or connection failure counts against the key, and against
+   * the route only when several keys see them (key-health.ts).
+   */
   private async exchange(flight: Flight): Promise<Received> {
     const { route } = flight.endpoint;
     const { deadlineAt } = flight.caller.scope;
@@ -160,12 +166,20 @@ export class UpstreamCalls {
     guard.budget.deposit();
     for (let n = 1; ; n++) {
       const timeoutMs = this.attemptTimeout(route, deadlineAt);
+      // The key's own breaker, open: not transient, so never retried.
+      if (!mine.allow(this.now())) throw new UpstreamUnavailableError({ route, reason: 'circuit_open' });
+      const verdict: Verdict = { failed: undefined };
       let error: unknown;
       try {
-        return await this.attempt(flight, guards, n, timeoutMs);
+        // opossum only holds the route's state (open, half-open, closed) and refuses while open; `health` decides.
+        // It applies the method itself (the breaker's action is Reflect.apply): no closure per attempt.
+        return (await guard.breaker.fire(this.guarded, this, [flight, guards, n, timeoutMs, verdict])) as Received;
       } catch (e) {
         // opossum refuses with its own error while the route is open.
         error = (e as { code?: unknown } | null)?.code === 'EOPENBREAKER' ? new UpstreamUnavailableError({ route, reason: 'circuit_open' }) : e;
+      } finally {
+        if (verdict.failed === undefined) mine.abandonTrial();
+        else mine.record(verdict.failed, this.now());
       }
       if (flight.signal?.aborted) throw error;
       if (!flight.repeatable || n >= retry.maxAttempts || !isTransient(error)) throw error;
@@ -180,27 +194,6 @@ export class UpstreamCalls {
       }
       this.observer?.retry(route);
       await sleep(delay, flight.signal);
-    }
-  }
-
-  /**
-   * 4. One attempt: the key's breaker and the route's (an open one fails at
-   * once), the bulkhead, the transport, the status. A 4xx is a healthy answer
-   * to both breakers; a 5xx, time-out or connection failure counts against
-   * the key, and against the route only when several keys see them (key-health.ts).
-   */
-  private async attempt(flight: Flight, guards: Guards, n: number, timeoutMs: number): Promise<Received> {
-    const { route } = flight.endpoint;
-    const { key: mine } = guards;
-    if (!mine.allow(this.now())) throw new UpstreamUnavailableError({ route, reason: 'circuit_open' });
-    const verdict: Verdict = { failed: undefined };
-    try {
-      // opossum only holds the route's state (open, half-open, closed) and refuses while open; `health` decides.
-      // It applies the method itself (the breaker's action is Reflect.apply): no closure per attempt.
-      return (await guards.route.breaker.fire(this.guarded, this, [flight, guards, n, timeoutMs, verdict])) as Received;
-    } finally {
-      if (verdict.failed === undefined) mine.abandonTrial();
-      else mine.record(verdict.failed, this.now());
     }
   }
 
