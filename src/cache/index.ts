@@ -14,7 +14,7 @@
  * mutations evict an object for every caller at once.
  */
 import type { Logger } from '../logger.js';
-import { isFinalPayout, isFinalTransaction } from '../payments/rules.js';
+import { finalStatuses } from '../payments/rules.js';
 import type { ListItem } from '../upstream/index.js';
 import { UpstreamInvalidResponseError } from '../upstream/index.js';
 import type { CurrencyModel, CustomerModel, PayoutModel, TransactionModel } from '../upstream/index.js';
@@ -45,23 +45,27 @@ export interface EntityCacheSettings {
   finalTtlMs: number;
 }
 
-/** How long a value may be kept, or 0 when it must not be. */
-function ttlFor<K extends EntityKind>(kind: K, value: EntityModels[K], settings: EntityCacheSettings): number {
-  switch (kind) {
-    case 'transaction':
-      return isFinalTransaction((value as TransactionModel).status) ? settings.finalTtlMs : 0;
-    case 'payout':
-      return isFinalPayout((value as PayoutModel).status) ? settings.finalTtlMs : 0;
-    case 'customer':
-      return settings.customerTtlMs;
-    case 'currency':
-      return settings.currencyTtlMs;
-    case 'currencies':
-      // An error in the list is this read's answer, not a fact to keep (nor one Redis could hold).
-      return (value as ListItem<CurrencyModel>[]).some((c) => c instanceof UpstreamInvalidResponseError) ? 0 : settings.currencyTtlMs;
-    default:
-      return 0;
-  }
+/** How long a value of each kind may be kept, or 0 when it must not be. */
+export type EntityTtlPolicy = { readonly [K in EntityKind]: (value: EntityModels[K]) => number };
+
+/**
+ * The TTL policy, decided once per cache: the final statuses are taken from the payment rules
+ * here, so a read tests a set and asks nothing further of them.
+ */
+export function entityTtlPolicy(settings: EntityCacheSettings): EntityTtlPolicy {
+  const final = finalStatuses();
+  // Upper case is how the rules compare (isFinalTransaction): the same answer for any spelling.
+  const finalTtl = (statuses: ReadonlySet<string>) => (status: string) => (statuses.has(status) || statuses.has(status.toUpperCase()) ? settings.finalTtlMs : 0);
+  const transaction = finalTtl(final.transaction);
+  const payout = finalTtl(final.payout);
+  return {
+    transaction: (value) => transaction(value.status),
+    payout: (value) => payout(value.status),
+    customer: () => settings.customerTtlMs,
+    currency: () => settings.currencyTtlMs,
+    // An error in the list is this read's answer, not a fact to keep (nor one Redis could hold).
+    currencies: (value) => (value.some((c) => c instanceof UpstreamInvalidResponseError) ? 0 : settings.currencyTtlMs),
+  };
 }
 
 /** One operation's view of the cache: one caller, read or bypassed. */
@@ -106,6 +110,9 @@ export const uncached: EntityCacheScope = {
 };
 
 export function createEntityCache(store: EntityStore | null, settings: EntityCacheSettings, logger: Logger): EntityCache {
+  const policy = entityTtlPolicy(settings);
+  // A kind the policy does not name is never kept.
+  const ttlFor = <K extends EntityKind>(kind: K, value: EntityModels[K]): number => (policy[kind] as ((v: EntityModels[K]) => number) | undefined)?.(value) ?? 0;
   // A cache that fails is a cache that misses: the request goes on to the upstream.
   let warned = 0;
   const failed = (what: string) => (error: unknown) => {
@@ -128,12 +135,12 @@ export function createEntityCache(store: EntityStore | null, settings: EntityCac
     return {
       evict,
       async put(kind, values) {
-        const kept = values.filter(({ value }) => ttlFor(kind, value, settings) > 0);
+        const kept = values.filter(({ value }) => ttlFor(kind, value) > 0);
         if (kept.length === 0) return;
         // The generations guard these writes as they guard load's: an eviction since wins.
         const read = await cache.read(callerId, kind, kept.map((e) => e.id)).catch(failed('read'));
         if (!read) return;
-        const entries = kept.map(({ id, value }, i) => ({ id, value, ttlMs: ttlFor(kind, value, settings), generation: read.generations[i] ?? null }));
+        const entries = kept.map(({ id, value }, i) => ({ id, value, ttlMs: ttlFor(kind, value), generation: read.generations[i] ?? null }));
         await cache.write(callerId, kind, entries).catch(failed('write'));
       },
       async load(kind, ids, fetch) {
@@ -143,7 +150,7 @@ export function createEntityCache(store: EntityStore | null, settings: EntityCac
         ids.forEach((_, i) => {
           const value = refresh ? undefined : (read?.values[i] as EntityModels[typeof kind] | undefined);
           // Checked again on the way out: only what may be cached now is served.
-          if (value !== undefined && ttlFor(kind, value, settings) > 0) results[i] = value;
+          if (value !== undefined && ttlFor(kind, value) > 0) results[i] = value;
           else missing.push(i);
         });
         if (missing.length === 0) return results;
@@ -153,7 +160,7 @@ export function createEntityCache(store: EntityStore | null, settings: EntityCac
           const value = fetched[n]!;
           results[i] = value;
           if (!read || value === null || value instanceof Error) continue;
-          const ttlMs = ttlFor(kind, value, settings);
+          const ttlMs = ttlFor(kind, value);
           if (ttlMs > 0) entries.push({ id: ids[i]!, value, ttlMs, generation: read.generations[i] ?? null });
         }
         if (entries.length > 0) await cache.write(callerId, kind, entries).catch(failed('write'));

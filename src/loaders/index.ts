@@ -23,7 +23,7 @@ import type {
   TransactionModel,
   WebhookModel,
 } from '../upstream/index.js';
-import type { EntityCacheScope, EntityKind, EntityModels } from '../cache/index.js';
+import { uncached, type EntityCacheScope, type EntityKind, type EntityModels } from '../cache/index.js';
 
 export interface Loaders {
   transaction: DataLoader<Id, TransactionModel | null>;
@@ -123,21 +123,20 @@ function objectEvents(items: readonly ListItem<EventModel>[], kind: 'transaction
   return sound.filter((e) => e.type.startsWith(`${kind}.`) && ofObject(e));
 }
 
-/** A batch of reads by id, one upstream call per distinct id; unknown ids are `null`. */
+/** A batch of reads by id, one upstream call per distinct id; unknown ids are `null`, a failure its Error in its place. */
 function byId<T>(name: keyof Loaders, stats: LoaderHooks | undefined, retrieve: (id: Id) => Promise<T>): DataLoader<Id, T | null> {
-  return loader<Id, T | null>(name, stats, (ids) =>
-    Promise.all(
-      ids.map((id) =>
-        retrieve(id).catch((error: unknown) => {
-          if (error instanceof UpstreamNotFoundError) return null;
-          return error instanceof Error ? error : new Error(String(error));
-        }),
-      ),
-    ),
-  );
+  return loader<Id, T | null>(name, stats, (ids) => Promise.all(ids.map((id) => retrieve(id).catch(notFoundOrError))));
 }
 
-/** Like byId, with the entity cache consulted before the upstream; `name` is the loader's, for its metrics. */
+function notFoundOrError(error: unknown): null | Error {
+  if (error instanceof UpstreamNotFoundError) return null;
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/**
+ * Like byId, with the entity cache consulted before the upstream; `name` is the loader's, for its metrics.
+ * With no cache (`uncached`), the batch reads as byId does, with no cache frames in between.
+ */
 function cachedById<K extends Exclude<EntityKind, 'currencies'>>(
   cache: EntityCacheScope,
   kind: K,
@@ -145,13 +144,15 @@ function cachedById<K extends Exclude<EntityKind, 'currencies'>>(
   retrieve: (id: Id) => Promise<EntityModels[K]>,
   name: keyof Loaders = kind as keyof Loaders,
 ): DataLoader<Id, EntityModels[K] | null> {
-  // Handed to the cache as it is: one frame less on every read (ids here are the loader's numbers).
-  const orNull = (id: string | number) =>
-    retrieve(id as Id).catch((error: unknown) => {
-      if (error instanceof UpstreamNotFoundError) return null;
-      throw error;
-    });
+  if (cache === uncached) return byId(name, stats, retrieve);
+  // Handed to the cache as it is (ids here are the loader's numbers).
+  const orNull = (id: string | number) => retrieve(id as Id).catch(notFoundAsNull);
   return loader<Id, EntityModels[K] | null>(name, stats, (ids) => cache.load(kind, ids, orNull));
+}
+
+function notFoundAsNull(error: unknown): null {
+  if (error instanceof UpstreamNotFoundError) return null;
+  throw error;
 }
 
 const decoded = <T>(items: readonly ListItem<T>[]): T[] => items.filter((item): item is T => !(item instanceof UpstreamInvalidResponseError));

@@ -90,6 +90,16 @@ export function isFinalPayout(upstreamStatus: string): boolean {
 }
 
 /**
+ * The final statuses as the upstream spells them (lower case) and as the enums do (upper case,
+ * what isFinalTransaction and isFinalPayout compare), for a caller that decides once and tests
+ * many times (the entity cache's TTL policy).
+ */
+export function finalStatuses(): { transaction: ReadonlySet<string>; payout: ReadonlySet<string> } {
+  const spelled = (statuses: ReadonlySet<string>) => new Set([...statuses].flatMap((s) => [s, s.toLowerCase()]));
+  return { transaction: spelled(FINAL_TRANSACTION), payout: spelled(FINAL_PAYOUT) };
+}
+
+/**
  * A status filter -> the upstream's lowercase value, or a refusal: `UNKNOWN`
  * stands for values the gateway cannot name, so nothing upstream matches it.
  */

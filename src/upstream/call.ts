@@ -12,9 +12,9 @@
  *    when the call may be repeated (a read, or a write with an idempotency
  *    key), it is transient, its backoff or `Retry-After` ends before the
  *    deadline, and the key's and the route's retry budgets both allow;
- * 4. one attempt (`attempt`): the key's breaker, then the route's breaker
- *    (either, open, fails at once without queueing), then the route's
- *    bulkhead within the attempt's time-out, then the transport, watched by
+ * 4. one attempt (in `exchange`'s loop, then `guarded` and `send`): the key's
+ *    breaker, then the route's breaker (either, open, fails at once without
+ *    queueing), then the route's bulkhead within the attempt's time-out, then the transport, watched by
  *    the observer, then the status: a 2xx goes on, anything else becomes a
  *    typed error (errors.ts); the outcome is told to both breakers;
  * 5. the answer decoded as the endpoint says (`decode`: one, byId, many,
@@ -77,6 +77,11 @@ interface Flight {
   repeatable: boolean;
 }
 
+/** How an attempt ended for the key's breaker. True: the upstream was unwell; false: it answered (a 4xx included); undefined: no verdict (aborted, never sent). */
+interface Verdict {
+  failed: boolean | undefined;
+}
+
 /** What guards one call: its route's breaker, bulkhead, health and retry budget, and its key's on that route. */
 interface Guards {
   route: RouteGuard;
@@ -103,6 +108,7 @@ export class UpstreamCalls {
   observer: UpstreamObserver | undefined;
   private readonly random: () => number;
   private readonly now: () => number;
+  private readonly memoShapes = new WeakMap<Endpoint, ResourceShape<unknown>>();
 
   constructor(private readonly deps: CallDeps) {
     this.random = deps.random ?? Math.random;
@@ -142,7 +148,13 @@ export class UpstreamCalls {
     }
   }
 
-  /** 3. The retry loop around each attempt. */
+  /**
+   * 3. The retry loop, and 4. each attempt in it: the key's breaker and the
+   * route's (an open one fails at once), then `guarded` (the bulkhead, the
+   * transport, the status). A 4xx is a healthy answer to both breakers; a
+   * 5xx, time-out or connection failure counts against the key, and against
+   * the route only when several keys see them (key-health.ts).
+   */
   private async exchange(flight: Flight): Promise<Received> {
     const { route } = flight.endpoint;
     const { deadlineAt } = flight.caller.scope;
@@ -154,12 +166,20 @@ export class UpstreamCalls {
     guard.budget.deposit();
     for (let n = 1; ; n++) {
       const timeoutMs = this.attemptTimeout(route, deadlineAt);
+      // The key's own breaker, open: not transient, so never retried.
+      if (!mine.allow(this.now())) throw new UpstreamUnavailableError({ route, reason: 'circuit_open' });
+      const verdict: Verdict = { failed: undefined };
       let error: unknown;
       try {
-        return await this.attempt(flight, guards, n, timeoutMs);
+        // opossum only holds the route's state (open, half-open, closed) and refuses while open; `health` decides.
+        // It applies the method itself (the breaker's action is Reflect.apply): no closure per attempt.
+        return (await guard.breaker.fire(this.guarded, this, [flight, guards, n, timeoutMs, verdict])) as Received;
       } catch (e) {
         // opossum refuses with its own error while the route is open.
         error = (e as { code?: unknown } | null)?.code === 'EOPENBREAKER' ? new UpstreamUnavailableError({ route, reason: 'circuit_open' }) : e;
+      } finally {
+        if (verdict.failed === undefined) mine.abandonTrial();
+        else mine.record(verdict.failed, this.now());
       }
       if (flight.signal?.aborted) throw error;
       if (!flight.repeatable || n >= retry.maxAttempts || !isTransient(error)) throw error;
@@ -177,45 +197,29 @@ export class UpstreamCalls {
     }
   }
 
-  /**
-   * 4. One attempt: the key's breaker and the route's (an open one fails at
-   * once), the bulkhead, the transport, the status. A 4xx is a healthy answer
-   * to both breakers; a 5xx, time-out or connection failure counts against
-   * the key, and against the route only when several keys see them (key-health.ts).
-   */
-  private async attempt(flight: Flight, { route: guard, key: mine, keyId: key }: Guards, n: number, timeoutMs: number): Promise<Received> {
+  /** Within the route's breaker: the bulkhead, the exchange, and the route's health told the outcome. */
+  private async guarded(flight: Flight, { route: guard, keyId: key }: Guards, n: number, timeoutMs: number, verdict: Verdict): Promise<Received> {
     const { route } = flight.endpoint;
     const { signal } = flight;
-    if (!mine.allow(this.now())) throw new UpstreamUnavailableError({ route, reason: 'circuit_open' });
-    /** True: the upstream was unwell; false: it answered (a 4xx included); undefined: no verdict (aborted, never sent). */
-    let failed: boolean | undefined;
     try {
-      // opossum only holds the route's state (open, half-open, closed) and refuses while open; `health` decides.
-      return (await guard.breaker.fire(async () => {
-        try {
-          const queuedAt = this.now();
-          const release = await guard.bulkhead.acquire(timeoutMs, signal, key);
-          if (!release) throw new UpstreamUnavailableError({ route, reason: 'route_saturated' });
-          let received: Received;
-          try {
-            received = await this.send(flight, n, Math.max(1, timeoutMs - (this.now() - queuedAt)));
-          } finally {
-            release();
-          }
-          failed = false;
-          guard.health.record(key, false, this.now());
-          return received;
-        } catch (error) {
-          failed = countsAgainstRoute(error) ? true : signal?.aborted || error instanceof UpstreamUnavailableError ? undefined : false;
-          // A half-open trial that fails reopens the route: it was opened by many keys' failures.
-          const reopen = failed === true && guard.breaker.halfOpen;
-          if (failed !== undefined && (guard.health.record(key, failed, this.now()) || reopen)) guard.breaker.open();
-          throw error;
-        }
-      })) as Received;
-    } finally {
-      if (failed === undefined) mine.abandonTrial();
-      else mine.record(failed, this.now());
+      const queuedAt = this.now();
+      const release = await guard.bulkhead.acquire(timeoutMs, signal, key);
+      if (!release) throw new UpstreamUnavailableError({ route, reason: 'route_saturated' });
+      let received: Received;
+      try {
+        received = await this.send(flight, n, Math.max(1, timeoutMs - (this.now() - queuedAt)));
+      } finally {
+        release();
+      }
+      verdict.failed = false;
+      guard.health.record(key, false, this.now());
+      return received;
+    } catch (error) {
+      verdict.failed = countsAgainstRoute(error) ? true : signal?.aborted || error instanceof UpstreamUnavailableError ? undefined : false;
+      // A half-open trial that fails reopens the route: it was opened by many keys' failures.
+      const reopen = verdict.failed === true && guard.breaker.halfOpen;
+      if (verdict.failed !== undefined && (guard.health.record(key, verdict.failed, this.now()) || reopen)) guard.breaker.open();
+      throw error;
     }
   }
 
@@ -225,22 +229,16 @@ export class UpstreamCalls {
     const { route, method, pattern } = endpoint;
     const { scope } = caller;
     const watch = this.observer?.attempt({ method, pattern, attempt: n, operation: scope.observed });
-    const headers = {
-      ...watch?.headers,
-      authorization: `Bearer ${caller.apiKey}`,
-      ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
-      ...(scope.requestId === undefined ? {} : { 'x-request-id': scope.requestId }),
-    };
+    // Filled field by field rather than spread from optional parts: one object each, made once per attempt.
+    const headers: Record<string, string> = { ...watch?.headers };
+    headers['authorization'] = `Bearer ${caller.apiKey}`;
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    if (scope.requestId !== undefined) headers['x-request-id'] = scope.requestId;
     const lease = this.deps.bytes?.lease(caller.id ?? keyId(caller.apiKey));
-    const sent: TransportRequest = {
-      route,
-      method,
-      headers,
-      timeoutMs,
-      ...(flight.body === undefined ? {} : { body: flight.body }),
-      ...(flight.signal === undefined ? {} : { signal: flight.signal }),
-      ...(lease === undefined ? {} : { bytes: lease }),
-    };
+    const sent: TransportRequest = { route, method, headers, timeoutMs };
+    if (flight.body !== undefined) sent.body = flight.body;
+    if (flight.signal !== undefined) sent.signal = flight.signal;
+    if (lease !== undefined) sent.bytes = lease;
     let response;
     try {
       // The transport's failures are already typed, and an abort rejects with the caller's reason (transport.ts).
@@ -263,7 +261,7 @@ export class UpstreamCalls {
 
   /** 5. The answer as the endpoint reads it (decode.ts handles the envelopes). */
   private decode(endpoint: Endpoint, request: WireRequest, { text, ctx }: Received): unknown {
-    const shape: ResourceShape<unknown> = this.deps.memo ? { ...endpoint.shape, memo: this.deps.memo } : endpoint.shape;
+    const shape = this.shapeOf(endpoint);
     switch (endpoint.kind) {
       case 'one':
         return decodeOne(parseJsonBody(text, shape.name, ctx), shape, ctx);
@@ -282,6 +280,15 @@ export class UpstreamCalls {
         return page;
       }
     }
+  }
+
+  /** The endpoint's shape with the memo attached, made once per endpoint rather than once per call. */
+  private shapeOf(endpoint: Endpoint): ResourceShape<unknown> {
+    const { memo } = this.deps;
+    if (!memo) return endpoint.shape;
+    let shape = this.memoShapes.get(endpoint);
+    if (shape === undefined) this.memoShapes.set(endpoint, (shape = { ...endpoint.shape, memo }));
+    return shape;
   }
 
   private attemptTimeout(route: string, deadlineAt: number | undefined): number {

@@ -1,9 +1,10 @@
 /**
  * The `PaymentsApi` over HTTP, assembled: one transport (got or node:http,
  * transport.ts), the route and key guards (resilience.ts) shared by every
- * caller, and the call chain over them (call.ts). `forKey` binds every
- * endpoint of the table (endpoints.ts) to one caller's API key and
- * operation, so a new endpoint is one line there.
+ * caller, and the call chain over them (call.ts). `forKey` gives one
+ * caller's view of every endpoint of the table (endpoints.ts): verbs are
+ * methods made once per resource, a view per operation holds only the
+ * caller, so a new endpoint is one line there.
  */
 import type { PaymentsApi } from './api.js';
 import { ByteBudget, DEFAULT_BYTE_BUDGET, type ByteBudgetOptions } from './byte-budget.js';
@@ -73,16 +74,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   const calls = new UpstreamCalls({ transport, guards, baseUrl, callTimeoutMs: timeoutMs, memo, bytes });
   return {
     httpClient,
-    forKey(apiKey, scope) {
-      const caller: Caller = { apiKey, scope };
-      const api: Record<string, Record<string, (...args: unknown[]) => Promise<unknown>>> = {};
-      for (const [resource, verbs] of RESOURCES) {
-        const bound: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
-        for (const [verb, endpoint] of verbs) bound[verb] = (...args) => calls.call(caller, endpoint, args);
-        api[resource] = bound;
-      }
-      return api as unknown as PaymentsApi;
-    },
+    forKey: (apiKey, scope) => new KeyApi(calls, { apiKey, scope }) as unknown as PaymentsApi,
     breakerStates: () => guards.breakerStates(),
     routeStats: () => guards.routeStats(),
     observe(next) {
@@ -99,5 +91,49 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   };
 }
 
-/** The table as pairs, walked by every `forKey`. */
-const RESOURCES = Object.entries(ENDPOINTS).map(([resource, verbs]) => [resource, Object.entries(verbs) as [string, Endpoint][]] as const);
+/** One resource's verbs, made once for every caller: each reads its caller and calls off the view it is read from. */
+interface ResourceView {
+  readonly calls: UpstreamCalls;
+  readonly caller: Caller;
+}
+
+/** One prototype per resource, built once from the table: a verb is a method, never a closure made per operation. */
+const RESOURCE_PROTOTYPES = Object.fromEntries(
+  Object.entries(ENDPOINTS).map(([resource, verbs]) => {
+    const proto: Record<string, (this: ResourceView, ...args: unknown[]) => Promise<unknown>> = {};
+    for (const [verb, endpoint] of Object.entries(verbs) as [string, Endpoint][]) {
+      proto[verb] = function (this: ResourceView, ...args: unknown[]) {
+        return this.calls.call(this.caller, endpoint, args);
+      };
+    }
+    return [resource, proto];
+  }),
+);
+
+/**
+ * The API as one caller sees it: a resource is made on first use, an object of two fields
+ * over its prototype, so an operation that reads transactions pays for that resource alone.
+ */
+class KeyApi {
+  readonly #views = new Map<string, ResourceView>();
+  constructor(
+    readonly calls: UpstreamCalls,
+    readonly caller: Caller,
+  ) {}
+
+  static {
+    for (const resource of Object.keys(RESOURCE_PROTOTYPES)) {
+      Object.defineProperty(KeyApi.prototype, resource, {
+        get(this: KeyApi) {
+          let view = this.#views.get(resource);
+          if (view === undefined) {
+            view = Object.assign(Object.create(RESOURCE_PROTOTYPES[resource]!) as object, { calls: this.calls, caller: this.caller });
+            this.#views.set(resource, view);
+          }
+          return view;
+        },
+        enumerable: true,
+      });
+    }
+  }
+}

@@ -63,13 +63,21 @@ const API_KEY_PATTERN = /^[\x21-\x7e]+$/;
 /** The one place a URL is built: validated path params, then the query. */
 export function buildUrl(baseUrl: URL, pattern: string, request: WireRequest, route: string): URL {
   const path = pattern.replace(/:([a-zA-Z]+)/g, (_match, name: string) => encodeURIComponent(pathSegment(name, request.path?.[name], route)));
-  const url = new URL(baseUrl.href.replace(/\/+$/, '') + path);
+  const url = new URL(prefixOf(baseUrl) + path);
   for (const [key, value] of Object.entries(request.query ?? {})) {
     if (value === undefined) continue;
     if (typeof value === 'number') requirePositiveInt(key, value, route);
     url.searchParams.append(key, String(value));
   }
   return url;
+}
+
+/** The base URL without its trailing slashes, worked out once per client's URL rather than once per call. */
+const prefixes = new WeakMap<URL, string>();
+function prefixOf(baseUrl: URL): string {
+  let prefix = prefixes.get(baseUrl);
+  if (prefix === undefined) prefixes.set(baseUrl, (prefix = baseUrl.href.replace(/\/+$/, '')));
+  return prefix;
 }
 
 /** Ids inside the body are checked like path ids, before any I/O (absent ones skipped). */

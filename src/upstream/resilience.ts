@@ -124,8 +124,11 @@ export function delayBefore(retry: RetryOptions, n: number, error: unknown, rand
 
 /** What guards one route, shared by every key that calls it. */
 export interface RouteGuard {
-  /** Holds the route's state only (open, half-open after the reset time, closed): `health` decides when it opens. */
-  breaker: CircuitBreaker<[() => Promise<unknown>], unknown>;
+  /**
+   * Holds the route's state only (open, half-open after the reset time, closed): `health` decides when it opens.
+   * Its action is `Reflect.apply`: `fire(fn, thisArg, args)` runs `fn` with no wrapper of ours between.
+   */
+  breaker: CircuitBreaker<[(...args: never[]) => Promise<unknown>, unknown, readonly unknown[]], unknown>;
   bulkhead: Bulkhead;
   health: RouteHealth;
   /** Every key's retries together: a retry takes a token from its key's budget and from this one. */
@@ -149,7 +152,7 @@ export class RouteGuards {
     let guard = this.routes.get(route);
     if (!guard) {
       const b = this.options.breaker;
-      const breaker = new CircuitBreaker((action: () => Promise<unknown>) => action(), {
+      const breaker = new CircuitBreaker(Reflect.apply as (fn: (...args: never[]) => Promise<unknown>, thisArg: unknown, args: readonly unknown[]) => Promise<unknown>, {
         name: route,
         timeout: false, // each attempt carries its own time-out (the transport's)
         rollingCountTimeout: b.rollingWindowMs,

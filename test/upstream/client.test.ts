@@ -20,6 +20,29 @@ describe('forKey', () => {
     };
     expect(neverCalled).toBeTypeOf('function');
   });
+
+  it('makes no verb per operation: every view shares one function per verb, and each view calls with its own key', async () => {
+    const { startFakeUpstream } = await import('./fake-upstream.js');
+    const upstream = await startFakeUpstream();
+    const client = createUpstreamClient({ baseUrl: upstream.url });
+    try {
+      const first = client.forKey('sk_sandbox_first', UNGATED);
+      const second = client.forKey('sk_sandbox_second', { gate: null, requestId: 'op-2' });
+      expect(second.transactions.retrieve).toBe(first.transactions.retrieve);
+      expect(second.customers.search).toBe(first.customers.search);
+      expect(first.transactions).toBe(first.transactions);
+      upstream.replyWith({ json: aTransaction() });
+      await second.transactions.retrieve(101);
+      await first.transactions.retrieve(101);
+      expect(upstream.requests.map((r) => [r.headers.authorization, r.headers['x-request-id']])).toEqual([
+        ['Bearer sk_sandbox_second', 'op-2'],
+        ['Bearer sk_sandbox_first', undefined],
+      ]);
+    } finally {
+      client.close();
+      await upstream.close();
+    }
+  });
 });
 
 describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {

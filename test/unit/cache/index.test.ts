@@ -59,6 +59,7 @@ describe('entity cache: what is kept, and for how long', () => {
     ['currencies', [{ id: 1, iso: 'XOF' }], 2_000],
     ['transaction', { id: 1, status: 'declined' }, 3_000],
     ['transaction', { id: 1, status: 'REFUNDED' }, 3_000],
+    ['transaction', { id: 1, status: 'Canceled' }, 3_000],
     ['payout', { id: 1, status: 'sent' }, 3_000],
     ['payout', { id: 1, status: 'failed' }, 3_000],
   ] as const)('a %s like %j is kept for %i ms', async (kind, value, ttlMs) => {

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { uncached } from '../../../src/cache/index.js';
+import { UpstreamNotFoundError } from '../../../src/upstream/errors.js';
 import { createLoaders, type Loaders } from '../../../src/loaders/index.js';
 import type { PaymentsApi } from '../../../src/upstream/api.js';
 
@@ -43,5 +44,20 @@ describe('operation loaders', () => {
     await loaders.customer.load(7);
     expect(reads).toEqual([7]);
     expect(touched).toEqual(['customers']);
+  });
+
+  it('with no entity cache, an unknown id is null and a failed read its error, in place, beside the others', async () => {
+    const failure = new Error('upstream down');
+    const api = {
+      transactions: {
+        retrieve: async (id: number) => {
+          if (id === 1) throw new UpstreamNotFoundError({ route: 'GET /v1/transactions/:id' });
+          if (id === 2) throw failure;
+          return { id, status: 'pending' };
+        },
+      },
+    } as unknown as PaymentsApi;
+    const loaders = createLoaders(api, uncached);
+    expect(await loaders.transaction.loadMany([1, 2, 3])).toEqual([null, failure, { id: 3, status: 'pending' }]);
   });
 });
