@@ -1,8 +1,4 @@
-/**
- * The entity cache: upstream objects kept across requests, per caller, under
- * the per-request DataLoaders. What is kept, whose and for how long:
- * docs/performance.md, Entity cache.
- */
+/** The entity cache, per caller, under the per-request DataLoaders: docs/performance.md, Entity cache. */
 import type { Logger } from '../logger.js';
 import { isFinalPayout, isFinalTransaction } from '../payments/rules.js';
 import type { ListItem } from '../upstream/index.js';
@@ -33,7 +29,6 @@ export interface EntityCacheSettings {
   finalTtlMs: number;
 }
 
-/** 0: must not be kept. */
 function ttlFor<K extends EntityKind>(kind: K, value: EntityModels[K], settings: EntityCacheSettings): number {
   switch (kind) {
     case 'transaction':
@@ -77,7 +72,6 @@ function fetchAll<T>(ids: readonly EntityId[], fetch: (id: EntityId) => Promise<
   return Promise.all(ids.map((id) => fetch(id).catch(asError)));
 }
 
-/** ENTITY_CACHE=false. */
 export const uncached: EntityCacheScope = {
   load: (_kind, ids, fetch) => fetchAll(ids, fetch),
   put: async () => undefined,

@@ -31,7 +31,6 @@ export interface RouterInvalidation {
   drain(): Promise<void>;
 }
 
-/** As the gateway's answers carry it. */
 export function cacheTagOf(kind: string, id: string | number): string {
   return `${kind}-${id}`;
 }

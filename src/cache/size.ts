@@ -1,7 +1,4 @@
-/**
- * A decoded upstream object's heap, estimated from V8's usual costs for the
- * entity cache's byte bounds: the same for the same object, growing with what grows.
- */
+/** A decoded upstream object's heap, estimated from V8's usual costs: the same for the same object. */
 
 const OBJECT = 32;
 const SLOT = 8;
@@ -10,10 +7,7 @@ const WIDE = /[\u0100-\uffff]/;
 
 const stringBytes = (s: string) => STRING + (WIDE.test(s) ? 2 * s.length : s.length);
 
-/**
- * Stops once past `limit`: a huge object costs no more to refuse than the cap
- * it passes. Values come from JSON, so they are trees.
- */
+/** Stops once past `limit`: a huge object costs no more to refuse than the cap. Values from JSON are trees. */
 export function estimateBytes(value: unknown, limit = Number.POSITIVE_INFINITY): number {
   let total = 0;
   const stack: unknown[] = [value];

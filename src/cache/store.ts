@@ -1,8 +1,6 @@
 /**
- * The raw store under the entity cache: entries per object and per caller
- * (a hash of the key), evicted per object for every caller at once.
- * A miss returns the object's generation and the later write carries it, so
- * an eviction during the upstream call makes that older snapshot unreadable.
+ * The raw store under the entity cache. A miss returns the object's generation and the later
+ * write carries it, so an eviction during the upstream call makes that older snapshot unreadable.
  */
 import { LRUCache } from 'lru-cache';
 import { estimateBytes } from './size.js';
@@ -54,10 +52,7 @@ interface MemoryEntry {
 
 type Copies = ReadonlyMap<string, MemoryEntry>;
 
-/**
- * Values are the decoded objects themselves (a hit costs no parsing; nothing
- * downstream mutates them). A huge value is not kept: it would push out thousands of small ones.
- */
+/** Values are the decoded objects (nothing downstream mutates them); a huge one would push out thousands of small ones. */
 export function memoryStore(maxObjects: number, now: () => number = Date.now, bounds: ByteBounds = DEFAULT_BYTE_BOUNDS): EntityStore {
   // A copy map is replaced, never changed in place, so that the LRU sizes it again.
   const objects = new LRUCache<string, Copies>({
