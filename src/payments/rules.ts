@@ -1,8 +1,4 @@
-/**
- * The payment rules in one place: status mapping, paid and final states,
- * filters, and the input rules checked before any upstream call. Status lists
- * come from the generated enums, never copied by hand.
- */
+/** The payment rules in one place; status lists come from the generated enums, never copied by hand. */
 import {
   PaymentIntentStatus,
   PayoutStatus,
@@ -88,10 +84,7 @@ export function statusFilter(status: string | null | undefined): { ok: true; val
 export const CURRENCY_ISO = /^[A-Za-z]{3}$/;
 export const MODE = MODE_PATTERN;
 
-/**
- * The inputs take any string and are judged here by the scalar's own grammar,
- * so a bad value is a user error on its field, not a refused request.
- */
+/** Judged here by the scalar's own grammar, so a bad value is a user error on its field. */
 function scalarAccepts(scalar: GraphQLScalarType, value: string): boolean {
   try {
     scalar.parseValue(value);
@@ -111,10 +104,7 @@ export const InputRule = {
   email: { test: (email: string) => scalarAccepts(EmailAddressResolver, email), message: 'E-mail must be an address such as ama@example.com.' },
   url: { test: (url: string) => scalarAccepts(URLResolver, url), message: 'URL must be absolute, such as https://shop.example.com/callback.' },
   country: { test: (code: string) => scalarAccepts(CountryCodeResolver, code), message: 'Country must be an ISO 3166-1 alpha-2 code such as BJ.' },
-  /**
-   * Kept two levels below MAX_NESTING: metadata sits two levels down in an event about its
-   * object, and a deeper item is refused when read back (upstream/nesting.ts).
-   */
+  // An event holds metadata two levels down, and a deeper item is refused when read back (upstream/nesting.ts).
   metadata: {
     test: (metadata: unknown) => nestsWithin(metadata, MAX_NESTING - 2),
     message: `Custom metadata must nest at most ${MAX_NESTING - 2} levels deep.`,
@@ -174,7 +164,6 @@ export function cancelTransition(upstreamStatus: string): Transition {
   return 'conflict';
 }
 
-/** A payout past these has been started; starting it again changes nothing. */
 const STARTED_PAYOUT: ReadonlySet<Known<typeof PayoutStatus>> = new Set(['SCHEDULED', 'STARTED', 'PROCESSING', 'SENT'] as const);
 
 /** A failed payout (or a status we do not know) cannot start again. */
