@@ -1,7 +1,4 @@
-/**
- * The GraphQL context, built here only, so every transport's operation gets the
- * same deadline, idempotency scope and loaders.
- */
+/** The GraphQL context, built here only, so every transport's operation gets the same deadline, scopes and loaders. */
 import type { Config, Limits } from './config.js';
 import type { Caller } from './auth.js';
 import { createLoaders, type Loaders } from './loaders/index.js';
@@ -38,7 +35,6 @@ export interface Context {
   idempotency: IdempotencyScope;
 }
 
-/** The largest `per_page` the upstream honours. */
 export const UPSTREAM_MAX_PER_PAGE = 100;
 
 export interface UpstreamClientFactory {
@@ -46,7 +42,6 @@ export interface UpstreamClientFactory {
   forKey(apiKey: string, scope: OperationScope): PaymentsApi;
   breakerStates?(): Record<string, BreakerState>;
   routeStats?(): Record<string, RouteStats>;
-  /** Returns the detach. */
   observe?(observer: UpstreamObserver): () => void;
 }
 
@@ -80,12 +75,10 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
   const record = caller ? admitCaller(deps.keys, caller, deps.config.limits) : undefined;
   // Every upstream call of the operation passes its gate first: budget, refused key, one probe of an unknown key.
   const upstreamGate = record ? new UpstreamGate(record, deps.keys) : undefined;
-  // The client gets the record as data (the key's hash) and the gate as its one hook; it knows nothing else of callers.
   const api = caller && record && upstreamGate
     ? deps.upstream.forKey(caller.apiKey, { deadlineAt, requestId: telemetry.requestId, observed: telemetry, gate: upstreamGate, keyId: record.callerId })
     : anonymousApi();
-  // A key not proven lately reads the upstream, which proves it or refuses it, before the cache serves it again:
-  // a revoked key gets none of its cached objects, whether or not this instance saw the revocation.
+  // A key not proven lately reads the upstream first: a revoked key gets none of its cached objects.
   const refresh = record !== undefined && !record.proven;
   const entityCache = caller ? deps.entityCache.scope(callerId, { bypass: input.bypassCache ?? false, refresh }) : uncached;
   return new OperationContext({
@@ -110,10 +103,8 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
   });
 }
 
-/**
- * A class so the lazy `logger` getter sits on the prototype: Apollo copies a
- * context's own fields, which would build it. Extend with `Object.assign`, not a spread.
- */
+// A class so the lazy `logger` getter sits on the prototype: Apollo copies a context's own fields,
+// which would build it. Extend with `Object.assign`, not a spread.
 class OperationContext implements Context {
   api: PaymentsApi;
   upstreamGate?: UpstreamGate;
