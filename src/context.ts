@@ -1,9 +1,4 @@
-/**
- * The GraphQL context, built here and only here for every transport (HTTP
- * and WebSocket), so every operation gets the same deadline, idempotency
- * scope and loaders whichever way it came in. Nothing in it outlives the
- * operation except the shared caches and stores it points at.
- */
+/** The GraphQL context, built here only, so every transport's operation gets the same deadline, scopes and loaders. */
 import type { Config, Limits } from './config.js';
 import type { Caller } from './auth.js';
 import { createLoaders, type Loaders } from './loaders/index.js';
@@ -22,51 +17,39 @@ import { admitCaller, type CallerRecord } from './access/caller.js';
 import type { Observability, OperationTelemetry } from './observability/index.js';
 
 export interface Context {
-  /** Upstream client bound to the caller's own API key and this operation's deadline. */
   api: PaymentsApi;
-  /** What every call of `api` passes first (src/access/upstream-budget.ts); it counts them for `extensions.cost`. Absent for an anonymous operation. */
+  /** Every call of `api` passes it first; it counts them for `extensions.cost`. */
   upstreamGate?: UpstreamGate;
   loaders: Loaders;
-  /** Hash of the caller's key: the scope of caches and records. */
+  /** A hash of the key: the scope of caches and records. */
   callerId: string;
-  /** The caller as admitted, decided once for the operation (src/access/caller.ts). Absent for an anonymous operation. */
+  /** Decided once for the operation (src/access/caller.ts). */
   caller?: CallerRecord;
   pagination: PaginationLimits;
   limits: Readonly<Limits>;
-  /** The operation's own logger: every line carries its request id. */
   logger: Logger;
-  /** The operation's request id, span and metrics line (src/observability). */
   telemetry: OperationTelemetry;
-  /** The caller's view of the entity cache; mutations evict what they changed through it. */
   entityCache: EntityCacheScope;
-  /** Only on GraphQL-over-WebSocket operations: the caller's live events. */
+  /** WebSocket operations only. */
   realtime?: RealtimeSource;
-  /** Idempotency records for keyed mutations; see src/idempotency. */
   idempotency: IdempotencyScope;
 }
 
-/** The largest `per_page` the upstream honours (docs/upstream.md, Operations). */
 export const UPSTREAM_MAX_PER_PAGE = 100;
 
 export interface UpstreamClientFactory {
   /** `scope` carries the operation's deadline and its gate (budget, key guard); a wrapper passes it on whole. */
   forKey(apiKey: string, scope: OperationScope): PaymentsApi;
-  /** Per-route circuit breaker states, reported by /readyz. */
   breakerStates?(): Record<string, BreakerState>;
-  /** Breaker states and bulkhead occupancy per route, read by the metrics scrape. */
   routeStats?(): Record<string, RouteStats>;
-  /** Attaches the gateway's metrics and traces to every upstream call; returns the detach. */
   observe?(observer: UpstreamObserver): () => void;
 }
 
-/** What lives as long as the gateway and every context points at. */
 export interface ContextDeps {
   config: Readonly<Config>;
-  /** What the upstream said of each key lately: revoked, or proven (src/access/key-status.ts). */
   keys: KeyStatus;
   upstream: UpstreamClientFactory;
   logger: Logger;
-  /** Upstream objects kept across requests (src/cache). */
   entityCache: EntityCache;
   idempotencyStore: IdempotencyStore;
   observability: Observability;
@@ -77,11 +60,10 @@ export interface OperationInput {
   caller: Caller | null;
   /** Epoch ms: no upstream call of this operation starts, and no retry waits, past it. */
   deadlineAt: number;
-  /** The `Idempotency-Key` HTTP header (HTTP only). */
   idempotencyKeyHeader?: string;
-  /** The caller sent `Cache-Control: no-cache`: read the upstream, not the entity cache. */
+  /** `Cache-Control: no-cache`: read the upstream, not the entity cache. */
   bypassCache?: boolean;
-  /** Started by the transport, which also ends it. */
+  /** The transport starts and ends it. */
   telemetry: OperationTelemetry;
 }
 
@@ -93,12 +75,10 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
   const record = caller ? admitCaller(deps.keys, caller, deps.config.limits) : undefined;
   // Every upstream call of the operation passes its gate first: budget, refused key, one probe of an unknown key.
   const upstreamGate = record ? new UpstreamGate(record, deps.keys) : undefined;
-  // The client gets the record as data (the key's hash) and the gate as its one hook; it knows nothing else of callers.
   const api = caller && record && upstreamGate
     ? deps.upstream.forKey(caller.apiKey, { deadlineAt, requestId: telemetry.requestId, observed: telemetry, gate: upstreamGate, keyId: record.callerId })
     : anonymousApi();
-  // A key not proven lately reads the upstream, which proves it or refuses it, before the cache serves it again:
-  // a revoked key gets none of its cached objects, whether or not this instance saw the revocation.
+  // A key not proven lately reads the upstream first: a revoked key gets none of its cached objects.
   const refresh = record !== undefined && !record.proven;
   const entityCache = caller ? deps.entityCache.scope(callerId, { bypass: input.bypassCache ?? false, refresh }) : uncached;
   return new OperationContext({
@@ -123,13 +103,8 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
   });
 }
 
-/**
- * A class for one reason: its `logger` getter lives on the prototype. The
- * operation's logger is built the first time something logs, and Apollo
- * Server copies the context's own fields for each operation (keeping its
- * prototype), which would read an own getter and build it. Extend a context
- * with `Object.assign`, not a spread: a spread leaves the prototype behind.
- */
+// A class so the lazy `logger` getter sits on the prototype: Apollo copies a context's own fields,
+// which would build it. Extend with `Object.assign`, not a spread.
 class OperationContext implements Context {
   api: PaymentsApi;
   upstreamGate?: UpstreamGate;

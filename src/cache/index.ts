@@ -1,18 +1,4 @@
-/**
- * The entity cache: upstream objects kept across requests, under the
- * per-request DataLoaders (a loader miss asks here before the upstream).
- *
- * What may be cached, and for how long:
- * - customers, currencies (each by id) and the currency list: for a TTL
- *   (they change rarely, and a customer's signed webhook evicts it at once);
- *   a list with a malformed item is not kept, its good items are;
- * - transactions and payouts: only in a final state (src/payments/rules.ts),
- *   where the upstream never changes them again; a cached one is checked
- *   again on the way out, so a non-final snapshot is never served.
- * Entries belong to one caller (a hash of the API key): another key, even of
- * the same account, never reads them. Signed webhooks and the gateway's own
- * mutations evict an object for every caller at once.
- */
+/** The entity cache, per caller, under the per-request DataLoaders: docs/performance.md, Entity cache. */
 import type { Logger } from '../logger.js';
 import { finalStatuses } from '../payments/rules.js';
 import type { ListItem } from '../upstream/index.js';
@@ -28,9 +14,8 @@ export interface EntityModels {
   transaction: TransactionModel;
   payout: PayoutModel;
   customer: CustomerModel;
-  /** One currency, by its id (`GET /v1/currencies/{id}`, or an item of the list). */
   currency: CurrencyModel;
-  /** A caller's whole currency list, under the id `all`; kept only when every item decoded. */
+  /** A caller's whole currency list, under the id `all`. */
   currencies: ListItem<CurrencyModel>[];
 }
 export type EntityKind = keyof EntityModels;
@@ -41,17 +26,13 @@ const EVICTABLE: ReadonlySet<string> = new Set<EntityKind>(['transaction', 'payo
 export interface EntityCacheSettings {
   customerTtlMs: number;
   currencyTtlMs: number;
-  /** How long a transaction or payout in a final state is kept. */
   finalTtlMs: number;
 }
 
 /** How long a value of each kind may be kept, or 0 when it must not be. */
 export type EntityTtlPolicy = { readonly [K in EntityKind]: (value: EntityModels[K]) => number };
 
-/**
- * The TTL policy, decided once per cache: the final statuses are taken from the payment rules
- * here, so a read tests a set and asks nothing further of them.
- */
+/** Decided once per cache: a read tests a set of final statuses and asks the payment rules nothing. */
 export function entityTtlPolicy(settings: EntityCacheSettings): EntityTtlPolicy {
   const final = finalStatuses();
   // Upper case is how the rules compare (isFinalTransaction): the same answer for any spelling.
@@ -68,30 +49,21 @@ export function entityTtlPolicy(settings: EntityCacheSettings): EntityTtlPolicy 
   };
 }
 
-/** One operation's view of the cache: one caller, read or bypassed. */
 export interface EntityCacheScope {
-  /**
-   * Values by id, in order: cached ones first, `fetch` for the rest (in
-   * parallel); what may be cached is written back. A failed fetch is an
-   * Error in its place, an unknown id `null` (neither is cached).
-   */
+  /** A failed fetch is an Error in its place, an unknown id `null`; neither is cached. */
   load<K extends EntityKind>(kind: K, ids: readonly EntityId[], fetch: (id: EntityId) => Promise<EntityModels[K] | null>): Promise<(EntityModels[K] | null | Error)[]>;
-  /**
-   * Values learnt by another read (the currency list warms the currencies by
-   * id): written as `load` would write them, with no upstream call.
-   */
+  /** Values learnt by another read (the currency list warms the currencies by id). */
   put<K extends EntityKind>(kind: K, entries: readonly { id: EntityId; value: EntityModels[K] }[]): Promise<void>;
-  /** The object changed through this gateway: no caller reads the old copy again. */
   evict(kind: EntityKind, ids: readonly EntityId[]): Promise<void>;
 }
 
 export interface EntityCache {
   /**
-   * `bypass`: the caller asked for fresh data (`Cache-Control: no-cache`): nothing is read from or written to the cache; evictions still apply.
-   * `refresh`: the caller's key is not proven lately: nothing is served from the cache, what the upstream answers is written as usual.
+   * `bypass` (`Cache-Control: no-cache`): no read, no write; evictions still apply.
+   * `refresh` (key not proven lately): nothing served from the cache, answers written as usual.
    */
   scope(callerId: string, options?: { bypass?: boolean; refresh?: boolean }): EntityCacheScope;
-  /** A signed webhook named this object: evicted for every caller before the webhook is acknowledged. */
+  /** For every caller, before the webhook is acknowledged. */
   evictObject(kind: string | null, id: number | null): Promise<void>;
   close(): Promise<void>;
 }
@@ -102,7 +74,6 @@ function fetchAll<T>(ids: readonly EntityId[], fetch: (id: EntityId) => Promise<
   return Promise.all(ids.map((id) => fetch(id).catch(asError)));
 }
 
-/** No cache at all (ENTITY_CACHE=false): every load goes to the upstream. */
 export const uncached: EntityCacheScope = {
   load: (_kind, ids, fetch) => fetchAll(ids, fetch),
   put: async () => undefined,
@@ -149,7 +120,7 @@ export function createEntityCache(store: EntityStore | null, settings: EntityCac
         const missing: number[] = [];
         ids.forEach((_, i) => {
           const value = refresh ? undefined : (read?.values[i] as EntityModels[typeof kind] | undefined);
-          // Checked again on the way out: only what may be cached now is served.
+          // Checked again on the way out: a non-final snapshot is never served.
           if (value !== undefined && ttlFor(kind, value) > 0) results[i] = value;
           else missing.push(i);
         });

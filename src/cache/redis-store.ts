@@ -1,20 +1,7 @@
 /**
- * The entity store in Redis, shared by every instance (REDIS_URL). One
- * round trip per loader batch: MGET of the entries and of their objects'
- * generations. Key layout (the caller is a hash of the key, never the key):
- *
- *   <prefix>e:<kind>:<id>:<callerId>  {"g": generation, "v": entity}, with the entry's TTL
- *   <prefix>g:<kind>:<id>             generation, INCR on every eviction
- *
- * An eviction is one INCR per object: every caller's copy still carries the
- * old generation and reads as a miss. A generation key lives longer than any
- * entry (`generationTtlMs`), so an entry never outlives the eviction that
- * made it stale.
- *
- * An entry whose text passes `maxEntryBytes` is not written. What bounds
- * Redis as a whole is its own `maxmemory` (docs/security.md): every entry
- * carries a TTL, so `volatile-ttl` drops cache entries (an hour at most)
- * before the longer-lived idempotency records.
+ * The entity store in Redis, shared by every instance (REDIS_URL): one MGET
+ * per loader batch. Key layout and what bounds it: docs/architecture.md,
+ * Design notes, "The entity cache in Redis".
  */
 import type { Redis } from 'ioredis';
 import { decode, encode } from '../upstream/index.js';
@@ -25,7 +12,6 @@ export interface RedisStoreOptions {
   prefix: string;
   /** Longer than the longest entry TTL. */
   generationTtlMs: number;
-  /** An entry whose encoded text is longer than this, in bytes, is not written. */
   maxEntryBytes: number;
 }
 

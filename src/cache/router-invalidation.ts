@@ -1,27 +1,19 @@
 /**
- * Tells a router's response cache that an object changed, the moment the gateway
- * learns it (a verified webhook, or its own mutation): a POST to the router's
- * invalidation endpoint, as Apollo Router documents it
- * (`[{"kind":"cache_tag","subgraphs":["payments"],"cache_tag":"transaction-42"}]`,
- * the shared key as the whole `Authorization` header). The tags are the ones
- * the gateway's answers carry (`apolloCacheTags`, `apolloEntityCacheTags`).
- * Sent in the background, never delaying the webhook's acknowledgement or the
- * mutation's answer; retried a few times; a change the router never hears of
- * still expires with its TTL.
+ * Pushes each eviction (webhook or mutation) to a router's response cache as a
+ * `cache_tag` invalidation, in the background: docs/routers.md, Caching in the router.
  */
 import type { Logger } from '../logger.js';
 import type { EntityCache, EntityCacheScope, EntityKind } from './index.js';
 
-/** The subgraph's name in the supergraph (supergraph/supergraph.yaml). */
 export const SUBGRAPH_NAME = 'payments';
 /** Objects a router may cache with a tag; currencies only expire. */
 const TAGGED: ReadonlySet<string> = new Set(['transaction', 'payout', 'customer']);
 const MAX_ATTEMPTS = 4;
 const RETRY_BASE_MS = 100;
 const ATTEMPT_TIMEOUT_MS = 5_000;
-/** Pushes waiting or in flight; past it a push is dropped (counted): the TTL still bounds staleness. */
+/** Past it a push is dropped (counted): the TTL still bounds staleness. */
 const MAX_PENDING = 1_000;
-/** One owner's share of them (a caller's mutations, or the webhooks together), so a flood against a hanging router drops only its own. */
+/** A share per owner, so a flood against a hanging router drops only its own. */
 export const MAX_PENDING_PER_OWNER = MAX_PENDING / 10;
 /** The owner of pushes that no caller made: verified webhooks. */
 const WEBHOOKS = 'webhooks';
@@ -36,11 +28,9 @@ export interface RouterInvalidationSettings {
 export interface RouterInvalidation {
   /** `owner`: whose change it is (the caller's id), or absent for a webhook's. */
   push(kind: string, ids: readonly (string | number)[], owner?: string): void;
-  /** Resolves when every push started so far has finished. */
   drain(): Promise<void>;
 }
 
-/** The cache tag of an object, as the gateway's answers carry it. */
 export function cacheTagOf(kind: string, id: string | number): string {
   return `${kind}-${id}`;
 }
@@ -114,7 +104,6 @@ export function createRouterInvalidation(
   };
 }
 
-/** The entity cache, with every eviction (webhook or mutation) also pushed to the router. */
 export function withRouterInvalidation(cache: EntityCache, router: RouterInvalidation): EntityCache {
   return {
     scope(callerId, options) {

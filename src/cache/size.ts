@@ -1,10 +1,4 @@
-/**
- * An estimate of what a decoded upstream object holds in the heap, for the
- * entity cache's byte bounds: V8's usual costs (a header per object and
- * array, a slot per property or element, a string's characters at one byte
- * each, or two when it has a character past Latin-1). An estimate, not a
- * measure: it is the same for the same object, and grows with what grows.
- */
+/** A decoded upstream object's heap, estimated from V8's usual costs: the same for the same object. */
 
 const OBJECT = 32;
 const SLOT = 8;
@@ -13,11 +7,7 @@ const WIDE = /[\u0100-\uffff]/;
 
 const stringBytes = (s: string) => STRING + (WIDE.test(s) ? 2 * s.length : s.length);
 
-/**
- * The estimated bytes of `value`, walked until the total passes `limit` (then
- * some number above `limit` is returned at once: a huge object costs no more
- * to refuse than the cap it passes). Values are trees: they come from JSON.
- */
+/** Stops once past `limit`: a huge object costs no more to refuse than the cap. Values from JSON are trees. */
 export function estimateBytes(value: unknown, limit = Number.POSITIVE_INFINITY): number {
   let total = 0;
   const stack: unknown[] = [value];

@@ -1,15 +1,6 @@
 /**
- * Where cached entities live: the raw store under the entity cache
- * (index.ts holds the rules of what may be cached and for how long).
- *
- * Entries are kept per object and per caller (`callerId`, a hash of the API
- * key), so one key never reads what another key cached. Eviction is per
- * object, for every caller at once: a webhook names the object, not the key.
- *
- * A read that misses returns the object's generation; the entry written
- * after the upstream answered carries it, and an eviction bumps it. An
- * eviction that lands while the upstream call is in flight therefore makes
- * the late write unreadable, instead of letting an older snapshot back in.
+ * The raw store under the entity cache. A miss returns the object's generation and the later
+ * write carries it, so an eviction during the upstream call makes that older snapshot unreadable.
  */
 import { LRUCache } from 'lru-cache';
 import { estimateBytes } from './size.js';
@@ -17,9 +8,8 @@ import { estimateBytes } from './size.js';
 export type EntityId = string | number;
 
 export interface StoreRead {
-  /** Per id: the cached value, or `undefined` on a miss (absent, expired or evicted since written). */
+  /** `undefined` on a miss. */
   values: unknown[];
-  /** Per id: the object's generation now, to hand back to `write`. */
   generations: (string | null)[];
 }
 
@@ -27,7 +17,6 @@ export interface StoreEntry {
   id: EntityId;
   value: unknown;
   ttlMs: number;
-  /** The generation `read` returned before the value was fetched. */
   generation: string | null;
 }
 
@@ -35,45 +24,35 @@ export interface EntityStore {
   readonly shared: boolean;
   read(callerId: string, kind: string, ids: readonly EntityId[]): Promise<StoreRead>;
   write(callerId: string, kind: string, entries: readonly StoreEntry[]): Promise<void>;
-  /** Every caller's copy of these objects is gone once this resolves. */
   evict(kind: string, ids: readonly EntityId[]): Promise<void>;
-  /** What the store holds now, when it can tell at no cost (the memory store). */
+  /** Only where it costs nothing (the memory store). */
   usage?(): StoreUsage;
   close(): Promise<void>;
 }
 
 export interface StoreUsage {
   objects: number;
-  /** Estimated (size.ts), every caller's copies together. */
   bytes: number;
 }
 
-/** The byte bounds of a store: its whole budget (memory only), and one entry's, beyond which a value is simply not kept. */
+/** `maxBytes` bounds the memory store; a value over `maxEntryBytes` is not kept. */
 export interface ByteBounds {
   maxBytes: number;
   maxEntryBytes: number;
 }
 
-/** ENTITY_CACHE_MAX_BYTES and ENTITY_CACHE_MAX_ENTRY_BYTES by default. */
 export const DEFAULT_BYTE_BOUNDS: ByteBounds = Object.freeze({ maxBytes: 64 * 1024 * 1024, maxEntryBytes: 256 * 1024 });
 
 interface MemoryEntry {
   value: unknown;
   expiresAt: number;
   generation: string | null;
-  /** Estimated size of `value`. */
   bytes: number;
 }
 
 type Copies = ReadonlyMap<string, MemoryEntry>;
 
-/**
- * One process's store: an LRU of objects (at most `maxObjects`, and at most
- * `maxBytes` of estimated size), each holding the copies of the callers that
- * read it. Values are kept as the decoded objects themselves, so a hit costs
- * no parsing; nothing downstream mutates them. A value over `maxEntryBytes` is
- * not kept: a few huge objects would otherwise push out thousands of small ones.
- */
+/** Values are the decoded objects (nothing downstream mutates them); a huge one would push out thousands of small ones. */
 export function memoryStore(maxObjects: number, now: () => number = Date.now, bounds: ByteBounds = DEFAULT_BYTE_BOUNDS): EntityStore {
   // A copy map is replaced, never changed in place, so that the LRU sizes it again.
   const objects = new LRUCache<string, Copies>({

@@ -1,15 +1,7 @@
 /**
- * Per-request DataLoaders over the upstream client (graphql/dataloader README:
- * one set per request, values in key order, `null` for a miss, an Error for a
- * failure). The REST API has no batch read, so a batch becomes parallel reads
- * of its distinct ids; what the loaders buy is that every id is read at most
- * once per request, whoever asks for it, and that lists prime them. Under the
- * loaders of customers, transactions, payouts and currencies sits the entity
- * cache (src/cache): a batch asks it first and the upstream for the rest.
- *
- * A currency is read by id through the spec's `GET /v1/currencies/{id}`. The
- * list (`GET /v1/currencies`, beyond the spec) is read only for what needs it
- * (by ISO code, or every currency), and then warms the reads by id.
+ * Per-request DataLoaders over the upstream client, the entity cache under
+ * them. The REST API has no batch read, so a batch is parallel reads of its
+ * distinct ids: each id read at most once per request.
  */
 import DataLoader from 'dataloader';
 import type { Id, ListItem, PaymentsApi } from '../upstream/index.js';
@@ -34,29 +26,19 @@ export interface Loaders {
   log: DataLoader<Id, LogModel | null>;
   currencyById: DataLoader<Id, CurrencyModel | null>;
   currencyByIso: DataLoader<string, CurrencyModel | null>;
-  /**
-   * The caller's currency list (one key, `all`): read once per request, cached
-   * across requests for a TTL; a malformed item is its error, in its place.
-   */
+  /** One key, `all`; a malformed item is its error, in its place. */
   currencies: DataLoader<'all', ListItem<CurrencyModel>[]>;
-  /** Events of a transaction or payout (`transaction.*` or `payout.*`), by object id. */
   transactionEvents: DataLoader<Id, EventModel[]>;
   payoutEvents: DataLoader<Id, EventModel[]>;
 }
 
-/** Hooks told each loader's batch sizes and cache hits (metrics), and running its batches (traces); names are the `Loaders` keys. */
+/** Metrics (batch sizes, cache hits) and traces (a span around each batch). */
 export interface LoaderHooks {
   batch(loader: string, size: number): void;
   hit(loader: string): void;
-  /** Runs each batch, when given (traces: the batch's upstream calls under one span). */
   around?<T>(loader: string, size: number, run: () => Promise<T>): Promise<T>;
 }
 
-/**
- * DataLoader's options for one loader, watched: a cache map that counts the
- * keys found in it (a load answered without a batch) and a batch function
- * that reports its size.
- */
 function watched<K, V>(name: string, stats: LoaderHooks | undefined, batch: DataLoader.BatchLoadFn<K, V>): [DataLoader.BatchLoadFn<K, V>, DataLoader.Options<K, V>] {
   if (!stats) return [batch, {}];
   const cache = new Map<K, Promise<V>>();
@@ -84,14 +66,10 @@ function loader<K, V>(name: keyof Loaders, stats: LoaderHooks | undefined, batch
   return new DataLoader<K, V>(fn, options);
 }
 
-/** Events read per object for a status history: the upstream's largest page. */
+/** The upstream's largest page. */
 export const OBJECT_EVENTS_PAGE = 100;
 
-/**
- * The events of one kind of object, by id: one `GET /v1/events?filters[object_id]=`
- * per distinct id (the upstream filters by a single object id and has no
- * object-kind filter, so other kinds' events with the same id are dropped here).
- */
+/** The upstream has no object-kind filter: other kinds' events with the same id are dropped here. */
 function eventsOf(api: PaymentsApi, kind: 'transaction' | 'payout', stats: LoaderHooks | undefined): DataLoader<Id, EventModel[]> {
   return loader<Id, EventModel[]>(`${kind}Events`, stats, (ids) =>
     Promise.all(
@@ -107,13 +85,9 @@ function eventsOf(api: PaymentsApi, kind: 'transaction' | 'payout', stats: Loade
 }
 
 /**
- * The events of object `id` in a page of `GET /v1/events?filters[object_id]=id`.
- * The object id is checked on each event: an upstream that ignores the filter
- * answers the account's events. When it did filter (every sound event is this
- * object's), a malformed event is this object's too, and the history fails
- * rather than be told without it. When it did not, a malformed event may be
- * anyone's, and the history is the account's newest page at best anyway
- * (docs/upstream.md): it is left out.
+ * The object id is checked on each event: an upstream may ignore the filter.
+ * When it did filter, a malformed event is this object's and the history
+ * fails rather than be told without it; otherwise it may be anyone's and is left out.
  */
 function objectEvents(items: readonly ListItem<EventModel>[], kind: 'transaction' | 'payout', id: Id): EventModel[] {
   const malformed = items.find((item) => item instanceof UpstreamInvalidResponseError);
@@ -123,7 +97,6 @@ function objectEvents(items: readonly ListItem<EventModel>[], kind: 'transaction
   return sound.filter((e) => e.type.startsWith(`${kind}.`) && ofObject(e));
 }
 
-/** A batch of reads by id, one upstream call per distinct id; unknown ids are `null`, a failure its Error in its place. */
 function byId<T>(name: keyof Loaders, stats: LoaderHooks | undefined, retrieve: (id: Id) => Promise<T>): DataLoader<Id, T | null> {
   return loader<Id, T | null>(name, stats, (ids) => Promise.all(ids.map((id) => retrieve(id).catch(notFoundOrError))));
 }
@@ -133,10 +106,7 @@ function notFoundOrError(error: unknown): null | Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-/**
- * Like byId, with the entity cache consulted before the upstream; `name` is the loader's, for its metrics.
- * With no cache (`uncached`), the batch reads as byId does, with no cache frames in between.
- */
+/** With no cache (`uncached`) the batch reads as byId does, with no cache frames in between. */
 function cachedById<K extends Exclude<EntityKind, 'currencies'>>(
   cache: EntityCacheScope,
   kind: K,
@@ -161,11 +131,7 @@ export function createLoaders(api: PaymentsApi, cache: EntityCacheScope, stats?:
   return new OperationLoaders(api, cache, stats);
 }
 
-/**
- * One operation's loaders, each made the first time it is read: an operation
- * uses a few of the eleven, and each is a DataLoader with its own closures
- * and cache map.
- */
+/** Each made the first time it is read: an operation uses a few of the eleven. */
 class OperationLoaders implements Loaders {
   #transaction?: Loaders['transaction'];
   #payout?: Loaders['payout'];

@@ -1,17 +1,12 @@
 /**
- * The list filters as the gateway checks them on each upstream row. The
- * upstream's filter names are undocumented (docs/upstream.md, Operations), so
- * a server may ignore them; `paginate` drops every row these predicates
- * refuse, whatever the upstream did (docs/graphql-contract.md, Connections).
- * They follow the schema's descriptions of the filter inputs, which are the
- * contract: a row is kept only when it shows that it matches, so a row
- * without the field a filter names (no `created_at` under a date range) is
- * dropped.
+ * The list filters checked on each upstream row, since the upstream may ignore
+ * them (docs/graphql-contract.md, Connections). A row is kept only when it
+ * shows that it matches: one without the field a filter names is dropped.
  */
 import type { Id } from '../upstream/index.js';
 import type { CustomerModel, EventModel } from '../upstream/index.js';
 
-/** Inclusive bounds, as ISO 8601 strings (what the upstream is sent too). */
+/** Inclusive bounds, ISO 8601. */
 export interface CreatedRange {
   createdAfter?: string | undefined;
   createdBefore?: string | undefined;
@@ -33,12 +28,11 @@ export interface EventFilter {
   objectId?: Id | undefined;
 }
 
-/** A row predicate, or `undefined` when no filter is set (nothing to check). */
+/** `undefined`: no filter set. */
 export type RowCheck<T> = ((row: T) => boolean) | undefined;
 
 const isSet = (filter: object) => Object.values(filter).some((v) => v !== undefined);
 
-/** Transactions and payouts: status (any case), customer, creation range. */
 export function paymentCheck(filter: PaymentFilter): RowCheck<{ status: string; customer_id?: Id | null | undefined; created_at?: string | null | undefined }> {
   if (!isSet(filter)) return undefined;
   const inRange = rangeCheck(filter);
@@ -48,10 +42,7 @@ export function paymentCheck(filter: PaymentFilter): RowCheck<{ status: string; 
     inRange(row.created_at);
 }
 
-/**
- * Customers: e-mail equal but for case; free text found, case aside, in the
- * first name, the last name, the e-mail, or "first last".
- */
+/** Free text is found in the first name, the last name, the e-mail, or "first last". */
 export function customerCheck(filter: CustomerFilter): RowCheck<CustomerModel> {
   if (!isSet(filter)) return undefined;
   const email = filter.email?.toLowerCase();
@@ -68,7 +59,7 @@ function customerTexts(row: CustomerModel): string[] {
   return [first!, last!, email!, `${first} ${last}`];
 }
 
-/** Events: exact type; the object id, or the id of the entity when the upstream left `object_id` out. */
+/** The entity's id stands in when the upstream left `object_id` out. */
 export function eventCheck(filter: EventFilter): RowCheck<EventModel> {
   if (!isSet(filter)) return undefined;
   return (row) =>
@@ -76,7 +67,7 @@ export function eventCheck(filter: EventFilter): RowCheck<EventModel> {
     (filter.objectId === undefined || (row.object_id ?? row.entity?.id) === filter.objectId);
 }
 
-/** A timestamp against inclusive bounds, to the upstream's own precision (beyond the millisecond too). */
+/** To the upstream's own precision, beyond the millisecond too. */
 function rangeCheck({ createdAfter, createdBefore }: CreatedRange): (at: string | null | undefined) => boolean {
   if (createdAfter === undefined && createdBefore === undefined) return () => true;
   const from = createdAfter === undefined ? undefined : Date.parse(createdAfter);
@@ -92,7 +83,6 @@ function rangeCheck({ createdAfter, createdBefore }: CreatedRange): (at: string 
   };
 }
 
-/** Whether an RFC 3339 time has non-zero digits past the milliseconds. */
 function subMillisecond(at: string): boolean {
   const fraction = /\.(\d+)/.exec(at)?.[1] ?? '';
   return /[1-9]/.test(fraction.slice(3));

@@ -1,10 +1,4 @@
-/**
- * The payment rules the gateway applies, in one place: how upstream statuses
- * map to the schema's enums, which statuses count as paid or final, what may
- * be filtered on, and the input rules checked before any upstream call.
- * Status lists come from the generated enums (schema/*.graphql), never copied
- * by hand; test/unit/payments/rules.test.ts walks every value.
- */
+/** The payment rules in one place; status lists come from the generated enums, never copied by hand. */
 import {
   PaymentIntentStatus,
   PayoutStatus,
@@ -21,7 +15,7 @@ export { PaymentIntentStatus, PayoutStatus, TransactionStatus };
 
 type Known<E extends Record<string, string>> = Exclude<E[keyof E], 'UNKNOWN'>;
 
-/** The values of a generated enum the upstream can send (everything but `UNKNOWN`). */
+/** Everything but `UNKNOWN`. */
 function knownValues<E extends Record<string, string>>(enumObject: E): ReadonlySet<string> {
   return new Set(Object.values(enumObject).filter((v) => v !== 'UNKNOWN'));
 }
@@ -38,15 +32,11 @@ type StatusOf = {
   PaymentIntent: PaymentIntentStatus;
 };
 
-/**
- * Upstream status string -> GraphQL enum value. The upstream publishes no
- * transition table and may add values (docs/upstream.md, Statuses): a value
- * we do not know is `UNKNOWN` and logged, never a crash.
- */
+/** The upstream may add statuses (docs/upstream.md, Statuses): an unknown one is `UNKNOWN` and logged. */
 export function statusFromUpstream<T extends keyof StatusOf>(
   type: T,
   value: string | null | undefined,
-  // The operation's context: its logger is built only when something logs (src/context.ts).
+  // The context, not its logger: the logger is built only when something logs.
   where: { readonly logger: Pick<Logger, 'warn'> },
 ): StatusOf[T] {
   const upper = (value ?? '').toUpperCase();
@@ -55,7 +45,6 @@ export function statusFromUpstream<T extends keyof StatusOf>(
   return 'UNKNOWN' as StatusOf[T];
 }
 
-/** Paid = approved, transferred, refunded or a partial refund (docs/upstream.md, Statuses). */
 const PAID_TRANSACTION: ReadonlySet<Known<typeof TransactionStatus>> = new Set([
   'APPROVED',
   'TRANSFERRED',
@@ -68,11 +57,7 @@ export function isPaid(upstreamStatus: string): boolean {
   return PAID_TRANSACTION.has(upstreamStatus.toUpperCase() as Known<typeof TransactionStatus>);
 }
 
-/**
- * Statuses after which the upstream never changes the object again. An
- * approved or transferred transaction may still be refunded, and a partial
- * refund may grow, so only these are final.
- */
+/** Never changed again; an approved or transferred one may still be refunded, so it is not final. */
 const FINAL_TRANSACTION: ReadonlySet<Known<typeof TransactionStatus>> = new Set([
   'DECLINED',
   'CANCELED',
@@ -89,37 +74,23 @@ export function isFinalPayout(upstreamStatus: string): boolean {
   return FINAL_PAYOUT.has(upstreamStatus.toUpperCase() as Known<typeof PayoutStatus>);
 }
 
-/**
- * The final statuses as the upstream spells them (lower case) and as the enums do (upper case,
- * what isFinalTransaction and isFinalPayout compare), for a caller that decides once and tests
- * many times (the entity cache's TTL policy).
- */
+/** The final statuses in both spellings, for a caller that decides once and tests many times (the entity cache). */
 export function finalStatuses(): { transaction: ReadonlySet<string>; payout: ReadonlySet<string> } {
   const spelled = (statuses: ReadonlySet<string>) => new Set([...statuses].flatMap((s) => [s, s.toLowerCase()]));
   return { transaction: spelled(FINAL_TRANSACTION), payout: spelled(FINAL_PAYOUT) };
 }
 
-/**
- * A status filter -> the upstream's lowercase value, or a refusal: `UNKNOWN`
- * stands for values the gateway cannot name, so nothing upstream matches it.
- */
+/** `UNKNOWN` stands for values the gateway cannot name, so nothing upstream matches it: refused. */
 export function statusFilter(status: string | null | undefined): { ok: true; value: string | undefined } | { ok: false; message: string } {
   if (status === null || status === undefined) return { ok: true, value: undefined };
   if (status === 'UNKNOWN') return { ok: false, message: '`UNKNOWN` is not a status one can filter on.' };
   return { ok: true, value: status.toLowerCase() };
 }
 
-/** ISO 4217 alphabetic code, any case on input (docs/upstream.md, Money). */
 export const CURRENCY_ISO = /^[A-Za-z]{3}$/;
-/** A payment mode: the URL segment the upstream client accepts for the send step. */
 export const MODE = MODE_PATTERN;
 
-/**
- * Whether graphql-scalars' own parser accepts the value. The `EmailAddress`,
- * `URL` and `CountryCode` inputs take any string (docs/graphql-contract.md,
- * Mutations) and are judged here, by the same grammar the scalars used to
- * apply, so a bad value is a user error on its field, not a refused request.
- */
+/** Judged here by the scalar's own grammar, so a bad value is a user error on its field. */
 function scalarAccepts(scalar: GraphQLScalarType, value: string): boolean {
   try {
     scalar.parseValue(value);
@@ -129,7 +100,7 @@ function scalarAccepts(scalar: GraphQLScalarType, value: string): boolean {
   }
 }
 
-/** Longest token the gateway forwards: far above the tokens the API family issues, and a bound on what a caller makes it send. */
+/** Far above the tokens the API issues; bounds what a caller makes the gateway send. */
 const MAX_TOKEN_CHARS = 200;
 
 export const InputRule = {
@@ -139,11 +110,7 @@ export const InputRule = {
   email: { test: (email: string) => scalarAccepts(EmailAddressResolver, email), message: 'E-mail must be an address such as ama@example.com.' },
   url: { test: (url: string) => scalarAccepts(URLResolver, url), message: 'URL must be absolute, such as https://shop.example.com/callback.' },
   country: { test: (code: string) => scalarAccepts(CountryCodeResolver, code), message: 'Country must be an ISO 3166-1 alpha-2 code such as BJ.' },
-  /**
-   * An upstream item nested deeper than MAX_NESTING is refused when read back (upstream/nesting.ts).
-   * Metadata sits one level down in its transaction or payout, two in an event about it (the
-   * events API's items and the webhooks): two levels are kept for those.
-   */
+  // An event holds metadata two levels down, and a deeper item is refused when read back (upstream/nesting.ts).
   metadata: {
     test: (metadata: unknown) => nestsWithin(metadata, MAX_NESTING - 2),
     message: `Custom metadata must nest at most ${MAX_NESTING - 2} levels deep.`,
@@ -154,7 +121,6 @@ export const InputRule = {
   },
 } as const;
 
-/** The fields of a customer reference (`CustomerRefInput`): an id, or the details of a new customer. */
 export interface CustomerRefFields {
   id?: string | null;
   firstname?: string | null;
@@ -163,11 +129,7 @@ export interface CustomerRefFields {
   phoneNumber?: unknown;
 }
 
-/**
- * A customer reference names an existing customer or describes a new one,
- * never both: the upstream would silently keep one of them (the gateway used
- * to drop the details), so a form could believe it changed a name it did not.
- */
+/** Never both an id and details: the upstream would silently keep one of them. */
 export function customerRefProblem(ref: CustomerRefFields): string | null {
   const hasId = ref.id !== null && ref.id !== undefined;
   const details = (['firstname', 'lastname', 'email', 'phoneNumber'] as const).filter((k) => ref[k] !== null && ref[k] !== undefined);
@@ -177,11 +139,7 @@ export function customerRefProblem(ref: CustomerRefFields): string | null {
   return null;
 }
 
-/**
- * Decimals an amount in this currency may have: ISO 4217's minor unit as
- * Node's Intl data knows it (0 for XOF and JPY, 2 for USD, 3 for KWD).
- * A code Intl does not know gets 2, its default; the upstream judges the code.
- */
+/** ISO 4217's minor unit as Node's Intl knows it; an unknown code gets 2 and the upstream judges it. */
 export function currencyDecimals(iso: string): number {
   try {
     return new Intl.NumberFormat('en', { style: 'currency', currency: iso }).resolvedOptions().maximumFractionDigits ?? 2;
@@ -190,7 +148,6 @@ export function currencyDecimals(iso: string): number {
   }
 }
 
-/** Why an input amount is refused, or `null`: it must be above zero and fit the currency's decimals. */
 export function amountProblem(amount: Decimal, currencyIso: string | null): string | null {
   if (amount.sign <= 0) return InputRule.amount.message;
   if (currencyIso === null) return null;
@@ -203,14 +160,9 @@ export function amountProblem(amount: Decimal, currencyIso: string | null): stri
   return null;
 }
 
-/**
- * What a requested state change means given the current status: `apply` it
- * upstream, `already` happened (answer the object, act no more), or a
- * `conflict` (refused with INVALID_STATE, nothing sent).
- */
+/** `already`: answer the object, act no more; `conflict`: INVALID_STATE, nothing sent. */
 export type Transition = 'apply' | 'already' | 'conflict';
 
-/** Cancel: only a pending transaction can be canceled. */
 export function cancelTransition(upstreamStatus: string): Transition {
   const status = upstreamStatus.toUpperCase();
   if (status === 'PENDING') return 'apply';
@@ -218,10 +170,9 @@ export function cancelTransition(upstreamStatus: string): Transition {
   return 'conflict';
 }
 
-/** A payout past these has been started; starting it again changes nothing. */
 const STARTED_PAYOUT: ReadonlySet<Known<typeof PayoutStatus>> = new Set(['SCHEDULED', 'STARTED', 'PROCESSING', 'SENT'] as const);
 
-/** Start: pending starts; a started one is left as it is; a failed one (or a status we do not know) cannot start again. */
+/** A failed payout (or a status we do not know) cannot start again. */
 export function startTransition(upstreamStatus: string): Transition {
   const status = upstreamStatus.toUpperCase();
   if (status === 'PENDING') return 'apply';

@@ -1,14 +1,10 @@
 /**
- * The status history of a transaction or payout, rebuilt from what the
- * upstream keeps: the object's `*_at` timestamps and its events
- * (`<kind>.<status>`, e.g. `transaction.approved`). The upstream has no
- * history endpoint, so an entry is one status reached, with its time and the
- * event that recorded it when one exists.
+ * The status history of a transaction or payout, rebuilt from its `*_at`
+ * timestamps and its events: the upstream has no history endpoint.
  */
 import type { EventModel } from '../upstream/index.js';
 
 export interface TimelineEntry {
-  /** Upstream status, lowercase as the wire has it. */
   status: string;
   at: string | null;
   event: EventModel | null;
@@ -57,7 +53,7 @@ export function buildTimeline(kind: Kind, object: Stamped, events: readonly Even
   return first ? [first, ...rest.sort((a, b) => compareTimes(a.at, b.at))] : [];
 }
 
-/** Oldest first; an unknown time sorts last. `Array.prototype.sort` is stable, so ties keep their order. */
+/** An unknown time sorts last; the sort is stable, so ties keep their order. */
 function compareTimes(a: string | null, b: string | null): number {
   if (a === b) return 0;
   if (a === null) return 1;

@@ -1,8 +1,4 @@
-/**
- * Root connection fields (`customers`, `payouts`, `events`...): Relay
- * connections over an upstream list or search (src/pagination.ts), each
- * object read primed into its loader.
- */
+/** Root Relay connections over an upstream list or search, each object read primed into its loader. */
 import { UPSTREAM_MAX_PER_PAGE, type Context } from '../context.js';
 import { paginate, toWindow, type Connection, type PageRequest } from '../pagination.js';
 import type { Id, Page } from '../upstream/index.js';
@@ -15,27 +11,16 @@ interface ConnectionArgs<A> {
 }
 
 export interface ConnectionSpec<T, A, F> {
-  /** The field's `filter` argument as upstream search parameters; throws to refuse it. */
+  /** Throws to refuse the filter. */
   filters?: (filter: A | null | undefined) => F;
-  /** One upstream page, with the filters. */
   read: (api: Context['api'], page: PageRequest, filters: F) => Promise<Page<T>>;
-  /**
-   * The filters as the gateway checks them on each row (src/payments/filters.ts);
-   * none without a filter. Written as `(filters) => check(filters)`, so that
-   * TypeScript takes the object type from `read` before it looks at the check.
-   */
+  /** Written as `(filters) => check(filters)`, so TypeScript takes the object type from `read` first. */
   keep?: (filters: F) => ((item: T) => boolean) | undefined;
   // NoInfer: the object type comes from `read`, the loader only has to accept it.
   loader: (loaders: Context['loaders']) => { prime(id: Id, value: NoInfer<T>): unknown };
 }
 
-/**
- * The resolver of a root connection field. `first` and `after` are checked
- * before the filter, so a caller sees the same error first whatever the field.
- * Every object of the pages read is primed into the loader (`primedList`: a
- * malformed item stays the error it is): a later read of one of them by id,
- * in the same operation, costs no upstream call.
- */
+/** `first` and `after` are checked before the filter, so a caller sees the same error first whatever the field. */
 export function connectionField<T extends { id: Id }, A = never, F = object>(spec: ConnectionSpec<T, A, F>) {
   return (_: unknown, args: ConnectionArgs<A>, { api, loaders, pagination }: Context): Promise<Connection<T>> => {
     const window = toWindow({ first: args.first, after: args.after }, pagination);

@@ -12,7 +12,6 @@ import {
 import { connectionField } from './connections.js';
 import { renamed, toOptionalUpstreamId, toUpstreamId } from './support.js';
 
-/** Event type prefix (`transaction.approved`) -> the typed object its entity is. */
 const ENTITY_KINDS = {
   transaction: { typename: 'Transaction', model: transactionModel },
   payout: { typename: 'Payout', model: payoutModel },
@@ -21,11 +20,7 @@ const ENTITY_KINDS = {
   webhook: { typename: 'Webhook', model: webhookModel },
 } as const;
 
-/**
- * The entity snapshot the event carries (the object as it was when the event
- * happened), typed by the event's prefix. An unknown kind or a snapshot that
- * does not fit its model is `null`: `rawEntity` still has the JSON.
- */
+/** An unknown kind or a snapshot that does not fit its model is `null`: `rawEntity` still has the JSON. */
 function typedEntity(event: EventModel) {
   const prefix = event.type.split('.')[0] as keyof typeof ENTITY_KINDS;
   const kind = Object.hasOwn(ENTITY_KINDS, prefix) ? ENTITY_KINDS[prefix] : undefined;
@@ -36,10 +31,8 @@ function typedEntity(event: EventModel) {
 }
 
 /**
- * The entity as JSON: a webhook entity read exactly holds its amounts as
- * `Decimal`s (src/realtime/events.ts), which JSON would write as strings; here
- * they are numbers again, as the upstream sent them and as the events query
- * shows them. Exact amounts are the typed entity's `...Money` fields.
+ * A webhook entity holds its amounts as `Decimal`s, which JSON would write as
+ * strings: here they are numbers again, as the upstream sent them.
  */
 function rawEntity(event: EventModel): Record<string, unknown> | null {
   const entity = event.entity;

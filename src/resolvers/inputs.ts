@@ -12,21 +12,18 @@ import type { CustomerRefParams, PhoneNumberParams, SearchParams } from '../upst
 import { customerRefProblem, InputRule, statusFilter } from '../payments/rules.js';
 import { isoString, toOptionalUpstreamId, type Check } from './support.js';
 
-/** An optional GraphQL input: absent or explicit null. */
 type InputMaybe<T> = T | null | undefined;
 
-/** The rules of a phone number input at `path`: its country must be a country code. */
 export function phoneChecks(input: InputMaybe<PhoneNumberInput>, path: string[]): Check[] {
   if (!input) return [];
   return [[InputRule.country.test(input.country), [...path, 'country'], InputRule.country.message]];
 }
 
-/** The rule of custom metadata at `path`: no deeper than the gateway reads back (upstream/nesting.ts). */
+/** No deeper than the gateway reads back (upstream/nesting.ts). */
 export function metadataCheck(metadata: unknown, path: string[]): Check {
   return [metadata === null || metadata === undefined || InputRule.metadata.test(metadata), path, InputRule.metadata.message];
 }
 
-/** The rules of a customer reference at `path`: an id or details, not both; a real e-mail; a phone's country. */
 export function customerRefChecks(input: InputMaybe<CustomerRefInput>, path: string[]): Check[] {
   if (!input) return [];
   const ambiguity = customerRefProblem(input);
@@ -37,16 +34,12 @@ export function customerRefChecks(input: InputMaybe<CustomerRefInput>, path: str
   ];
 }
 
-/**
- * Renames the upstream's `amount` to the field the caller used: `amountDecimal`,
- * or the deprecated `amount` when that is what was sent.
- */
+/** The upstream's `amount` is named as the caller sent it: `amountDecimal` or the deprecated `amount`. */
 export function amountField(input: { amount?: unknown; amountDecimal?: unknown }): (parts: string[]) => string[] {
   const usedFloat = input.amount !== null && input.amount !== undefined && (input.amountDecimal === null || input.amountDecimal === undefined);
   return (parts) => (parts[0] === 'amount' && !usedFloat ? ['amountDecimal', ...parts.slice(1)] : parts);
 }
 
-/** The rule of an optional URL input at `path`. */
 export function urlCheck(url: InputMaybe<string>, path: string[]): Check {
   return [url === null || url === undefined || InputRule.url.test(url), path, InputRule.url.message];
 }
@@ -56,7 +49,6 @@ export function phoneNumber(input: InputMaybe<PhoneNumberInput>): PhoneNumberPar
   return { number: input.number.trim(), country: input.country.toLowerCase() };
 }
 
-/** A customer by id, or the fields of a new one (docs/upstream.md, Operations). */
 export function customerRef(input: InputMaybe<CustomerRefInput>): CustomerRefParams | undefined {
   if (!input) return undefined;
   if (input.id) return { id: toOptionalUpstreamId(input.id, 'customer.id') };
@@ -74,7 +66,6 @@ export function createdRange(range: InputMaybe<DateTimeRange>): Pick<SearchParam
 
 type TransactionSearchFilter = Omit<SearchParams, 'page' | 'perPage'>;
 
-/** Transaction and payout filters share a shape: status, customer, created-at range. */
 export function searchFilter(
   filter: InputMaybe<{ status?: InputMaybe<string>; customerId?: InputMaybe<string>; createdAt?: InputMaybe<DateTimeRange> }>,
 ): TransactionSearchFilter {

@@ -1,8 +1,6 @@
 /**
- * Money on the GraphQL side: the `Decimal` scalar, the `...Money` fields of
- * transactions, payouts and payment intents, their deprecated `Float` twins,
- * and reading an amount from a mutation input. No step turns an amount into
- * a JS number: `Decimal` refuses it (src/upstream/decimal.ts).
+ * Money on the GraphQL side: the `Decimal` scalar, the `...Money` fields and
+ * their deprecated `Float` twins, amounts from inputs. No step makes a JS number.
  */
 import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
 import { UserErrorCode, UserInputError, type UserError } from '../errors.js';
@@ -40,14 +38,13 @@ export interface MoneyValue {
 
 type Amount = Decimal | string | null | undefined;
 
-/** An amount with its currency's code, from the currency read by id (cached per caller). */
 async function money(amount: Amount, currencyId: number | null | undefined, loaders: Loaders): Promise<MoneyValue | null> {
   if (amount === null || amount === undefined || currencyId === null || currencyId === undefined) return null;
   const currency = await loaders.currencyById.load(currencyId);
   return currency ? { amount: asDecimal(amount), currencyIso: currency.iso } : null;
 }
 
-/** Deprecated `Float` field: the decimal's string, which graphql-js's Float serialiser turns into the number. */
+/** The decimal's string: graphql-js's Float serialiser turns it into the number. */
 function floatTwin(amount: Amount): string | null {
   return amount === null || amount === undefined ? null : asDecimal(amount).toString();
 }
@@ -57,10 +54,6 @@ interface MoneyContext {
   loaders: Loaders;
 }
 
-/**
- * For each amount key of a model (`amount_debited`), the exact `amountDebitedMoney`
- * field and the deprecated `amountDebited` Float.
- */
 export function moneyFields<Model extends WithCurrency>() {
   return <K extends keyof Model & string>(...keys: K[]) => {
     const out: Record<string, unknown> = {};
@@ -81,11 +74,6 @@ interface AmountInput {
   amountDecimal?: Decimal | null;
 }
 
-/**
- * The amount of a create or update input: `amountDecimal`, checked against the
- * currency's decimals, or the deprecated Float `amount`. `required` says whether
- * one of them must be given. Problems are `userErrors` on `path`.
- */
 export async function amountFromInput(
   input: AmountInput,
   currencyIso: () => Promise<string | null> | string | null,
@@ -107,8 +95,7 @@ export async function amountFromInput(
   }
   if (amount !== null && amount !== undefined) {
     if (!InputRule.amount.test(amount)) fail('amount', InputRule.amount.message);
-    // The caller sent a JSON number: its shortest text is all it holds, and it meets the same
-    // currency rule as `amountDecimal` (100.5 XOF is refused either way).
+    // A JSON number's shortest text is all it holds; it meets the same currency rule as `amountDecimal`.
     const decimal = Decimal.fromParsedNumber(amount);
     const problem = amountProblem(decimal, await currencyIso());
     if (problem) fail('amount', problem);

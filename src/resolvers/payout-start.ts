@@ -1,9 +1,6 @@
 /**
- * `startPayouts`, safe to repeat. The upstream refuses a batch holding a
- * payout that is not pending, so the gateway reads the payouts first (one
- * batched loader read) and sends only the pending ones: a payout already
- * started is answered as it is, a failed one refuses the whole batch with
- * INVALID_STATE, and when nothing is pending no upstream write is made.
+ * `startPayouts`, safe to repeat: the upstream refuses a batch holding a payout
+ * that is not pending, so the payouts are read first and only pending ones sent.
  */
 import type { StartPayoutInput } from '../__generated__/resolvers-types.js';
 import type { Context } from '../context.js';
@@ -14,11 +11,7 @@ import type { PayoutModel } from '../upstream/index.js';
 import { phoneChecks, phoneNumber } from './inputs.js';
 import { checkInput, forgetWritten, isoString, toUpstreamId, withUserErrors } from './support.js';
 
-/**
- * An upstream field of the start body (`payouts[<k>].id`) -> the caller's path
- * (`['payouts', '<i>', 'id']`): only the pending payouts are sent, so the
- * upstream's item k is the caller's item `sent[k]`. Anything else names no input.
- */
+/** Only pending payouts are sent, so the upstream's item k is the caller's item `sent[k]`. */
 function callerField(sent: readonly number[]) {
   return (parts: string[]): string[] | null => {
     const [list, index, ...rest] = parts;
@@ -29,11 +22,7 @@ function callerField(sent: readonly number[]) {
   };
 }
 
-/**
- * Payouts one `startPayouts` may name. Each is read before the start (one upstream call per
- * payout, the API having no read of several): a longer batch is refused before any read,
- * rather than spending the operation's upstream budget (250 calls) and failing part way.
- */
+/** Each is read first, one call apiece: a longer batch is refused before spending the upstream budget. */
 export const MAX_PAYOUTS_PER_START = 100;
 
 export function startPayouts(payouts: StartPayoutInput[], { api, loaders, entityCache }: Context, call: IdempotentCall) {

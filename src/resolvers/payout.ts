@@ -15,7 +15,6 @@ import { paymentFields } from './payment-fields.js';
 import { startPayouts } from './payout-start.js';
 import { checkAll, checkInput, forgetWritten, payload, currencyRelation, customerRelation, renamed, toUpstreamId, type Check } from './support.js';
 
-/** The checks both payout inputs share, on the fields given, under `root`. */
 function payoutChecks(input: PayoutInput | UpdatePayoutInput, root: string): Check[] {
   return [
     [!input.currency || InputRule.currencyIso.test(input.currency.iso), [root, 'currency', 'iso'], InputRule.currencyIso.message],
@@ -25,7 +24,6 @@ function payoutChecks(input: PayoutInput | UpdatePayoutInput, root: string): Che
   ];
 }
 
-/** A payout input's upstream fields, its amount and currency already checked; an absent field stays undefined. */
 function payoutFields<A, C>(input: PayoutInput | UpdatePayoutInput, amount: A, currencyIso: C) {
   return {
     amount,
@@ -37,7 +35,6 @@ function payoutFields<A, C>(input: PayoutInput | UpdatePayoutInput, amount: A, c
   };
 }
 
-/** Create's shape, all of it required (`createPayout`, and `updatePayout`'s `input`). */
 async function payoutParams(input: PayoutInput): Promise<PayoutCreateParams> {
   const currencyIso = input.currency.iso.toUpperCase();
   const [amount] = await checkAll(
@@ -47,7 +44,6 @@ async function payoutParams(input: PayoutInput): Promise<PayoutCreateParams> {
   return payoutFields(input, amount, currencyIso);
 }
 
-/** ISO code of a payout's currency, for checking the decimals of a new amount given without a currency. */
 async function payoutCurrencyIso(loaders: Context['loaders'], id: Id): Promise<string | null> {
   const current = await loaders.payout.load(id);
   if (!current) throw new UserInputError([{ field: ['id'], message: 'No such payout in this account.', code: UserErrorCode.NotFound }]);
@@ -55,10 +51,7 @@ async function payoutCurrencyIso(loaders: Context['loaders'], id: Id): Promise<s
   return (await loaders.currencyById.load(current.currency_id))?.iso ?? null;
 }
 
-/**
- * `UpdatePayoutInput` -> only the fields given, so the upstream changes those
- * alone (undefined fields are not serialised: src/upstream/wire.ts).
- */
+/** Only the fields given, so the upstream changes those alone. */
 async function payoutChanges(changes: UpdatePayoutInput, id: Id, loaders: Context['loaders']): Promise<PayoutUpdateParams> {
   // No field given would be a write that changes nothing.
   if (Object.values(changes).every((v) => v === null || v === undefined)) {
@@ -72,7 +65,7 @@ async function payoutChanges(changes: UpdatePayoutInput, id: Id, loaders: Contex
   return payoutFields(changes, amount, currencyIso);
 }
 
-/** `changes`, or `input` in create's shape: exactly one of them. */
+/** Exactly one of them. */
 function updateArgument(changes: UpdatePayoutInput | null | undefined, input: PayoutInput | null | undefined) {
   const given = (v: unknown) => v !== null && v !== undefined;
   if (given(changes) === given(input)) {

@@ -1,18 +1,8 @@
 /**
- * Output scalars over values the upstream sent. graphql-scalars' own
- * serialisers rewrite (a `+01:00` time becomes UTC, microseconds become
- * milliseconds, a number is read as milliseconds, a URL is re-cased) or throw,
- * and a throw would surface as INTERNAL_SERVER_ERROR. Here a value is served
- * exactly as the upstream sent it (after the boundary normalised timestamps,
- * src/upstream/timestamps.ts) when it is valid, and a value the scalar cannot
- * represent fails its own field as UPSTREAM_ERROR.
- *
- * Inputs: `DateTime` is parsed by graphql-scalars unchanged. `EmailAddress`,
- * `URL` and `CountryCode` take any string, which the mutation then judges
- * (src/payments/rules.ts, `InputRule`): a malformed value is a `userErrors`
- * entry on its field instead of a refused request (docs/graphql-contract.md,
- * Mutations), and the scalar names stay, so operations declaring variables
- * of these types keep working.
+ * graphql-scalars' serialisers rewrite values or throw (an INTERNAL_SERVER_ERROR):
+ * here a valid upstream value is served as sent, an invalid one fails its field
+ * as UPSTREAM_ERROR. Inputs of `EmailAddress`, `URL` and `CountryCode` take any
+ * string for the mutation to judge, so a bad one is a `userErrors` entry.
  */
 import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
 import { CountryCodeResolver, DateTimeResolver, EmailAddressResolver, URLResolver } from 'graphql-scalars';
@@ -24,7 +14,6 @@ function unrepresentable(scalar: string): UpstreamInvalidResponseError {
   return new UpstreamInvalidResponseError({ route: 'response', detail: `a value the ${scalar} scalar cannot represent` });
 }
 
-/** `scalar` with a serialiser that passes valid upstream values through untouched and blames the upstream for the rest. */
 function servedAsSent(scalar: GraphQLScalarType, passThrough: (value: unknown) => boolean): GraphQLScalarType {
   const config = scalar.toConfig();
   return new GraphQLScalarType({
@@ -40,7 +29,6 @@ function servedAsSent(scalar: GraphQLScalarType, passThrough: (value: unknown) =
   });
 }
 
-/** `scalar` whose inputs are any string, left for the mutation's rules to judge; only a non-string is refused here. */
 function anyStringIn(scalar: GraphQLScalarType): GraphQLScalarType {
   const refuse = () => new GraphQLError(`${scalar.name} input must be a string; its form is checked by the mutation, which reports a bad one in userErrors.`);
   return new GraphQLScalarType({

@@ -1,12 +1,7 @@
 /**
- * The Subscription root: live updates from the upstream's webhooks (see
- * src/realtime). Each event carries a snapshot of its object; it is parsed
- * with the same zod model as a REST read and primed into the loaders, so the
- * type's resolvers (relations included) treat it like a query result.
- *
- * With an id, `transactionUpdated` and `payoutUpdated` start with the
- * object's current state, are reconciled with the upstream while it is not
- * final (src/realtime/reconciler.ts), and complete after a final state.
+ * The Subscription root over the upstream's webhooks (docs/realtime.md). Each
+ * event's snapshot is parsed like a REST read and primed into the loaders, so
+ * the type's resolvers treat it like a query result.
  */
 import type DataLoader from 'dataloader';
 import type { z } from 'zod';
@@ -26,22 +21,16 @@ function realtime(ctx: Context): RealtimeSource {
   return ctx.realtime;
 }
 
-/** How one kind of object is followed: `<kind>Updated` is the same for each, but for these. */
 interface Followed<F extends string, T extends Snapshot> {
   field: F;
   kind: WatchedKind;
-  /** The type's name, for the refusal of an id the caller cannot read. */
   typename: string;
   model: z.ZodType<T>;
   isFinal(status: string): boolean;
   loader(loaders: Context['loaders']): DataLoader<number, T | null>;
 }
 
-/**
- * `<kind>Updated(id)`. With an id: the object's current state, then each newer
- * one until a final state. Without: every current state of that kind the
- * account's webhooks bring. Each value is primed into the kind's loader.
- */
+/** With an id: the current state, then each newer one until a final state. */
 function objectUpdates<F extends string, T extends Snapshot>(spec: Followed<F, T>) {
   const wrap = (value: T) => ({ [spec.field]: value }) as Record<F, T>;
   return {

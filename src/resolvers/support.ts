@@ -1,8 +1,4 @@
-/**
- * Small pieces every resolver file shares: id parsing, selection checks,
- * relations, payload shaping. Payment rules live in src/payments/rules.ts,
- * error mapping in src/errors.ts.
- */
+/** Small pieces every resolver file shares: id parsing, selection checks, relations, payload shaping. */
 import type { FieldNode, GraphQLResolveInfo } from 'graphql';
 import { selectedFieldNames } from '../graphql/selection.js';
 import { badUserInput, toUserErrors, UserErrorCode, UserInputError, type UserError, type UserErrorShape } from '../errors.js';
@@ -14,11 +10,8 @@ import { UpstreamConflictError, UpstreamInvalidResponseError } from '../upstream
 import { snakeToCamel, type CamelCase } from '../naming.js';
 
 /**
- * A list read's items, each decoded one primed into `loader` (so the page's
- * relations and later reads by id cost no call), the list returned as the
- * field's value. A malformed item stays its Error: graphql-js reports an
- * Error value in a list at that item's path, `null` there, which is why list
- * items are nullable in the schema (docs/graphql-contract.md, Errors). The
+ * Each item primed, so later reads by id cost no call. A malformed item stays
+ * its Error, reported at its path (docs/graphql-contract.md, Errors); the
  * type says `T | null` because the generated resolver types know no Error values.
  */
 export function primedList<T extends { id: Id }>(items: readonly ListItem<T>[], loader: { prime(id: Id, value: NoInfer<T>): unknown }): (T | null)[] {
@@ -27,11 +20,8 @@ export function primedList<T extends { id: Id }>(items: readonly ListItem<T>[], 
 }
 
 /**
- * After a write: the request's loader and the entity cache (every instance's,
- * through its store) forget the objects it changed. An object the write
- * answered is primed for the rest of the request; an id alone is read again
- * if asked for (an answer that lacks fields, such as a transaction update's
- * missing `mode`, must not stand for the object).
+ * After a write. An id alone is read again if asked for: an answer that lacks
+ * fields (a transaction update's `mode`) must not stand for the object.
  */
 export async function forgetWritten(
   { loaders, entityCache }: { loaders: Loaders; entityCache: EntityCacheScope },
@@ -46,23 +36,17 @@ export async function forgetWritten(
   await entityCache.evict(kind, written.map((w) => (typeof w === 'number' ? w : w.id)));
 }
 
-/** GraphQL `ID` -> upstream integer id; anything else is a caller's mistake. */
 export function toUpstreamId(id: string | number, argument = 'id'): Id {
   const n = typeof id === 'number' ? id : /^\d{1,15}$/.test(id) ? Number(id) : NaN;
   if (!Number.isSafeInteger(n) || n <= 0) throw badUserInput(`\`${argument}\` must be a positive integer id of at most 15 digits.`, argument);
   return n;
 }
 
-/** Optional id argument (filters). */
 export function toOptionalUpstreamId(id: string | number | null | undefined, argument: string): Id | undefined {
   return id === null || id === undefined ? undefined : toUpstreamId(id, argument);
 }
 
-/**
- * Whether the selection on this field asks for nothing but the given fields
- * (through fragments too). A relation of which only `id` is selected is then
- * answered from the parent's foreign key, without an upstream call.
- */
+/** Through fragments too; an id-only relation is then answered from the foreign key, with no call. */
 export function selectsOnly(info: GraphQLResolveInfo, allowed: readonly string[]): boolean {
   return info.fieldNodes.every((node) =>
     selectedFieldNames(node.selectionSet, info.fragments, info.variableValues).every((name) => allowed.includes(name)),
@@ -71,11 +55,7 @@ export function selectsOnly(info: GraphQLResolveInfo, allowed: readonly string[]
 
 const ID_ONLY = ['id', '__typename'] as const;
 
-/**
- * `selectsOnly(info, ID_ONLY)`, remembered per field selection and variables:
- * every item of a list shares its relation's field nodes (graphql-js reuses
- * them), so the walk is done once per list, not once per item.
- */
+/** Every item of a list shares its relation's field nodes, so the walk is done once per list. */
 const idOnlyBySelection = new WeakMap<readonly FieldNode[], WeakMap<object, boolean>>();
 function selectsIdOnly(info: GraphQLResolveInfo): boolean {
   let byVariables = idOnlyBySelection.get(info.fieldNodes);
@@ -85,12 +65,7 @@ function selectsIdOnly(info: GraphQLResolveInfo): boolean {
   return idOnly;
 }
 
-/**
- * Resolves a to-one relation through a loader, or from the foreign key alone
- * when only `id` is selected. Not `async`: the loader's promise is handed on
- * as it is, and a stub or a null goes back at once, so graphql-js completes
- * that field without a promise (two per item of a page otherwise).
- */
+/** Not `async`: a stub or a null goes back at once, saving two promises per item of a page. */
 function relation<T>(
   foreignKey: number | null | undefined,
   info: GraphQLResolveInfo,
@@ -102,21 +77,15 @@ function relation<T>(
   return load(foreignKey);
 }
 
-/** `customer` of a transaction or payout: a loader read, or just the id. */
 export function customerRelation(customerId: number | null | undefined, info: GraphQLResolveInfo, loaders: Loaders) {
   return relation<CustomerParent>(customerId, info, (id) => loaders.customer.load(id), (id) => ({ id }));
 }
 
-/** `currency` of a transaction, payout or payment intent: a loader read (`GET /v1/currencies/{id}`), or just the id. */
 export function currencyRelation(currencyId: number | null | undefined, info: GraphQLResolveInfo, loaders: Loaders) {
   return relation<CurrencyParent>(currencyId, info, (id) => loaders.currencyById.load(id), (id) => ({ id }));
 }
 
-/**
- * Runs a mutation's upstream work: upstream validation errors, unknown ids
- * and refused state changes become the payload `failed` builds from the
- * `userErrors` (a form can show them); every other failure stays a GraphQL error.
- */
+/** Validation errors, unknown ids and refused changes become `userErrors` a form can show; the rest stays a GraphQL error. */
 export async function withUserErrors<T, F>(
   shape: UserErrorShape,
   work: () => Promise<T>,
@@ -133,9 +102,8 @@ export async function withUserErrors<T, F>(
 }
 
 /**
- * A refused change's message, naming the object's status read after the refusal (one upstream
- * read, on this path only); when that read fails, the message stays as it was. It says what is
- * known, no more: a 409 is most often that status, but may be a concurrent change or a refused token.
+ * Names the status read after the refusal, no more: a 409 is most often that
+ * status, but may be a concurrent change or a refused token.
  */
 async function namingStatus(userErrors: UserError[], object: NonNullable<UserErrorShape['object']>): Promise<UserError[]> {
   const status = await object.read().then(
@@ -147,7 +115,6 @@ async function namingStatus(userErrors: UserError[], object: NonNullable<UserErr
   return userErrors.map((e) => (e.code === UserErrorCode.InvalidState ? { ...e, message } : e));
 }
 
-/** The common payload shape `{ <key>: object | null, userErrors }`. */
 export function payload<K extends string, T>(
   key: K,
   shape: UserErrorShape,
@@ -161,10 +128,9 @@ export function payload<K extends string, T>(
   );
 }
 
-/** One input rule applied: whether it holds, the input path it concerns, and the message when it does not. */
 export type Check = [ok: boolean, field: string[], message: string];
 
-/** Collects checks on an input and throws them together, so a form shows every problem at once. */
+/** Throws every refused check together, so a form shows every problem at once. */
 export function checkInput(checks: Check[]): void {
   const failed = checks
     .filter(([ok]) => !ok)
@@ -172,11 +138,7 @@ export function checkInput(checks: Check[]): void {
   if (failed.length > 0) throw new UserInputError(failed);
 }
 
-/**
- * Runs an input's checks in order and reports every refused one together
- * (their `UserInputError`s merged), so a form shows every problem at once;
- * resolves to each check's value when all pass.
- */
+/** Like checkInput, over checks that throw a UserInputError; resolves to each check's value when all pass. */
 export async function checkAll<T extends readonly unknown[]>(...checks: { [K in keyof T]: () => T[K] | Promise<T[K]> }): Promise<T> {
   const userErrors: UserError[] = [];
   const values: unknown[] = [];
@@ -192,18 +154,13 @@ export async function checkAll<T extends readonly unknown[]>(...checks: { [K in 
   return values as unknown as T;
 }
 
-/** DateTime scalar input (a Date from graphql-scalars) -> ISO string for the wire. */
 export function isoString(value: Date | string | null | undefined): string | undefined {
   if (value === null || value === undefined) return undefined;
   return value instanceof Date ? value.toISOString() : new Date(value).toISOString();
 }
 
 
-/**
- * Resolvers for fields that are the camelCase of a REST field
- * (`amount_transferred` -> `amountTransferred`): the model key is checked at
- * compile time, and an absent value reads as `null`.
- */
+/** camelCase fields of REST fields, the model key checked at compile time; absent reads as `null`. */
 export function renamed<Model>() {
   return <K extends keyof Model & string>(...keys: K[]) =>
     Object.fromEntries(

@@ -27,17 +27,13 @@ import {
 const NOT_THIS_TRANSACTIONS_TOKEN =
   'This token is not the token of this transaction: nothing was sent. Pass the token createTransactionToken gave for this id, or none.';
 
-/** The transaction as it is now, or a NOT_FOUND user error. */
 async function currentTransaction(loaders: Context['loaders'], id: Id): Promise<TransactionModel> {
   const current = await loaders.transaction.load(id);
   if (!current) throw new UserInputError([{ field: ['id'], message: 'No such transaction in this account.', code: UserErrorCode.NotFound }]);
   return current;
 }
 
-/**
- * Cancel, safe to repeat: `apply` when pending, `already` when canceled (no
- * upstream write), otherwise an INVALID_STATE user error naming the status.
- */
+/** Safe to repeat: an already canceled transaction makes no upstream write. */
 async function cancelDecision(loaders: Context['loaders'], id: Id) {
   const current = await currentTransaction(loaders, id);
   const transition = cancelTransition(current.status);
@@ -53,10 +49,8 @@ async function cancelDecision(loaders: Context['loaders'], id: Id) {
   return { current, transition };
 }
 
-/** For a refused change's message: the transaction's status, read again after the refusal. */
 const transactionStatus = (api: Context['api'], id: string) => ({ kind: 'transaction', read: () => api.transactions.retrieve(toUpstreamId(id)) });
 
-/** ISO code of a transaction's currency, for checking the decimals of a new amount. */
 async function transactionCurrencyIso(loaders: Context['loaders'], id: Id): Promise<string | null> {
   const current = await currentTransaction(loaders, id);
   if (current.currency_id === null || current.currency_id === undefined) return null;
@@ -124,8 +118,7 @@ export const transactionResolvers = {
           callbackUrl: input.callbackUrl ?? undefined,
           status,
         }, await call.options());
-        // The update response lacks `mode` (spec, Transaction table): forget any
-        // cached copy so Transaction.mode reads it fresh, and only if selected.
+        // The update response lacks `mode`: Transaction.mode reads it again if selected.
         await forgetWritten({ loaders, entityCache }, 'transaction', [transactionId]);
         return updated;
       }),
@@ -158,11 +151,9 @@ export const transactionResolvers = {
       );
     }),
 
-    // Spec rule 2: the send step needs the transaction's token, and the upstream sends whichever
-    // transaction the token names. So the token sent is always the one the upstream gives for `id`;
-    // a caller's token that differs is refused before anything is sent, or the payer would be prompted
-    // for another transaction while the answer and evictions spoke of this one. Each send prompts
-    // the payer's phone: identical unkeyed sends running at once are made once (in-flight.ts).
+    // The upstream sends whichever transaction the token names, so a caller's token that differs
+    // from `id`'s is refused before anything is sent. Each send prompts the payer's phone:
+    // identical unkeyed sends running at once are made once (in-flight.ts).
     sendTransaction: idempotent((_, { id, mode, phoneNumber: phone, token: given }, { api, loaders, entityCache }, call) => {
       const transactionId = toUpstreamId(id);
       const callerToken = given ?? undefined;

@@ -21,7 +21,6 @@ import { documentCheck } from '../limits/document-check.js';
 import { operationLoggerOf, operationTelemetryPlugin } from '../observability/index.js';
 import type { GatewayExplorer } from '../explorer/gateway.js';
 
-/** The document limits every transport applies, and the caches of what callers send. */
 export function documentLimits(config: Readonly<Config>, schema: GraphQLSchema) {
   const caches = config.graphql.caches;
   // One document check for HTTP (Apollo Server) and the streaming transports (src/limits/document-check.ts).
@@ -44,7 +43,6 @@ export type DocumentLimits = ReturnType<typeof documentLimits>;
 export function errorFormatter(config: Readonly<Config>, logger: Logger) {
   return createErrorFormatter({
     // With the operation's request id, so the masked error and the caller's report meet in the logs.
-    // Attributed as raised, or as thrown before Apollo wrapped it (a failed context).
     onInternalError: (original, raised) => operationLoggerOf(raised, operationLoggerOf(original, logger)).error({ err: original }, 'internal error masked in a GraphQL response'),
     ...(config.graphql.suggestions ? {} : { requestMessage: withoutSuggestions }),
   });
@@ -53,7 +51,6 @@ export function errorFormatter(config: Readonly<Config>, logger: Logger) {
 export interface ApolloDeps {
   config: Readonly<Config>;
   schema: GraphQLSchema;
-  /** A second, separately built schema for graphql-jit to compile against. */
   compiledSchema: () => GraphQLSchema;
   limits: DocumentLimits;
   formatError: ReturnType<typeof errorFormatter>;
@@ -87,7 +84,6 @@ export function createApollo({ config, schema, compiledSchema, limits, formatErr
       authGate({ routerSecretSet: config.graphql.routerSharedSecret !== null }),
       httpDocuments.plugin,
       httpLimits.plugin,
-      // The federated tracing Apollo adds to a subgraph by itself, minus its info line at start.
       ApolloServerPluginInlineTrace(),
       // Apollo's cache-control plugin hooks every field of every answer; cacheHeaders() decides once per document.
       ApolloServerPluginCacheControlDisabled(),
@@ -105,11 +101,7 @@ export function createApollo({ config, schema, compiledSchema, limits, formatErr
   return { apollo, compiler };
 }
 
-/**
- * Behind a router (the default) usage reaches Apollo from the router, with this subgraph's inline
- * traces; with no router in front, APOLLO_USAGE_REPORTING=true reports usage from here. Variables
- * and headers are never sent.
- */
+/** Behind a router usage reaches Apollo from the router; variables and headers are never sent. */
 function usageReporting(apollo: Config['observability']['apollo'], endpointUrl: string | undefined) {
   if (!apollo?.usageReporting) return [ApolloServerPluginUsageReportingDisabled()];
   return [
@@ -122,10 +114,7 @@ function usageReporting(apollo: Config['observability']['apollo'], endpointUrl: 
   ];
 }
 
-/**
- * What a router may keep, and how long: the entity cache's own TTLs (customers, currencies, and
- * transactions and payouts once final), in seconds. Lists, webhooks, events and logs are not kept.
- */
+/** The entity cache's own TTLs, in seconds; lists, webhooks, events and logs are not kept. */
 function cacheHintRules(config: Readonly<Config>): CacheHintRules {
   const seconds = (ms: number) => Math.floor(ms / 1000);
   return {

@@ -1,9 +1,6 @@
 /**
- * The gateway assembled: one node:http server whose routes are the
- * transports of src/http (GraphQL over HTTP and WebSocket at /graphql, the
- * webhook receiver, health and readiness), over one schema, one error
- * formatter and one context builder (src/context.ts). One instance is
- * stateless; per-operation state lives in the Context.
+ * The gateway assembled: one node:http server whose routes are the transports
+ * of src/http, over one schema, one error formatter and one context builder.
  */
 import http from 'node:http';
 import type { Config } from '../config.js';
@@ -32,15 +29,12 @@ export interface GatewayDeps {
   config: Readonly<Config>;
   upstream: UpstreamClientFactory;
   logger: Logger;
-  /** Idempotency records shared by every instance (Redis); an in-memory store when absent. */
+  /** An in-memory store when absent. */
   idempotencyStore?: IdempotencyStore;
-  /** The Redis connections watched for /readyz, the metrics and the log: those opened before the gateway (the idempotency store's) join the gateway's. */
+  /** Connections opened before the gateway (the idempotency store's) join the watched ones. */
   redisLinks?: RedisLinks;
-  /** Prefills of the bundled explorer (GRAPHQL_EXPLORER=graphiql), e.g. the embedded emulator's key. */
   explorer?: Omit<ExplorerOptions, 'endpoint'>;
-  /** Metrics and traces; made from `config.observability` when absent. */
   observability?: Observability;
-  /** Where usage reports go with APOLLO_USAGE_REPORTING=true: Apollo's ingress unless a test points it elsewhere. */
   apolloReportingUrl?: string;
 }
 
@@ -48,24 +42,16 @@ export interface RunningGateway {
   url: string;
   port: number;
   server: http.Server;
-  /** Where Prometheus scrapes; null when metrics are off. */
   metricsUrl: string | null;
   observability: Observability;
-  /**
-   * Graceful: /readyz turns 503 at once, new connections are refused after
-   * `shutdown.readinessDelayMs`, subscriptions are closed (1001 Going Away),
-   * in-flight operations get `shutdown.graceMs` to finish; those still
-   * running then are cut, and counted.
-   */
+  /** Graceful: /readyz fails first; in-flight operations get `shutdown.graceMs`, then are cut and counted. */
   stop(): Promise<ShutdownReport>;
 }
 
 export interface ShutdownReport {
-  /** HTTP requests still in progress when the grace period ran out: their connections were closed unanswered. */
   cutRequests: number;
 }
 
-/** The upstream client as the configuration asks for it: time-out, HTTP client, resilience, decode memo. */
 export function upstreamFor(config: Config, baseUrl: string): UpstreamClient {
   return createUpstreamClient({
     baseUrl,
@@ -94,14 +80,12 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   };
   const schema = ownSchema();
   const formatError = errorFormatter(config, logger);
-  // The same document limits for HTTP (Apollo Server) and the streams.
   const limits = documentLimits(config, schema);
   const { documents, httpDocuments, streamDocuments } = limits;
   const explorer = gatewayExplorer(config.explorer, { endpoint: '/graphql', ...explorerOptions });
   const { apollo, compiler } = createApollo({ config, schema, compiledSchema: ownSchema, limits, formatError, logger, explorer, ...(apolloReportingUrl ? { apolloReportingUrl } : {}) });
   await apollo.start();
 
-  // One door for every transport (src/access/admission.ts).
   const admission = createAdmission({
     config,
     keys,
@@ -113,7 +97,6 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       rules: config.graphql.introspection ? documents.rules : [...documents.rules, NoSchemaIntrospectionCustomRule],
       // In production the subgraph SDL goes to the router only, by a secret these transports cannot carry (graphql-route.ts).
       refusedRootFields: config.production ? ['_service'] : [],
-      // WebSocket and SSE share it: same schema, same rules.
       validated: streamDocuments,
     },
     redis: shared.redis,
@@ -191,7 +174,6 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
       shared.redis?.disconnect();
       detachUpstream?.();
       if (metrics) await new Promise<void>((resolve) => metrics.server.close(() => resolve()));
-      // Spans still buffered are exported before the process goes.
       if (!given) await observability.close();
       return { cutRequests };
     },

@@ -8,7 +8,7 @@ import { ignoredAfterRefusal, isClientAbort, sendJson } from '../http/body.js';
 import { MAX_BODY_BYTES } from '../http/graphql-route.js';
 import type { Observability } from '../observability/index.js';
 
-/** The listener, its connections capped in all and per client address (one address cannot hold every slot). */
+/** Connections capped per client address too: one address cannot hold every slot. */
 export function gatewayHttpServer(limits: Config['limits']) {
   const server = http.createServer({
     // A slow client cannot hold a connection open: whole request in 30 s, headers in 10 s.
@@ -30,14 +30,12 @@ export type Route = (req: http.IncomingMessage, res: http.ServerResponse, url: U
 
 export interface Dispatch {
   routes: Record<string, Route>;
-  /** Answers a browser's GET /graphql and the explorer's assets; false for anything else. */
   explorer(req: http.IncomingMessage, res: http.ServerResponse): boolean;
   sse: { wants(req: http.IncomingMessage): boolean; handle(req: http.IncomingMessage, res: http.ServerResponse): void | Promise<void> };
   draining(): boolean;
   logger: Logger;
 }
 
-/** Routes every request of `server`: SSE and the explorer first at /graphql, then the route table, else 404. */
 export function dispatchRequests(server: http.Server, { routes, explorer, sse, draining, logger }: Dispatch): void {
   const serve = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://gateway');
@@ -87,12 +85,10 @@ export async function listen(server: http.Server, port: number, host: string): P
   return (server.address() as AddressInfo).port;
 }
 
-/** An address a client on this machine can dial for a listener bound to `host`. */
 export function reachable(host: string): string {
   return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 }
 
-/** /metrics alone on a port of its own (METRICS_PORT), kept off the public one. */
 export async function startMetricsServer(observability: Observability, port: number, host: string): Promise<{ server: http.Server; url: string }> {
   const route = observability.metricsRoute();
   const server = http.createServer((req, res) => {

@@ -30,7 +30,6 @@ export async function startSharedState(config: Readonly<Config>, links: RedisLin
   };
 }
 
-/** The operation rate per key, and revocations (a pub/sub channel, on a connection of its own). */
 async function sharedLimitState(config: Readonly<Config>, links: RedisLinks, logger: Logger): Promise<{ redis: Redis | null; revocations: RevocationChannel }> {
   if (!config.redisUrl) return { redis: null, revocations: localRevocations };
   const redis = links.open(config.redisUrl, 'limits');
@@ -42,7 +41,6 @@ async function sharedLimitState(config: Readonly<Config>, links: RedisLinks, log
 // v2: the codec escapes data keys that look like its Decimal tag; entries of the version before are not read.
 const CACHE_PREFIX = `${STATE_PREFIX}cache:v2:`;
 
-/** The entity cache over Redis when instances share one, else over a bounded memory store. */
 async function startEntityCache(config: Readonly<Config>, links: RedisLinks, logger: Logger): Promise<EntityCache> {
   const settings = { customerTtlMs: config.entityCache.customerTtlMs, currencyTtlMs: config.currencyCacheTtlMs, finalTtlMs: config.entityCache.finalTtlMs };
   if (!config.entityCache.enabled) return createEntityCache(null, settings, logger);

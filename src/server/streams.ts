@@ -56,7 +56,6 @@ export async function startStreams({ config, logger, links, keys, httpServer, sc
     path: '/graphql',
     limits: { queueLimit, maxBufferedBytes: config.subscriptionMaxBufferedBytes, maxSubscriptionsPerConnection: 100 },
   });
-  // For clients without WebSockets.
   const sse = createSseRoute({ ...shared, limits: { queueLimit, maxBufferedBytes: config.subscriptionMaxBufferedBytes } });
   const callbacks = createCallbackSubscriptions({ ...shared, queueLimit });
   return {
@@ -66,7 +65,7 @@ export async function startStreams({ config, logger, links, keys, httpServer, sc
     sse,
     callbacks,
     stats: () => ({ ...websocket.stats(), ...sse.stats(), ...callbacks.stats() }),
-    /** The streams first (WebSockets before the HTTP server can close), then the realtime core: `closeCore`. */
+    /** WebSockets must close before the HTTP server can; the realtime core after, by `closeCore`. */
     async closeTransports() {
       await websocket.close();
       sse.close();
