@@ -65,6 +65,8 @@ export interface OperationInput {
   bypassCache?: boolean;
   /** The transport starts and ends it. */
   telemetry: OperationTelemetry;
+  /** The caller's account, when the door looked it up (streams). */
+  accountId?: number;
 }
 
 export function createContext(deps: ContextDeps, input: OperationInput): Context {
@@ -72,7 +74,7 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
   const callerId = caller?.callerId ?? 'anonymous';
   const { observability } = deps;
   // What the key status knows of the caller, read once: everything below acts on this record.
-  const record = caller ? admitCaller(deps.keys, caller, deps.config.limits) : undefined;
+  const record = caller ? admitCaller(deps.keys, caller, deps.config.limits, input.accountId ?? null) : undefined;
   // Every upstream call of the operation passes its gate first: budget, refused key, one probe of an unknown key.
   const upstreamGate = record ? new UpstreamGate(record, deps.keys) : undefined;
   const api = caller && record && upstreamGate

@@ -21,10 +21,12 @@ export interface CallerRecord {
   readonly known: boolean;
   /** The most upstream calls the operation may make (MAX_UPSTREAM_CALLS_PER_OPERATION). */
   readonly maxUpstreamCalls: number;
+  /** The key's account, as the door looked it up for a stream; null for an operation that needs none (HTTP). */
+  readonly accountId: number | null;
 }
 
 /** The record of `caller` as the key status knows it now. */
-export function admitCaller(keys: KeyStatus, caller: Pick<Caller, 'callerId'>, limits: Pick<Limits, 'maxUpstreamCalls'>): CallerRecord {
+export function admitCaller(keys: KeyStatus, caller: Pick<Caller, 'callerId'>, limits: Pick<Limits, 'maxUpstreamCalls'>, accountId: number | null = null): CallerRecord {
   const { callerId } = caller;
-  return Object.freeze({ callerId, proven: keys.isProven(callerId), known: keys.isKnown(callerId), maxUpstreamCalls: limits.maxUpstreamCalls });
+  return Object.freeze({ callerId, proven: keys.isProven(callerId), known: keys.isKnown(callerId), maxUpstreamCalls: limits.maxUpstreamCalls, accountId });
 }

@@ -72,7 +72,7 @@ export interface StreamContextOptions {
  */
 export function streamContext(o: StreamContextOptions): Context {
   const { config } = o.context;
-  const forOperation = () => createContext(o.context, { caller: o.caller, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry: o.telemetry });
+  const forOperation = () => createContext(o.context, { caller: o.caller, accountId: o.accountId, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry: o.telemetry });
   const context: Context = Object.assign(forOperation(), {
     realtime: realtimeSource({
       bus: o.bus,

@@ -16,7 +16,7 @@ import { keyId } from '../../../src/upstream/key-id.js';
 const config = loadConfig({ METRICS_ENABLED: 'false', MAX_UPSTREAM_CALLS_PER_OPERATION: '7' });
 const caller = { apiKey: 'sk_sandbox_record', callerId: keyId('sk_sandbox_record') };
 
-function contextOf(keys: KeyStatus) {
+function contextOf(keys: KeyStatus, accountId?: number) {
   const logger = createLogger('silent');
   const observability = new Observability(config.observability, logger);
   const scopes: OperationScope[] = [];
@@ -30,7 +30,7 @@ function contextOf(keys: KeyStatus) {
     entityCache: { scope: (_id: string, options: { refresh: boolean }) => (refreshes.push(options.refresh), {}) },
     idempotencyStore: {},
   } as unknown as ContextDeps;
-  const context = createContext(deps, { caller, deadlineAt: Date.now() + 1_000, telemetry: observability.startOperation({ transport: 'http', headers: {} }) });
+  const context = createContext(deps, { caller, ...(accountId === undefined ? {} : { accountId }), deadlineAt: Date.now() + 1_000, telemetry: observability.startOperation({ transport: 'http', headers: {} }) });
   return { context, scope: scopes[0]!, refresh: refreshes[0]! };
 }
 
@@ -40,8 +40,9 @@ describe('the caller record', () => {
     const before = admitCaller(keys, caller, config.limits);
     keys.learn(caller.callerId, 'proven');
     const after = admitCaller(keys, caller, config.limits);
-    expect(before).toEqual({ callerId: caller.callerId, proven: false, known: false, maxUpstreamCalls: 7 });
-    expect(after).toEqual({ callerId: caller.callerId, proven: true, known: true, maxUpstreamCalls: 7 });
+    expect(before).toEqual({ callerId: caller.callerId, proven: false, known: false, maxUpstreamCalls: 7, accountId: null });
+    expect(after).toEqual({ callerId: caller.callerId, proven: true, known: true, maxUpstreamCalls: 7, accountId: null });
+    expect(admitCaller(keys, caller, config.limits, 42)).toMatchObject({ accountId: 42 });
     expect(Object.isFrozen(after)).toBe(true);
     expect(JSON.stringify(after)).not.toContain(caller.apiKey);
   });
@@ -60,5 +61,11 @@ describe('the caller record', () => {
     keys.learn(caller.callerId, 'revoked');
     expect(proven.context.caller).toMatchObject({ proven: true });
     expect(unproven.context.caller).not.toBe(proven.context.caller);
+  });
+
+  it("holds the account a stream's door looked up, and none for an operation that needed none", () => {
+    const keys = new KeyStatus({ rejectedTtlMs: 30_000, revalidateMs: 60_000 });
+    expect(contextOf(keys, 42).context.caller).toMatchObject({ accountId: 42 });
+    expect(contextOf(keys).context.caller).toMatchObject({ accountId: null });
   });
 });

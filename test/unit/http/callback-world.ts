@@ -72,10 +72,10 @@ fields.fails!.subscribe = async function* () {
   throw new Error('kaput');
 };
 fields.fails!.resolve = (value) => value;
-/** What the subscription's context says: its account (from admission) and caller. */
+/** What the subscription's context says: its account (from admission), its caller, and the account its caller record holds. */
 fields.whoami!.subscribe = async function* (_root, _args, context) {
-  const { realtime, callerId } = context as { realtime?: { accountId: number }; callerId: string };
-  yield `${realtime?.accountId}:${callerId}`;
+  const { realtime, callerId, caller } = context as { realtime?: { accountId: number }; callerId: string; caller?: { accountId: number | null } };
+  yield `${realtime?.accountId}:${callerId}:${caller?.accountId}`;
   await new Promise(() => {});
 };
 fields.whoami!.resolve = (value) => value;

@@ -202,7 +202,7 @@ describe('open: the context a subscription runs in', () => {
     const answer = await w.open({}, { query: 'subscription { whoami }' });
     (answer as { started: () => void }).started();
     await until(() => router.messages.length === 2);
-    expect(router.messages[1]!.payload).toEqual({ data: { whoami: '77:caller-1' } });
+    expect(router.messages[1]!.payload).toEqual({ data: { whoami: '77:caller-1:77' } });
     expect(w.admission.streams).toEqual([['callback', { apiKey: 'sk_sandbox_key1', callerId: 'caller-1' }, '127.0.0.1']]);
     await w.subs.close();
   });
