@@ -1,20 +1,6 @@
 /**
- * The one way in. Every transport (GraphQL over HTTP and GET, graphql-ws,
- * graphql-sse, the router's subscription traffic over either) asks here, in
- * the same words, who the caller is and whether it may go on:
- * - the caller: one key hash for the whole gateway (auth.ts), the key's
- *   environment, and whether the upstream revoked it (key-status.ts);
- * - rates: operations per key, per address for a key not yet proven or no
- *   key; connection attempts per address; streams opened per key;
- * - documents: trusted documents, then tokens, rules, depth, aliases,
- *   directives, cost and mutation fields (the one check, document-check.ts,
- *   which HTTP enters as Apollo Server's options, `documents` below);
- * - live streams: opened by every streaming transport through one sequence
- *   (`openStream`, stream-admission.ts) with one per-key tally, registered per
- *   key, ended when the key is revoked on any instance, and their keys proven
- *   again within KEY_REVALIDATE_MS when nothing else proves them.
- * A transport file keeps only its protocol: how to read the header, how to
- * refuse, how to close. `.dependency-cruiser.cjs` holds it to this module.
+ * The one way in: every transport asks here who the caller is and whether it may go on (key, rates,
+ * documents, live streams), and keeps only its protocol. See docs/security.md, "One way in".
  */
 import { GraphQLError, type DocumentNode, type ValidationRule } from 'graphql';
 import type { Redis } from 'ioredis';
@@ -36,7 +22,6 @@ export type { Caller } from '../auth.js';
 export type { DocumentCheck, DocumentLimits } from '../limits/document-check.js';
 export { Tally, type DocumentAdmission, type OpenStream, type RateRefusal, type StreamOpening, type StreamRefusal, type StreamRequest, type StreamTransport } from './stream-admission.js';
 
-/** The limits the metrics count refusals of. */
 export type RateLimitName = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_subscribe' | 'callback_subscribe';
 
 
@@ -44,7 +29,7 @@ export type RateLimitName = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_
 export interface StreamDocumentLimits {
   rules: readonly ValidationRule[];
   refusedRootFields: readonly string[];
-  /** Documents that passed before, shared by graphql-ws and graphql-sse (same schema, same rules). */
+  /** Shared by graphql-ws and graphql-sse (same schema, same rules). */
   validated: FairCache<string, DocumentNode>;
 }
 
@@ -53,10 +38,8 @@ export interface AdmissionDeps {
   keys: KeyStatus;
   upstream: { forKey(apiKey: string, scope: OperationScope): PaymentsApi };
   logger: Logger;
-  /** The one document check, HTTP's too (limits/document-check.ts). */
   documents: DocumentCheck;
   streams: StreamDocumentLimits;
-  /** Shares the operation rate between instances; null: in memory. */
   redis: Redis | null;
   onRateLimited(limit: RateLimitName): void;
 }
@@ -70,40 +53,23 @@ export interface CostExtension {
 export interface Admission {
   readonly keys: KeyStatus;
   readonly documents: DocumentCheck;
-  /**
-   * The caller a credential header names: null without one; an error (UNAUTHENTICATED, FORBIDDEN with its
-   * HTTP status) for a key that can never work here or that the upstream refused moments ago.
-   */
+  /** Null without a credential; an error for a key that can never work or that the upstream refused moments ago. */
   caller(header: string | undefined): Caller | null | GraphQLError;
-  /** One operation over HTTP: the key's rate, and its address's too when the key is not yet proven (or absent). */
   operation(caller: Caller | null, address: string): Promise<RateRefusal | null>;
-  /** One WebSocket connection attempt from an address. */
   connection(address: string): Promise<RateRefusal | null>;
-  /** One subscription opened by a key (graphql-ws subscribe message, SSE stream, or router callback), and by its address when not yet proven. */
+  /** Counts against the address too while the key is not proven. */
   stream(transport: StreamTransport, caller: Caller, address: string): Promise<RateRefusal | null>;
-  /** A streaming transport's document: trusted documents, then every document limit, before anything runs. */
   document(payload: Record<string, unknown>, operationName: string | undefined, variables: Record<string, unknown>, caller: Caller): DocumentAdmission;
-  /**
-   * `extensions.cost` of a query's or mutation's answer on a streaming transport, as HTTP's (COST_EXTENSIONS):
-   * the estimate (remembered from admission), the upstream calls the operation's gate let through (its context), the limit.
-   * Null when off or not priced.
-   */
+  /** `extensions.cost` on a streaming transport, as HTTP's; null when off or not priced. */
   cost(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, context: { upstreamGate?: UpstreamGate | undefined } | undefined): CostExtension | null;
-  /** The account behind the key (asked upstream, remembered while the key is proven): it scopes a stream's events. */
+  /** Remembered while the key is proven: it scopes a stream's events. */
   account(caller: Caller): Promise<number>;
-  /** Accepted by the upstream within KEY_REVALIDATE_MS. */
   proven(caller: Caller): boolean;
-  /** A call that proves the key now, when it is not proven yet: true when the upstream accepted it. */
   prove(caller: Caller): Promise<boolean>;
   /** A live stream of the key's: `end` is called once if the key is revoked. Returns the release. */
   live(caller: Caller, end: () => void): () => void;
-  /**
-   * A live stream opened, the one sequence of every streaming transport (stream-admission.ts): revoked,
-   * the per-key cap (one tally for all transports), the stream rate, the document, the account, the
-   * live-stream registration. A refusal names its step; the transport words it.
-   */
+  /** The one sequence every streaming transport opens through (stream-admission.ts); the transport words a refusal. */
   openStream(request: StreamRequest): Promise<StreamOpening>;
-  /** Live streams of a key on this instance, every transport together. */
   liveStreams(caller: Caller): number;
   close(): Promise<void>;
 }
@@ -139,10 +105,8 @@ export function createAdmission(deps: AdmissionDeps): Admission {
   // The account of each key, remembered while the key stays proven; a failed look-up is forgotten.
   const accounts = new Map<string, Promise<number>>();
   const ACCOUNTS_REMEMBERED = 10_000;
-  // What the door's own reads say of the key is learned like any call's (key-status.ts `keyVerdict`).
   const learn = <T>(caller: Caller, call: Promise<T>): Promise<T> => keys.heard(caller.callerId, call);
 
-  // Live streams by key, and the proofs under way.
   const live = new Map<string, { caller: Caller; ends: Set<() => void> }>();
   const proving = new Map<string, Promise<boolean>>();
   const stopListening = keys.onRevoked((callerId) => {
@@ -168,10 +132,8 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     return pending;
   };
 
-  // A key with live streams and no other traffic is proven here: a revocation nobody saw ends its streams.
-  // It is proven again while still proven, at the last look before its proof lapses, so a revocation goes
-  // unseen for at most KEY_REVALIDATE_MS (and the proof's call), not a further tick after the lapse.
-  // Half a tick of margin: a look that finds a proof just over one tick from lapsing must not skip it.
+  // Keys with only live streams are proven here, at the last look before the proof lapses (half a tick
+  // of margin), so a revocation nobody saw goes unseen for at most KEY_REVALIDATE_MS.
   const tickMs = Math.max(50, Math.floor(limits.keyRevalidateMs / PROVE_TICKS_PER_INTERVAL));
   const dueWithinMs = tickMs * 1.5;
   const prover = setInterval(() => {
@@ -183,7 +145,6 @@ export function createAdmission(deps: AdmissionDeps): Admission {
   }, tickMs);
   prover.unref();
 
-  // The one sequence every streaming transport opens a stream through, over the steps below.
   const streams = streamDoor({
     isRevoked: (callerId) => keys.isRevoked(callerId),
     maxPerKey: limits.ws.maxSubscriptionsPerKey,
@@ -227,7 +188,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
 
     document(payload, operationName, variables, caller) {
       const { rules, refusedRootFields, validated } = deps.streams;
-      // A key not proven is anyone's to invent: its documents are checked, never remembered; a known key's are its own share.
+      // A key not proven is anyone's to invent: its documents are checked, never remembered.
       const remembered = keys.isKnown(caller.callerId) ? { validated, owner: caller.callerId } : {};
       return deps.documents.admit(payload, operationName, variables, { rules, refusedRootFields, ...remembered });
     },

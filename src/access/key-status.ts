@@ -1,19 +1,7 @@
 /**
- * What the gateway knows of each API key, by its hash (auth.ts `callerId`):
- * - revoked: the upstream answered 401 for it lately. Every transport refuses
- *   it before any work, and whoever listens (live streams) is told at once.
- *   A revocation seen by one instance reaches the others through the channel
- *   (Redis pub/sub when instances share REDIS_URL), within a round trip.
- * - proven: the upstream accepted it within `revalidateMs`. Past that, the
- *   key must be proven again by an upstream call before the entity cache
- *   serves it, so a revocation no instance saw still holds within the interval.
- *   A proof is shared too (once per key per interval per instance), so a key
- *   proven on one instance reads what another cached for it.
- * Both are bounded LRUs: a flood of invented keys evicts only its own kind.
- * What an upstream answer says of a key is decided in one place, `keyVerdict`,
- * and learned through one method, `KeyStatus.learn`: the operation's gate
- * (upstream-budget.ts), the door's own reads (admission.ts: a proof, the
- * account) and the reconciler's re-reads (server.ts) all go through it.
+ * What the gateway knows of each API key, by its hash: revoked (a 401 lately) or proven (accepted within
+ * `revalidateMs`), shared between instances; bounded LRUs, so invented keys evict only their own kind.
+ * See docs/architecture.md, "Where a key's revocation is decided".
  */
 import { LRUCache } from 'lru-cache';
 import type { Redis } from 'ioredis';
@@ -23,25 +11,16 @@ import { UpstreamAuthenticationError, UpstreamError, UpstreamPermissionError, ty
 /** How long a key the upstream accepted counts as known for pacing: its calls go out in parallel, its rate is its own. */
 const KNOWN_TTL_MS = 10 * 60_000;
 
-/**
- * Whether an upstream refusal still shows that the key was accepted: one about the request itself (400, 404,
- * 409, 422...). Not a 401 or 403, nor a 408, 429 or 5xx, which a proxy or a limiter in front may answer before
- * the key is looked at.
- */
+/** A refusal of the request itself (400, 404, 409, 422...) proves the key; 408, 429 and 5xx may come from a proxy before the key check. */
 export function refusalProvesKey(error: unknown): boolean {
   if (!(error instanceof UpstreamError) || error.statusCode === undefined) return false;
   const status = error.statusCode;
   return status >= 400 && status < 500 && ![401, 403, 407, 408, 429].includes(status);
 }
 
-/**
- * What one upstream answer says of the key it was made with: `revoked` (a 401, or a key that cannot travel in a
- * header), `refused` for this operation only (a 403 may concern one route), `proven` (an answer, or a refusal of the
- * request itself), or nothing (`unsaid`: a 5xx, a time-out, a 429, a network error).
- */
+/** `refused` concerns this operation only: a 403 may concern one route. */
 export type KeyVerdict = 'revoked' | 'refused' | 'proven' | 'unsaid';
 
-/** The one rule: a 401 revokes the key, any answer from behind the key check proves it. */
 export function keyVerdict(outcome: CallOutcome): KeyVerdict {
   if (outcome.ok) return 'proven';
   if (outcome.error instanceof UpstreamAuthenticationError) return 'revoked';
@@ -51,15 +30,12 @@ export function keyVerdict(outcome: CallOutcome): KeyVerdict {
 
 export type KeyNews = 'revoked' | 'proven';
 
-/** How revocations and proofs travel between instances. */
 export interface RevocationChannel {
   publish(news: KeyNews, callerId: string): Promise<void>;
-  /** Called for what any instance published, this one included. */
   listen(onNews: (news: KeyNews, callerId: string) => void): void;
   close(): Promise<void>;
 }
 
-/** One instance: nothing to tell anyone. */
 export const localRevocations: RevocationChannel = { publish: async () => {}, listen: () => {}, close: async () => {} };
 
 /** Over Redis pub/sub: `subscriber` is a connection of its own (a subscribed connection runs no other command). */
@@ -84,7 +60,6 @@ export async function redisRevocations(publisher: Redis, subscriber: Redis, chan
 export interface KeyStatusOptions {
   /** How long a refused key is refused without asking the upstream again (REJECTED_KEY_TTL_MS; 0: not remembered). */
   rejectedTtlMs: number;
-  /** How long an accepted key counts as proven (KEY_REVALIDATE_MS). */
   revalidateMs: number;
   channel?: RevocationChannel;
   max?: number;
@@ -116,13 +91,12 @@ export class KeyStatus {
     });
   }
 
-  /** What a call made with the key said of it (`keyVerdict`), learned: revoked everywhere, or proven. */
   learn(callerId: string, verdict: KeyVerdict): void {
     if (verdict === 'revoked') this.revoke(callerId);
     else if (verdict === 'proven') this.accept(callerId);
   }
 
-  /** A read the gateway makes with a caller's key outside any operation (a proof, the account, a re-read): its answer is learned. */
+  /** A read made with a caller's key outside any operation (a proof, the account, a re-read). */
   heard<T>(callerId: string, call: Promise<T>): Promise<T> {
     return call.then(
       (value) => {
@@ -136,7 +110,6 @@ export class KeyStatus {
     );
   }
 
-  /** The upstream refused the key (401): here at once, on the other instances through the channel. */
   revoke(callerId: string): void {
     const known = this.refused?.has(callerId) ?? false;
     this.revokedHere(callerId);
@@ -148,7 +121,6 @@ export class KeyStatus {
     return this.refused?.has(callerId) ?? false;
   }
 
-  /** The upstream answered a call made with the key. */
   accept(callerId: string): void {
     if (this.revokedLately.has(callerId)) return;
     // Shared once per interval: the calls of a key in use publish nothing.
@@ -158,25 +130,19 @@ export class KeyStatus {
     if (news) void this.channel.publish('proven', callerId);
   }
 
-  /**
-   * Accepted by the upstream within the last ten minutes (or the revalidation interval, if longer): such a key's
-   * calls go out in parallel and its rate is its own. Serving the cache asks more: `isProven`.
-   */
+  /** Known for pacing (calls in parallel, own rate); serving the cache asks more: `isProven`. */
   isKnown(callerId: string): boolean {
     return this.known.has(callerId);
   }
 
-  /** Accepted by the upstream within the revalidation interval. */
   isProven(callerId: string): boolean {
     return this.proven.has(callerId);
   }
 
-  /** How long the key stays proven from now, in ms (0 or less: not proven). */
   provenFor(callerId: string): number {
     return this.proven.getRemainingTTL(callerId);
   }
 
-  /** Told of every revocation, wherever it was seen; returns the stop. */
   onRevoked(listener: (callerId: string) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

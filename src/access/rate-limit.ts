@@ -1,9 +1,6 @@
 /**
- * Operations per API key per minute (rate-limiter-flexible): in memory for
- * one instance, or in Redis when REDIS_URL is set so the limit holds across
- * instances (with a memory limiter standing in while Redis is unreachable).
- * A caller over its rate gets RATE_LIMITED with `retryAfterSeconds`, as the
- * upstream's own 429 does; other callers do not notice.
+ * Operations per API key per minute: in Redis when REDIS_URL is set so the limit holds across
+ * instances, with a memory limiter standing in while Redis is unreachable.
  */
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -11,7 +8,6 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
 export interface RateLimiter {
-  /** Counts one event for `subject` (a caller id or a client address). */
   take(subject: string): Promise<RateDecision>;
 }
 

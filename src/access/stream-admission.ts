@@ -1,22 +1,6 @@
 /**
- * How a live stream is opened, the same for every transport that opens one
- * (a graphql-ws operation, an SSE stream, a router's callback subscription):
- * one sequence, one per-key tally of live streams, one release. A transport
- * reads the caller (admission.caller) and words each refusal in its own
- * protocol; the order and the counting are here only.
- *
- * The order, cheapest refusal first:
- * 1. revoked: a key the upstream refused since the caller was read (a WebSocket reads it once, at connect);
- * 2. the per-key cap of live streams (WS_MAX_SUBSCRIPTIONS_PER_KEY, all transports together), then a
- *    transport's own slot (the callback transport's instance total), reserved before the first await so a
- *    burst cannot pass the caps together;
- * 3. the per-key pace of new streams (and the address's, for a key not proven): before any parse, so a
- *    connection sending documents as fast as it can spends its rate, not the gateway's CPU;
- * 4. the document: trusted documents, then every document limit (admission.document), and, where the
- *    transport serves subscriptions only, that it is one;
- * 5. the account behind the key (an upstream call unless remembered): last, as the costliest;
- * 6. the live-stream registration: `onRevoked` runs once if the key is revoked on any instance.
- * Every refusal after the reservation gives the slot back; so does the handle's release, once.
+ * How every transport opens a live stream: one sequence, one per-key tally, one release, cheapest
+ * refusal first; the transport words each refusal in its own protocol.
  */
 import { getOperationAST, OperationTypeNode, type DocumentNode, type GraphQLError, type OperationDefinitionNode } from 'graphql';
 import type { Caller } from '../auth.js';
@@ -27,16 +11,13 @@ export type StreamTransport = 'ws' | 'sse' | 'callback';
 
 export interface RateRefusal {
   retryAfterSeconds: number;
-  /** Whose budget ran out: the key's, or the client address's. */
   by: 'key' | 'address';
 }
 
 export type { DocumentAdmission } from '../limits/document-check.js';
 
-/** What the sequence is made of: admission's own steps (admission.ts). */
 export interface StreamSteps {
   isRevoked(callerId: string): boolean;
-  /** Live streams one key may hold, all transports together. */
   maxPerKey: number;
   stream(transport: StreamTransport, caller: Caller, address: string): Promise<RateRefusal | null>;
   document(payload: Record<string, unknown>, operationName: string | undefined, variables: Record<string, unknown>, caller: Caller): DocumentAdmission;
@@ -48,7 +29,6 @@ export interface StreamRequest {
   transport: StreamTransport;
   caller: Caller;
   address: string;
-  /** The request as sent: `query`, or a trusted document's id. */
   payload: Record<string, unknown>;
   operationName: string | undefined;
   variables: Record<string, unknown>;
@@ -56,11 +36,9 @@ export interface StreamRequest {
   subscriptionsOnly: boolean;
   /** A further slot the transport holds, taken after the per-key cap and given back with it. */
   slot?: { take(): boolean; give(): void };
-  /** The account, when the transport already asked for it (a WebSocket, at connect). */
   accountId?: number;
   /** The client went away: nothing is opened (the slot is given back as soon as it fires). */
   signal?: AbortSignal;
-  /** Called once if the key is revoked while the stream is live. */
   onRevoked(): void;
 }
 
@@ -80,7 +58,7 @@ export interface OpenStream {
   document: DocumentNode;
   /** The operation to run (undefined: graphql-js reports the missing operation when it runs). */
   operation: OperationDefinitionNode | undefined;
-  /** Gives the slot back and ends the live-stream registration; idempotent. */
+  /** Idempotent. */
   release(): void;
 }
 
@@ -104,7 +82,6 @@ export class Tally {
 
 export interface StreamDoor {
   open(request: StreamRequest): Promise<StreamOpening>;
-  /** Live streams (or streams being opened) of one key, every transport together. */
   liveOf(callerId: string): number;
 }
 
@@ -114,10 +91,12 @@ export function streamDoor(steps: StreamSteps): StreamDoor {
   async function open(r: StreamRequest): Promise<StreamOpening> {
     const { caller } = r;
     const { callerId } = caller;
+    // The key may have been revoked since the caller was read (a WebSocket reads it once, at connect).
     if (steps.isRevoked(callerId)) return { refused: { kind: 'revoked' } };
     if (r.signal?.aborted) return { refused: { kind: 'gone' } };
     if (liveByKey.get(callerId) >= steps.maxPerKey) return { refused: { kind: 'cap', limit: steps.maxPerKey } };
     if (r.slot && !r.slot.take()) return { refused: { kind: 'slot' } };
+    // Reserved before the first await, so a burst cannot pass the caps together.
     liveByKey.add(callerId);
     let released = false;
     let stopLive = () => {};
@@ -136,6 +115,7 @@ export function streamDoor(steps: StreamSteps): StreamDoor {
       return { refused: refusal };
     };
 
+    // The pace before any parse: a connection flooding documents spends its rate, not the gateway's CPU.
     const limited = await steps.stream(r.transport, caller, r.address);
     if (limited) return refused({ kind: 'rate', refusal: limited });
     if (released) return refused({ kind: 'gone' });
@@ -143,6 +123,7 @@ export function streamDoor(steps: StreamSteps): StreamDoor {
     if ('errors' in admitted) return refused({ kind: 'document', errors: admitted.errors });
     const operation = getOperationAST(admitted.document, r.operationName) ?? undefined;
     if (r.subscriptionsOnly && operation?.operation !== OperationTypeNode.SUBSCRIPTION) return refused({ kind: 'not-subscription' });
+    // The account (an upstream call unless remembered) last, as the costliest step.
     let accountId = r.accountId;
     if (accountId === undefined) {
       try {

@@ -1,16 +1,6 @@
 /**
- * The last guards between one operation and the upstream, whatever got past
- * the cost limit:
- * - a budget of upstream calls per operation (a field over it fails with
- *   UPSTREAM_BUDGET_EXCEEDED, the rest of the answer stands);
- * - short-circuit on rejection: once the upstream says 401 or 403 for this
- *   key, the operation's remaining calls fail at once without being made;
- * - a key not known when the operation was admitted (caller.ts) sends one
- *   call first; the operation's other calls wait for its answer, so a refused
- *   key costs one call, not a fan-out;
- * - what the upstream says of the key is learned by `KeyStatus.learn`
- *   (key-status.ts, `keyVerdict`): a 401 revokes it everywhere, any answer
- *   from behind the key check proves it.
+ * The last guards between one operation and the upstream: a budget of calls, no more calls after a 401 or 403,
+ * and one probe call first for a key not known, so a refused key costs one call, not a fan-out.
  * A 403 is not remembered across operations: it may concern one route only.
  */
 import { GraphQLError } from 'graphql';
@@ -27,19 +17,12 @@ function upstreamBudgetExceeded(limit: number): GraphQLError {
 
 type Report = (outcome: CallOutcome) => void;
 
-/**
- * One operation's guard, handed to every upstream call it makes
- * (`OperationScope.gate`): the upstream client passes each call through
- * `admit` first and reports how it ended to what `admit` returned.
- * It acts on the caller as admitted (`CallerRecord`); the one news it heeds after the door is a revocation.
- */
+/** One operation's guard: it acts on the caller as admitted; the one news it heeds after the door is a revocation. */
 export class UpstreamGate implements OperationGate {
-  /** Calls admitted so far (made, or refused before any I/O by the client's own checks): `extensions.cost`'s actualQueryCost. */
+  /** `extensions.cost`'s actualQueryCost: calls admitted, including those the client refused before any I/O. */
   calls = 0;
   private rejection: Error | null = null;
-  /** The key status was told that the upstream took the key (once per operation is enough). */
   private proven = false;
-  /** The probe (the first call of a key not yet known): the others wait until it has ended. */
   private probe: { ended: Promise<void>; end: () => void } | null = null;
   private readonly report: Report = (outcome) => this.hear(outcome);
   // Only the probe's end lets the others go: a call admitted while the key was known may end first.
@@ -71,11 +54,7 @@ export class UpstreamGate implements OperationGate {
     return this.report;
   }
 
-  /**
-   * What the call says of the key is learned by the key status (`keyVerdict`); a refused key fails the operation's
-   * remaining calls. An answer is told once per operation: its calls answer within moments of each other, and each
-   * telling is four lookups in its caches. A later revocation is not undone by it (key-status.ts).
-   */
+  /** An answer is told once per operation: its calls answer within moments of each other, and each telling costs cache lookups. */
   private hear(outcome: CallOutcome): void {
     const verdict = keyVerdict(outcome);
     if (verdict === 'revoked' || verdict === 'refused') this.rejection ??= (outcome as { error: Error }).error;
@@ -85,7 +64,6 @@ export class UpstreamGate implements OperationGate {
   }
 }
 
-/** The calls an operation's gate admitted, read off its context (0 without a gate: an anonymous operation makes none). */
 export function upstreamCallsOf(context: { upstreamGate?: UpstreamGate | undefined } | undefined): number {
   return context?.upstreamGate?.calls ?? 0;
 }

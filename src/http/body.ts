@@ -10,12 +10,7 @@ export class BodyTooLarge {
   constructor(readonly maxBytes: number) {}
 }
 
-/**
- * The whole body, or `BodyTooLarge` as soon as it is known to pass
- * `maxBytes`: from Content-Length without reading a byte, else at the chunk
- * that crosses the limit. Reading stops there; the caller answers 413 and
- * closes the connection, so a 100 MB body is never read to its end.
- */
+/** `BodyTooLarge` as soon as it is known (Content-Length, else the crossing chunk), so a huge body is never read to its end. */
 export function readBody(req: http.IncomingMessage, maxBytes: number): Promise<Buffer | BodyTooLarge> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) return Promise.resolve(new BodyTooLarge(maxBytes));
@@ -50,11 +45,7 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
   res.end(text);
 }
 
-/**
- * How long a refused connection lingers at most: the rest of the body is read and thrown away
- * until the client closes its side, or until this passes (nginx waits as long for more of a
- * refused body: `lingering_timeout`).
- */
+/** How long a refused connection lingers at most (nginx's `lingering_timeout`). */
 const LINGER_MS = 5_000;
 /** And how much it may send meanwhile: reading at line rate for seconds is not almost nothing. */
 const LINGER_MAX_BYTES = 8 * 1024 * 1024;
@@ -64,19 +55,12 @@ const LINGER_CHECK_MS = 20;
 /** Connections answered 413, with what they had sent by then: nothing more they send is served. */
 const refused = new WeakMap<Socket, number>();
 
-/**
- * The 413 for a body over the limit (`BodyTooLarge`), on every route: `body` is the route's own
- * error shape. The answer says `connection: close`, and the connection lingers (closeAfterAnswer).
- */
+/** The 413 on every route, in the route's own error shape; the connection then lingers (closeAfterAnswer). */
 export function refuseTooLarge(req: http.IncomingMessage, res: http.ServerResponse, body: unknown): void {
   refuseUnread(req, res, 413, body);
 }
 
-/**
- * Any refusal answered before the body is read (a webhook with no valid signature header): as a
- * 413, the body is discarded within the same bounds and the connection closed, rather than read
- * to its end by Node's own discarding, however long it is.
- */
+/** A refusal before the body is read: discarded within the 413's bounds, not read to its end by Node. */
 export function refuseUnread(req: http.IncomingMessage, res: http.ServerResponse, status: number, body: unknown): void {
   res.setHeader('connection', 'close');
   sendJson(res, status, body);
@@ -84,16 +68,8 @@ export function refuseUnread(req: http.IncomingMessage, res: http.ServerResponse
 }
 
 /**
- * After a 413: the answer goes out with `connection: close`, then the connection lingers. Node
- * ends such an answer by destroying the socket as soon as it is written (`destroySoon`); the body
- * bytes still arriving then make the kernel reset the connection, and a client that is still
- * sending gets EPIPE and loses the answer it had not read yet. So the write side alone is closed
- * (the FIN is out) and the rest of the body is discarded (never buffered). The socket is cut when
- * the client closes its side, when the refused body has ended and the answer is out (nothing
- * legitimate follows it), after `LINGER_MS`, or past `LINGER_MAX_BYTES`, whichever comes first.
- * A request sent behind the refused body is never served: after `connection: close` none may be
- * (server.ts routes a request only once its answer has the socket, which Node never gives one
- * queued behind such an answer; `ignoredAfterRefusal` cuts the connection when one arrives).
+ * After a 413: only the write side is closed and the rest of the body discarded, so a client still
+ * sending does not lose the answer to a reset. See docs/architecture.md, "A refused body's connection".
  */
 function closeAfterAnswer(req: http.IncomingMessage, res: http.ServerResponse): void {
   const socket = req.socket;
@@ -119,14 +95,13 @@ function closeAfterAnswer(req: http.IncomingMessage, res: http.ServerResponse): 
     answered = true;
     if (socket.destroyed) return;
     // Node's own listener (registered by `destroySoon`); removing it leaves the socket half-open.
-    // Were it ever named otherwise, the socket would be cut at once, as before: no leak.
     socket.removeListener('finish', socket.destroy);
     if (bodyEnded || socket.readableEnded) return cut();
     socket.once('end', cut);
   });
 }
 
-/** A request on a connection already answered 413: the connection is cut, the request never served. True when it was one. */
+/** True when the request came on a connection already answered 413: it is cut, the request never served. */
 export function ignoredAfterRefusal(req: http.IncomingMessage): boolean {
   if (!refused.has(req.socket)) return false;
   req.socket.destroy();

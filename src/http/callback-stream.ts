@@ -1,22 +1,12 @@
 /**
- * The outbound half of the router's HTTP callback protocol, for one
- * subscription: its POSTs to the callback URL, `next` and `complete` one at
- * a time and in order, heartbeat `check`s beside them (at most one in
- * flight), each under a time-out, and the end of the
- * subscription however it comes: its events end, the router answers 404 (it
- * dropped it: nothing more is sent), a POST fails, or the transport ends it
- * (revoked key, too slow, shutdown) with `complete` and its errors.
- *
- * Nothing here waits on the router but this subscription: a slow router
- * holds only its own POST, and its events wait in the subscription's bounded
- * queue (src/realtime/stream.ts), which ends it when full.
+ * The outbound half of the router's HTTP callback protocol for one subscription. A slow router holds
+ * only its own POST; its events wait in the subscription's bounded queue, which ends it when full.
  */
 import type { ExecutionResult, FormattedExecutionResult, GraphQLFormattedError } from 'graphql';
 
 /** The protocol version sent on every message, and the one a router must answer `check` with. */
 export const CALLBACK_PROTOCOL = 'callback/1.0';
 
-/** Where one subscription's messages go, and what proves them to the router. */
 export interface CallbackTarget {
   url: string;
   id: string;
@@ -55,13 +45,11 @@ export interface CallbackStreamOptions {
   /** 0: no heartbeats. */
   heartbeatMs: number;
   timeoutMs: number;
-  /** The subscription's results, as graphql-js's subscribe() yields them. */
   events: AsyncIterator<ExecutionResult>;
   /** A result as the router gets it (errors formatted, answer size capped). */
   present(result: ExecutionResult): FormattedExecutionResult;
   /** The errors of a stream whose events threw. */
   failure(error: unknown): GraphQLFormattedError[];
-  /** Called once, when nothing more will be sent. */
   onEnd(how: 'completed' | 'gone'): void;
   onDeliveryFailed(action: CallbackAction, detail: string): void;
 }
@@ -107,7 +95,6 @@ export function callbackStream(o: CallbackStreamOptions): CallbackStream {
     return delivery.outcome;
   };
 
-  /** `next` and `complete`, whose order the router sees. */
   const post = (action: CallbackAction, extra: Record<string, unknown> = {}): Promise<Delivery['outcome']> => {
     const sent = chain.then(() => send(action, extra));
     chain = sent;

@@ -1,8 +1,6 @@
 /**
- * Who the client is, for the per-address limits: the socket's peer, or, when
- * that peer is a proxy named in TRUSTED_PROXIES, the nearest address in
- * X-Forwarded-For that is not a trusted proxy (proxy-addr, as Express does).
- * Without trusted proxies the header is ignored: anyone can write it.
+ * The client address for per-address limits: X-Forwarded-For is read only behind TRUSTED_PROXIES
+ * (proxy-addr, as Express does), since anyone can write it.
  */
 import type http from 'node:http';
 import proxyaddr from 'proxy-addr';

@@ -1,14 +1,6 @@
 /**
- * HTTP connections shared fairly. Each client address (the socket's peer)
- * holds at most `perAddress` connections: one address holding thousands of
- * idle sockets cannot take every slot of `server.maxConnections`. Trusted
- * proxies are exempt (their connections carry many clients, limited per
- * forwarded address by the rate limits). Once the open connections pass
- * `PRESSURE_SHARE` of the cap, connections idle for a second (no request in
- * progress, none started yet) are closed and keep-alive is shortened, so that
- * idle holders give way to clients with work to send. At shutdown, `drain`
- * stops accepting, lets the requests in progress finish within the grace
- * period, and tells how many it had to cut.
+ * HTTP connections shared fairly: a cap per address so idle sockets cannot take every slot (trusted proxies
+ * exempt: they carry many clients), idle ones closed under pressure, and the drain at shutdown.
  */
 import type http from 'node:http';
 import type { Socket } from 'node:net';
@@ -28,18 +20,13 @@ export interface ConnectionLimits {
 
 export interface ConnectionGuard {
   stats(): { open: number; idle: number; requests: number; refusedPerAddress: number; closedIdle: number };
-  /**
-   * Stops accepting connections and closes idle ones; requests in progress
-   * get `graceMs` to be answered. Resolves with how many were cut (their
-   * connections closed unanswered) when the grace ran out.
-   */
+  /** Resolves with how many requests were cut unanswered when `graceMs` ran out. */
   drain(graceMs: number): Promise<number>;
 }
 
 export function guardConnections(server: http.Server, limits: ConnectionLimits): ConnectionGuard {
   const trusted = limits.trustedProxies.length > 0 ? proxyaddr.compile([...limits.trustedProxies]) : null;
   const perAddress = new Map<string, number>();
-  /** Requests in progress per open connection. */
   const busy = new Map<Socket, number>();
   /** Open connections with no request in progress, and since when. */
   const idleSince = new Map<Socket, number>();
@@ -49,7 +36,6 @@ export function guardConnections(server: http.Server, limits: ConnectionLimits):
   const threshold = Math.floor(limits.maxConnections * PRESSURE_SHARE);
   let refusedPerAddress = 0;
   let closedIdle = 0;
-  /** Requests in progress, on every connection. */
   let requests = 0;
   let draining = false;
   /** Called when the last request in progress is answered while draining. */

@@ -1,9 +1,4 @@
-/**
- * `/graphql` over HTTP: Apollo Server 5 driven through its integration API
- * over node:http (no framework in between), CORS for browser callers, and
- * the auth gate that refuses an operation needing a caller before any
- * resolver runs.
- */
+/** `/graphql` over HTTP: Apollo Server 5 on node:http through its integration API, CORS, and the auth gate. */
 import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import { HeaderMap, type ApolloServer, type ApolloServerPlugin, type GraphQLRequestContext } from '@apollo/server';
@@ -22,7 +17,6 @@ import { asksForCallback, type CallbackSubscriptions } from './subscription-call
 /** Largest request body accepted from a caller with a key, on any route; GraphQL documents and variables are small. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** What Apollo Router sends to ask a subgraph for inline traces. */
 const INCLUDE_TRACE_HEADER = 'apollo-federation-include-trace';
 /** Set by the router (a `headers` rule in router.yaml) to prove it is the router. */
 const ROUTER_SECRET_HEADER = 'x-router-secret';
@@ -46,17 +40,13 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/**
- * A request refused before Apollo sees it, as an HTTP answer: its error carries the request id and
- * is counted by its code, like every error Apollo answers (operationTelemetryPlugin).
- */
+/** A refusal before Apollo sees it carries the request id and is counted by its code, like Apollo's own errors. */
 function refusal(telemetry: OperationTelemetry, message: string, code: string, extra: Record<string, unknown> = {}) {
   const errors = [{ message, extensions: { code, ...extra } }];
   telemetry.refused(errors);
   return { errors: withRequestId(errors, telemetry.requestId) };
 }
 
-/** A refused credential as an HTTP answer, without parsing anything. */
 function refuse(res: http.ServerResponse, error: GraphQLError, telemetry: OperationTelemetry): void {
   const status = (error.extensions.http as { status?: number } | undefined)?.status ?? 401;
   res.setHeader('connection', 'close');
@@ -68,10 +58,6 @@ function asksForFreshData(header: string | undefined): boolean {
   return header !== undefined && /(?:^|,)\s*no-(?:cache|store)\s*(?:,|=|$)/i.test(header);
 }
 
-/**
- * Every caller is admitted by `admission` (src/access/admission.ts), the same door as WebSocket and SSE.
- * A router's subscription over its HTTP callback protocol goes to `callbacks` (subscription-callback.ts).
- */
 export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, admission: Admission, callbacks?: CallbackSubscriptions) {
   const { documents } = admission;
   const { production } = deps.config;
@@ -104,7 +90,6 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     }
     // In production without the router's secret, the SDL goes to keys the upstream accepted: a made-up key
     // that merely looks right is proven (one upstream call) before the schema is shown to it.
-    // Read off the caller as admitted for this operation (context.caller), not asked of the key status again.
     const proven = context.caller?.proven ?? false;
     const sdlAllowed = !production || (routerSharedSecret === null ? proven : fromRouter(req));
     const proveForSdl = production && routerSharedSecret === null && caller !== null ? () => admission.prove(caller) : null;
@@ -220,12 +205,8 @@ export const refusedKeyStatus: ApolloServerPlugin<HttpContext> = {
 const NOT_STORED = 'private, no-store';
 
 /**
- * `Cache-Control` on every GraphQL answer over HTTP, as routers' response caches read it:
- * `private` always (an answer is one key's), `max-age` from the document's cache hint
- * (graphql/cache-hints.ts, decided once per document), and `no-store` for a mutation, an
- * answer with errors, a type with no TTL, or a transaction or payout the answer shows
- * not final. Apollo's cache-control plugin is switched off (server.ts): it hooks every
- * field of every answer.
+ * `Cache-Control` as routers' response caches read it: `private` always (an answer is one key's), else from the
+ * document's cache hint. Apollo's cache-control plugin is off: it hooks every field of every answer.
  */
 export function cacheHeaders(hintOf: (document: DocumentNode, operationName: string | undefined) => DocumentCacheHint): ApolloServerPlugin<HttpContext> {
   return {
@@ -252,7 +233,6 @@ export function cacheHeaders(hintOf: (document: DocumentNode, operationName: str
   }
 }
 
-/** Root fields that read one taggable object by its id. */
 const TAGGED_ROOTS: Readonly<Record<string, string>> = { transaction: 'transaction', payout: 'payout', customer: 'customer' };
 
 /**
@@ -279,10 +259,7 @@ function cacheTagsOf(operation: OperationDefinitionNode, variables: Record<strin
   return { ...(entityTags ? { apolloEntityCacheTags: entityTags } : {}), ...(rootTags.length > 0 ? { apolloCacheTags: rootTags } : {}) };
 }
 
-/**
- * Refuses, before any resolver runs, an operation that needs a caller and has
- * none, so no upstream call is made; and a subscription, which HTTP cannot carry.
- */
+/** Refuses before any resolver an operation that needs a caller and has none, and a subscription (HTTP cannot carry it). */
 export function authGate({ routerSecretSet }: { routerSecretSet: boolean }): ApolloServerPlugin<HttpContext> {
   // Who may read the SDL in production (HttpContext.sdlAllowed): the router by its secret when one is set, else any caller with a key.
   const sdlRefused = routerSecretSet

@@ -1,8 +1,4 @@
-/**
- * `/healthz` (alive, with subscription counts and the cost of reconciliation)
- * and `/readyz` (in the pool or draining, with breaker and Redis states). The
- * counts and states go only to those `OpsAccess` allows; anyone gets the status.
- */
+/** `/healthz` and `/readyz`: anyone gets the status, only those `OpsAccess` allows get the counts and states. */
 import type http from 'node:http';
 import type { BreakerState } from '../upstream/index.js';
 import { sendJson } from './body.js';
@@ -11,7 +7,6 @@ import type { OpsAccess } from './ops-access.js';
 export interface HealthSources {
   subscriptions(): Record<string, number>;
   reconcile(): Record<string, number>;
-  /** HTTP connections: open, idle, refused by the per-address cap, closed idle near the cap. */
   connections(): Record<string, number>;
   breakers(): Record<string, BreakerState>;
   /** Each Redis connection role: up or not; empty without REDIS_URL. */
@@ -34,7 +29,6 @@ export function readyz(sources: HealthSources, access: OpsAccess) {
   };
 }
 
-/** `redis: { role: 'up' | 'down' }`, and `degraded: ['redis']` while any is down; nothing without Redis. */
 function redisDetail(roles: Partial<Record<string, boolean>>): Record<string, unknown> {
   const entries = Object.entries(roles);
   if (entries.length === 0) return {};

@@ -1,15 +1,8 @@
-/**
- * Who may read the gateway's operational detail on its public port: the
- * metrics, the breaker state of each upstream route, the subscription and
- * reconciliation counts. With OPS_TOKEN set, only a request carrying
- * `Authorization: Bearer $OPS_TOKEN`; without one, anyone outside production
- * and no one in it (`/healthz` and `/readyz` still answer their status).
- */
+/** Who may read operational detail on the public port: OPS_TOKEN's bearer; without one, anyone outside production only. */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 
 export interface OpsAccess {
-  /** Whether this request may read the detail. */
   allows(req: http.IncomingMessage): boolean;
   /** Whether a token can be presented at all (else refusals are 404: nothing to see here). */
   readonly tokenSet: boolean;

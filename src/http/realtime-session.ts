@@ -1,10 +1,4 @@
-/**
- * What every streaming transport (graphql-ws, graphql-sse, router callbacks)
- * shares once admission (src/access/admission.ts, `openStream`) has opened a
- * stream: the one builder of its context (`streamContext`, with the
- * RealtimeSource a subscription resolver reads its events from), and how a
- * streamed result goes out.
- */
+/** What every streaming transport shares once admission has opened a stream: its context, and how a result goes out. */
 import type { ExecutionResult, FormattedExecutionResult, GraphQLError, GraphQLFormattedError } from 'graphql';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { overSize, tooLarge, type Caller } from '../access/admission.js';
@@ -55,7 +49,6 @@ export interface StreamContextOptions {
   context: ContextDeps;
   bus: EventBus;
   reconciler: Reconciler;
-  /** From the opened stream (admission.openStream). */
   caller: Caller;
   accountId: number;
   telemetry: OperationTelemetry;
@@ -65,11 +58,7 @@ export interface StreamContextOptions {
   onOverflow(): void;
 }
 
-/**
- * The context of one operation on a live stream, the same on every streaming transport: the context an HTTP
- * operation gets (its deadline included), and the RealtimeSource its subscription reads, which gives each
- * event a fresh upstream client, loaders and deadline (`refreshContext`).
- */
+/** An HTTP operation's context plus the RealtimeSource its subscription reads, the same on every streaming transport. */
 export function streamContext(o: StreamContextOptions): Context {
   const { config } = o.context;
   const forOperation = () => createContext(o.context, { caller: o.caller, accountId: o.accountId, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry: o.telemetry });
@@ -89,11 +78,7 @@ export function streamContext(o: StreamContextOptions): Context {
   return context;
 }
 
-/**
- * Before each event of a subscription: a fresh upstream client, loaders, cache
- * scope and idempotency scope, with a new deadline, for the event's relations
- * are a new read of the world.
- */
+/** Fresh per event, with a new deadline: an event's relations are a new read of the world. */
 function refreshContext(context: Context, forOperation: () => Context): void {
   const fresh = forOperation();
   context.api = fresh.api;
@@ -102,12 +87,7 @@ function refreshContext(context: Context, forOperation: () => Context): void {
   context.idempotency = fresh.idempotency;
 }
 
-/**
- * One result of a streaming operation as the caller gets it, the same on both
- * streaming transports: errors formatted (in the operation's log context) and
- * marked with its request id, the answer-size cap HTTP applies, and the
- * telemetry told. Undefined: send the result as it is.
- */
+/** A streamed result as HTTP would answer it (errors formatted, request id, size cap); undefined: send it as it is. */
 export function streamedResult(
   result: FormattedExecutionResult | ExecutionResult,
   telemetry: OperationTelemetry | undefined,

@@ -1,11 +1,6 @@
 /**
- * graphql-sse's handler on node:http, with the body read under the gateway's
- * size rule. graphql-sse's own adapter (graphql-sse/lib/use/http) reads the
- * whole body into a string with no bound, before any credential but the key's
- * format is checked: a made-up key and a large body could exhaust the heap.
- * This is that adapter, with the body read by `readBody` (src/http/body.ts)
- * first: over the limit, a 413 and the connection closed, as on the other
- * routes.
+ * graphql-sse's node:http adapter with the body read under the gateway's size rule: its own reads
+ * any body unbounded (docs/architecture.md, "The SSE adapter").
  */
 import type http from 'node:http';
 import type { Handler } from 'graphql-sse';

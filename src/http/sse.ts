@@ -1,13 +1,6 @@
 /**
- * Subscriptions over Server-Sent Events (the GraphQL over SSE protocol of
- * graphql-sse, "distinct connections" mode) at the same /graphql path, for
- * clients that cannot open a WebSocket: a POST (or GET) to /graphql with
- * `Accept: text/event-stream` and the usual `Authorization: Bearer <key>`
- * header opens one stream for one subscription. Queries and mutations stay
- * on GraphQL over HTTP, where every operation limit applies.
- *
- * Same schema, context (src/context.ts), error mapping, per-key live
- * operation cap and RealtimeSource (reconciliation included) as graphql-ws.
+ * Subscriptions over Server-Sent Events (graphql-sse, distinct connections mode) at /graphql, for clients
+ * that cannot open a WebSocket; queries and mutations stay on HTTP.
  */
 import type http from 'node:http';
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
@@ -30,22 +23,19 @@ export interface SseDeps {
   reconciler: Reconciler;
   context: ContextDeps;
   limits: { queueLimit: number; maxBufferedBytes: number };
-  /** Who may open a stream, and with which document: the door every transport shares (src/access/admission.ts). graphql-sse runs what onSubscribe returns unvalidated. */
+  /** graphql-sse runs what onSubscribe returns unvalidated: the door checks it. */
   admission: Admission;
   formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
 }
 
 export interface SseRoute {
-  /** True when the request asks for an event stream (and so belongs to this route). */
   wants(req: http.IncomingMessage): boolean;
   handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void>;
-  /** Live SSE subscriptions on this instance. */
   stats(): { sseStreams: number };
   /** Ends every open stream (shutdown): a stream never finishes by itself, so draining would wait for nothing. */
   close(): void;
 }
 
-/** graphql-sse wants a record-typed context. */
 type SseContext = Context & Record<PropertyKey, unknown>;
 
 type Answer = Response;
@@ -81,7 +71,6 @@ export function createSseRoute(deps: SseDeps): SseRoute {
     return caller;
   };
 
-  /** A refused stream in this protocol's words: an HTTP status and a coded error. */
   const refusal = (refused: StreamRefusal): Answer => {
     switch (refused.kind) {
       case 'revoked':

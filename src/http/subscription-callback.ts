@@ -1,23 +1,6 @@
 /**
- * Subscriptions over the router's HTTP callback protocol (Apollo Router's
- * `subscription.mode.callback`), at the same /graphql: the router POSTs a
- * subscription whose `extensions.subscription` names a `callbackUrl`, a
- * `subscriptionId`, a `verifier` and a `heartbeatIntervalMs`. The gateway
- * admits it like any stream (src/access/admission.ts: the caller's key as the
- * router forwards it, rates, documents, live streams per key), POSTs `check`
- * to the callback URL and needs 204 with `subscription-protocol: callback/1.0`,
- * then answers `{"data":null}`; from then on `callback-stream.ts` sends
- * `check` every heartbeatIntervalMs, `next` per event and `complete` at the end.
- *
- * The gateway POSTs only to URLs under SUBSCRIPTION_CALLBACK_URLS (unset: the
- * protocol is off): a caller cannot make it call anything else.
- *
- * Not Apollo's ApolloServerPluginSubscriptionCallback: it sends graphql-js's
- * results and errors as they are (no error masking, request id or answer-size
- * cap), POSTs to any URL with no time-out, keeps subscriptions by callback URL
- * with no way to end one from outside (revocation, too slow, the live-stream
- * slot), and runs after Apollo's request pipeline rather than through the door
- * the other streaming transports share.
+ * Subscriptions over Apollo Router's HTTP callback protocol, admitted like any stream; POSTs go only to
+ * URLs under SUBSCRIPTION_CALLBACK_URLS. Why not Apollo's own plugin: docs/routers.md.
  */
 import type http from 'node:http';
 import { GraphQLError, subscribe, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
@@ -57,7 +40,6 @@ export type CallbackAnswer =
 export interface CallbackSubscriptions {
   /** `fromRouter`: the request carries ROUTER_SHARED_SECRET (graphql-route.ts); when that is set, only such requests open callbacks. */
   open(req: http.IncomingMessage, body: Record<string, unknown>, caller: Caller | null, fromRouter: boolean): Promise<CallbackAnswer>;
-  /** Live callback subscriptions on this instance. */
   stats(): { callbackSubscriptions: number };
   /** Ends every subscription with `complete` (shutdown), waiting for those POSTs within their time-out. */
   close(): Promise<void>;
@@ -73,11 +55,7 @@ export function asksForCallback(body: unknown): body is Record<string, unknown> 
 /** A path segment with nothing to decode: no "/", no "%" (so no encoded slash or dot), no query. */
 const PLAIN_SEGMENT = /^[A-Za-z0-9._~-]+$/;
 
-/**
- * The callback URL, normalised, when it is under one of the allowed prefixes (each a parsed URL ending in "/",
- * src/config.ts) followed by plain path segments only: the router's is `<public_url>/<subscription id>`, with
- * no query. Null otherwise.
- */
+/** The normalised callback URL when it is an allowed prefix followed by plain path segments only, else null. */
 export function callbackAllowed(raw: string, allowed: readonly string[]): string | null {
   if (raw.length > MAX_URL_CHARS || !URL.canParse(raw)) return null;
   const url = new URL(raw);
@@ -130,7 +108,6 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
     if (sent.outcome !== 'ok') logger.info({ action: 'complete', detail: sent.detail, origin: new URL(target.url).origin }, 'callback message not delivered');
   };
 
-  /** A refused subscription in the protocol's words: the status and coded error the router gets. */
   const refusal = (refused: StreamRefusal): CallbackAnswer => {
     switch (refused.kind) {
       case 'revoked':

@@ -3,16 +3,12 @@ import type http from 'node:http';
 import { createWebhookIntake, SIGNATURE_HEADER, type IntakeResult, type ReceiverDeps } from '../realtime/receiver.js';
 import { BodyTooLarge, readBody, refuseTooLarge, refuseUnread, sendJson } from './body.js';
 
-/**
- * Events are small: the upstream's snapshot of one object, a few kilobytes unless its
- * metadata is large. WEBHOOK_MAX_BODY_BYTES by default.
- */
+/** Events are small: the upstream's snapshot of one object. */
 export const MAX_WEBHOOK_BYTES = 256 * 1024;
 
 export interface WebhookRouteDeps extends ReceiverDeps {
   /** A body longer than this is refused 413 before any signature work (MAX_WEBHOOK_BYTES by default). */
   maxBodyBytes?: number;
-  /** Told what became of each delivery (metrics). */
   onResult?(result: IntakeResult): void;
 }
 

@@ -1,12 +1,6 @@
 /**
- * GraphQL over WebSocket (graphql-ws protocol) on the HTTP server's /graphql
- * path, with the same schema, context (src/context.ts) and error mapping as HTTP.
- *
- * A connection authenticates once, in `connectionParams.authorization` (or
- * as Apollo Router passes it through: `connectionParams.token`, or the
- * upgrade request's Authorization header), with the same bearer key as
- * HTTP; the account behind the key (asked upstream, cached per caller)
- * scopes every event the connection can see.
+ * GraphQL over WebSocket (graphql-ws) at /graphql; a connection authenticates once with the bearer key,
+ * and the account behind it scopes every event the connection can see.
  */
 import type http from 'node:http';
 import { setMaxListeners } from 'node:events';
@@ -52,13 +46,11 @@ export interface SubscriptionServerDeps {
   reconciler: Reconciler;
   context: ContextDeps;
   limits: SubscriptionLimits;
-  /** Who may connect and subscribe, and with which documents: the door every transport shares (src/access/admission.ts). */
   admission: Admission;
   formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
 }
 
 export interface SubscriptionServer {
-  /** Open WebSocket connections, live subscriptions on this instance, and connections closed for not reading. */
   stats(): { connections: number; subscriptions: number; closedTooSlow: number };
   close(): Promise<void>;
 }
@@ -71,7 +63,6 @@ interface Session {
   operations: Map<string, OpenStream>;
   /** Aborted when the socket closes: an operation still being admitted gives its slot back then. */
   closed: AbortSignal;
-  /** Each running operation's request id, span and metrics line, ended on complete. */
   telemetry: Map<string, OperationTelemetry>;
 }
 
@@ -131,7 +122,6 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
     session?.operations.delete(id);
   };
   const refuse = (message: string, extra: Record<string, unknown> = {}) => [new GraphQLError(message, { extensions: { code: ErrorCode.RATE_LIMITED, ...extra } })];
-  /** A refused operation in this protocol's words: its errors (graphql-ws sends them as the operation's `error`). */
   const refusal = (refused: StreamRefusal): GraphQLError[] => {
     switch (refused.kind) {
       // Revoked while this connection closes (4401): a client that ignores the close starts nothing more.
@@ -249,7 +239,6 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
       context: (ctx, id, _payload, args): Context => {
         const socket = ctx.extra.socket;
         const session = sessions.get(socket);
-        // onConnect admitted this socket, so there is a session.
         if (!session) throw new GraphQLError('Not connected.', { extensions: { code: ErrorCode.UNAUTHENTICATED } });
         const { caller, accountId } = session;
         // One connection carries many operations: each gets an id of its own, in the connection's trace.

@@ -1,13 +1,6 @@
 /**
- * The one check of a GraphQL document, whichever transport carries it:
- * trusted documents first (the text a request may run), then tokens while
- * parsing, graphql-js's rules with depth, aliases and directives
- * (graphql-limits.ts), then cost and mutation fields once variables are known.
- * HTTP enters it through Apollo Server (`apolloOptions`: Apollo parses,
- * validates and keeps documents in its own store, with these very limits);
- * the streaming transports through `admit` (admission.openStream), which
- * parses and validates itself. Same rules, same operation check, same
- * trusted manifest: one set of limits, two ways of driving them.
+ * The one check of a GraphQL document, whichever transport carries it: HTTP drives it through
+ * Apollo Server's options, streams through `admit`, so both obey one set of limits.
  */
 import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, type DocumentNode, type GraphQLSchema, type ParseOptions, type ValidationRule } from 'graphql';
@@ -31,21 +24,15 @@ export interface StreamGuard {
   refusedRootFields: readonly string[];
   /** Documents that passed before; absent, every document is parsed and validated (a key anyone could invent). */
   validated?: FairCache<string, DocumentNode> | undefined;
-  /** Who a document remembered, and a price, is charged to. */
   owner?: string | undefined;
 }
 
 export type DocumentAdmission = { document: DocumentNode; source: string } | { errors: GraphQLError[] };
 
 export interface DocumentCheck extends DocumentLimits {
-  /**
-   * The text a request runs: with trusted documents, the manifest's for the id or hash it names (or its own
-   * text when that is listed), else its `query`. A coded error when there is none.
-   */
+  /** With trusted documents, the manifest's text for the id or hash named; else `query`. */
   source(body: Record<string, unknown>): string | GraphQLError;
-  /** Every limit, for a transport that parses and validates itself: the parsed document, or the errors to refuse it with. */
   admit(body: Record<string, unknown>, operationName: string | undefined, variables: Record<string, unknown>, guard: StreamGuard): DocumentAdmission;
-  /** The same limits as Apollo Server's options: its parser's tokens, the validation rules, the operation check as a plugin. */
   apolloOptions(
     costExtension: CostExtensionSettings | null,
     ownerOf: (contextValue: unknown) => string,

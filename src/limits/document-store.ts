@@ -1,21 +1,12 @@
 /**
- * Where parsed and validated documents are kept, by their text, so that a
- * repeated operation is neither parsed nor validated again (and reaches the
- * cost check with the same document, whose price is remembered): Apollo
- * Server's store for HTTP, and one for WebSocket and SSE (`admitDocument`).
- * Both are bounded by the heap a parsed document holds, not by a count, and
- * each caller's documents hold at most a share of them (FairCache): distinct
- * documents of one caller push out that caller's own. So are the texts
- * registered as automatic persisted queries (Apollo Server's APQ cache).
+ * Parsed documents and APQ texts kept by their text so a repeated operation is not parsed again;
+ * bounded by heap, not count, with a share per caller so one caller's documents push out its own.
  */
 import type { ApolloServerOptions, ApolloServerPlugin, BaseContext } from '@apollo/server';
 import type { DocumentNode } from 'graphql';
 import { FairCache, type FairCacheOptions } from '../graphql/fair-cache.js';
 
-/**
- * Heap a parsed document holds per character of its text, tokens and nodes with their locations:
- * measured at 94 for a short subscription document and 57 for one of 180 fragments.
- */
+/** Heap a parsed document holds per character of its text (figures: docs/performance.md). */
 const DOCUMENT_BYTES_PER_CHAR = 100;
 
 /** The owner of what a caller whose key the upstream has not accepted lately stores: all such callers share one. */
@@ -28,7 +19,6 @@ export function documentBytes(sourceLength: number): number {
   return Math.max(1, sourceLength) * DOCUMENT_BYTES_PER_CHAR;
 }
 
-/** Documents that parsed and validated, by their text, for `admitDocument` (WebSocket and SSE share it). */
 export function validatedDocuments(options: FairCacheOptions): FairCache<string, DocumentNode> {
   return new FairCache<string, DocumentNode>(options);
 }
@@ -46,22 +36,16 @@ interface Asking {
 }
 
 export interface FairDocumentStores {
-  /** Apollo Server's `documentStore`. */
   store: DocumentStore;
   /** Apollo Server's `persistedQueries.cache`: texts registered under their hash. */
   persisted: TextStore;
-  /** Tells the stores who sent each text. */
   plugin: ApolloServerPlugin<BaseContext>;
   bytes(): number;
   persistedBytes(): number;
   bytesOf(owner: string): number;
 }
 
-/**
- * Apollo Server's document store and APQ cache, fair between callers. Apollo tells them a key
- * only (a prefix and the query's hash); the plugin tells them who sent the text with that hash
- * while the request runs. One stored with no request known (none should be) is charged to one owner.
- */
+/** Apollo gives the stores only a hash, so the plugin tells them who sent that text while the request runs. */
 export function fairDocumentStore(options: FairCacheOptions, ownerOf: (contextValue: unknown) => string): FairDocumentStores {
   const documents = new FairCache<string, DocumentNode>(options);
   const texts = new FairCache<string, string>(options);

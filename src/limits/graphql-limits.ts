@@ -1,11 +1,4 @@
-/**
- * Limits on the GraphQL document itself, all checked before any resolver
- * runs: tokens (graphql-js's parser, set in server.ts), depth, aliases and
- * directives (graphql-armor validation rules), then the operation's cost and
- * its number of mutation fields once variables are known. Every transport
- * enters them through one check (document-check.ts): HTTP as Apollo Server's
- * options, the streaming transports through `admitDocument`.
- */
+/** Limits on the GraphQL document itself, all checked before any resolver runs (entered through document-check.ts). */
 import type { ApolloServerPlugin } from '@apollo/server';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
@@ -51,15 +44,10 @@ function operationTooCostly(message: string, extensions: Record<string, unknown>
 /** The verdict with the price found: `cost` is null when the variables do not coerce (execution refuses them). */
 export type OperationPrice = { refused: GraphQLError; cost: number | null } | { refused: null; cost: number | null };
 
-/**
- * Prices an operation and counts its mutation fields once its variables are known: the error to refuse it with, or null.
- * `owner`: who a remembered price is charged to (UNPROVEN_OWNER by default).
- */
+/** The error to refuse an operation with once its variables are known (cost, mutation fields), or null. */
 export interface OperationCheck {
   (document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, owner?: string): GraphQLError | null;
-  /** The same check, with the price (for `extensions.cost`). */
   price(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, owner?: string): OperationPrice;
-  /** Estimated bytes of the prices remembered. */
   cachedBytes(): number;
 }
 
@@ -71,12 +59,8 @@ const MAX_REMEMBERED_VARIABLES_CHARS = 1024;
 
 export function operationCheck(schema: GraphQLSchema, limits: Limits, pagination: CostSettings, callerShare = 1): OperationCheck {
   const estimator = createCostEstimator(schema, pagination);
-  // Apollo Server hands every request with the same text the same parsed document (its document
-  // store), so a repeated operation is priced once per set of variables, not once per request.
-  // Only admissions whose cost was computed are kept: a refusal is a fresh error each time, and
-  // variables that did not coerce were never priced. The key holds the declared variables only,
-  // so undeclared ones can neither grow the memory nor tell two requests apart.
-  // Each caller's admissions hold at most `callerShare` of the bytes: one caller's many variables push out its own.
+  // Priced once per parsed document and set of declared variables (undeclared ones cannot grow
+  // the memory or tell requests apart); only computed prices are kept, a refusal is fresh each time.
   const admitted = new FairCache<string, number>({ maxBytes: ADMISSION_BYTES_REMEMBERED, callerShare });
   // Each parsed operation gets a number for the keys; a reparsed one is another operation.
   const operationIds = new WeakMap<OperationDefinitionNode, number>();
@@ -99,7 +83,6 @@ export function operationCheck(schema: GraphQLSchema, limits: Limits, pagination
     price(document, operationName, variables, owner).refused;
   return Object.assign(check, { price, cachedBytes: () => admitted.bytes });
 
-  /** The error to refuse with, if any, and the price (null for variables that execution will refuse). */
   function checkOperation(
     document: DocumentNode,
     operation: OperationDefinitionNode,
@@ -139,9 +122,8 @@ export function operationCheck(schema: GraphQLSchema, limits: Limits, pagination
 }
 
 /**
- * The operation's declared variables as JSON (an absent one stays absent: its default may differ
- * from null), or null when too long or too deep to be worth remembering. Values JSON writes alike may share
- * a key safely: Infinity is written as null, and execution refuses it (it is no Int or Float).
+ * Declared variables as JSON, absent ones absent (a default may differ from null); null when not worth
+ * remembering. Infinity sharing null's key is safe: execution refuses it.
  */
 function variablesKey(operation: OperationDefinitionNode, variables: Record<string, unknown>): string | null {
   // No prototype: a variable named `__proto__` is a key like any other, not a prototype to set.
@@ -167,7 +149,6 @@ function variablesKey(operation: OperationDefinitionNode, variables: Record<stri
   return key.length <= MAX_REMEMBERED_VARIABLES_CHARS ? key : null;
 }
 
-/** `ID` or `String` for a variable of that type (nullable or not, not a list), else null. */
 function idOrText(type: TypeNode): 'ID' | 'String' | null {
   const named = type.kind === Kind.NON_NULL_TYPE ? type.type : type;
   if (named.kind !== Kind.NAMED_TYPE) return null;
@@ -180,11 +161,7 @@ export interface CostExtensionSettings {
   maximumAvailable: number;
 }
 
-/**
- * The HTTP side of `operationCheck`: over a limit, nothing runs. Each answer of a priced
- * operation carries `extensions.cost`: `requestedQueryCost` (the estimate, refused or not),
- * `actualQueryCost` (the upstream calls the operation made) and `maximumAvailable`.
- */
+/** The HTTP side of `operationCheck`: over a limit, nothing runs; priced answers carry `extensions.cost`. */
 export function operationLimits(
   check: OperationCheck,
   costExtension: CostExtensionSettings | null,
@@ -211,24 +188,17 @@ export function operationLimits(
   };
 }
 
-/** What `admitDocument` checks a document against. */
 export interface AdmissionGuard {
   maxTokens: number;
   rules: readonly ValidationRule[];
   check: OperationCheck;
-  /** Root fields this transport does not serve. */
   refusedRootFields?: readonly string[];
   /** Documents that passed before (validatedDocuments); without it, every document is parsed and validated. */
   validated?: FairCache<string, DocumentNode>;
-  /** Who a document remembered, and a price, is charged to. */
   owner?: string;
 }
 
-/**
- * Every document limit for a transport that parses and validates itself
- * (graphql-ws, graphql-sse): tokens while parsing, graphql-js's rules plus
- * `rules`, then `check`. Returns the parsed document, or the errors to refuse it with.
- */
+/** Every document limit for a transport that parses and validates itself (graphql-ws, graphql-sse). */
 export function admitDocument(
   schema: GraphQLSchema,
   source: string,
@@ -255,7 +225,6 @@ export function admitDocument(
   return refused ? { errors: [refused] } : { document };
 }
 
-/** The document when it parses within the token limit and passes every rule, else the errors to answer. */
 function parsedAndValid(schema: GraphQLSchema, source: string, guard: AdmissionGuard): DocumentNode | { errors: GraphQLError[] } {
   let document: DocumentNode;
   try {
@@ -272,10 +241,8 @@ function parsedAndValid(schema: GraphQLSchema, source: string, guard: AdmissionG
 }
 
 /**
- * The price, or `null` when the variables do not coerce (graphql-query-complexity
- * rethrows graphql-js's uncoded coercion error, which Apollo would mask as
- * INTERNAL_SERVER_ERROR from a plugin): execution refuses them next with
- * BAD_USER_INPUT, before any resolver runs, so nothing unpriced reaches the upstream.
+ * `null` when the variables do not coerce (Apollo would mask the uncoded error as internal):
+ * execution refuses them as BAD_USER_INPUT before any resolver, so nothing unpriced goes upstream.
  */
 function priced(price: () => number): number | null {
   try {

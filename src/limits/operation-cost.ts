@@ -1,24 +1,6 @@
 /**
- * What an operation will cost, priced before any resolver runs from the
- * schema's `@cost` and `@listSize` directives (the IBM GraphQL Cost Directive
- * spec, as Apollo Router and Hive Gateway read them), so that the routers and
- * this gateway price an operation from one set of numbers. graphql-query-complexity
- * walks the document (@skip, @include, fragments); this file says what each field costs:
- * - a field weighs its `@cost` when it has one, else its type's: a type's `@cost`,
- *   else 1 for an object, interface or union and 0 for a scalar or enum. In schema/,
- *   entities and payloads weigh 1 (one upstream read, one write); embedded objects
- *   (money, phone numbers, edges, history entries, user errors, PageInfo) weigh 0;
- * - a list field costs its size times (its weight plus its selection): the largest
- *   slicing argument given (`first`, at most MAX_PAGE_SIZE), else DEFAULT_PAGE_SIZE for a
- *   field with slicing arguments, else its `assumedSize`, else LIST_ASSUMED_ITEMS;
- * - a field with `sizedFields` (a connection) costs its weight plus its size times
- *   what one item of its sized fields (`edges`, `nodes`) costs;
- * - an argument with `@cost` adds its weight, and an input field with `@cost` adds its
- *   weight each time it is given (`StartPayoutInput.id`: startPayouts reads each payout
- *   it is given first);
- * - `_entities` costs its number of representations times one entity;
- * - introspection (`__schema`, `__type` and all under them) costs nothing.
- * Aliases multiply naturally: each alias is its own field in the document.
+ * An operation's price from the schema's `@cost` and `@listSize` (the IBM cost spec the routers read too),
+ * so routers and gateway price from one set of numbers; the rules are in docs/security.md ("Cost").
  */
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
 import {
@@ -54,12 +36,10 @@ interface ListSize {
   sizedFields?: string[];
 }
 
-/** What the directives say of one field, read once per field. */
 interface FieldPrice {
   weight: number;
   isList: boolean;
   listSize: ListSize | undefined;
-  /** The field's arguments, each with its own `@cost` (0 without). */
   argumentWeights: [GraphQLArgument, number][];
   /** True for `edges` and `nodes` of a connection: the connection multiplies them, not they themselves. */
   sizedByParent: boolean;
@@ -128,7 +108,6 @@ export function createCostEstimator(schema: GraphQLSchema, settings: CostSetting
   };
 }
 
-/** What an input value given costs: the `@cost` of each input field given, lists summed. */
 function inputCost(type: GraphQLInputType, value: unknown): number {
   const nullable = getNullableType(type);
   if (value == null) return 0;

@@ -1,9 +1,6 @@
 /**
- * The answer's size cap. Over HTTP it is applied to the text Apollo has
- * serialised, where the route writes it, so it costs no second serialisation;
- * the streaming transports ask `overSize` before they send. Over the cap
- * the caller gets one coded error instead of the data. The cost limit and the
- * bounded log bodies keep what can be built before this point small.
+ * The answer's size cap, applied to the text already serialised (no second serialisation);
+ * over it the caller gets one coded error instead of the data.
  */
 import { GraphQLError } from 'graphql';
 import { ErrorCode } from '../errors.js';
@@ -19,7 +16,6 @@ export function tooLarge(maxBytes: number, extensions: Record<string, unknown> =
   });
 }
 
-/** The serialised answer as sent: `text` when it fits, else one coded error, with the operation's request id, in its place. */
 export function capAnswer(text: string, maxBytes: number, operation: { readonly requestId: string; readonly logger: { warn(fields: object, message: string): void } }): string {
   if (fits(text, maxBytes)) return text;
   operation.logger.warn({ bytes: Buffer.byteLength(text), limit: maxBytes }, 'answer over the response size limit replaced by an error');

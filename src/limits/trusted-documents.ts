@@ -1,13 +1,6 @@
 /**
- * Trusted documents (opt-in, TRUSTED_DOCUMENTS=<manifest path>): only the
- * operations a known frontend was built with may run. The manifest is either
- * graphql-codegen's client-preset `persisted-documents.json` (`{ "<sha256>":
- * "<document>" }`) or Apollo's persisted query list (`{ "format":
- * "apollo-persisted-query-manifest", "operations": [{ "id", "body" }] }`).
- * A request names its document by `documentId` (client preset) or by the
- * automatic-persisted-query hash (`extensions.persistedQuery.sha256Hash`), or
- * sends the full text, which must hash to a listed id. Anything else is
- * refused before parsing.
+ * Trusted documents (TRUSTED_DOCUMENTS): only the operations a known frontend was built with run;
+ * anything else is refused before parsing. Manifest formats: docs/security.md.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
