@@ -7,7 +7,7 @@ import { BodyTooLarge, readBody, refuseTooLarge, refuseUnread, sendJson } from '
 export const MAX_WEBHOOK_BYTES = 256 * 1024;
 
 export interface WebhookRouteDeps extends ReceiverDeps {
-  /** A body longer than this is refused 413 before any signature work (MAX_WEBHOOK_BYTES by default). */
+  /** WEBHOOK_MAX_BODY_BYTES: a longer body is refused 413 before any signature work. */
   maxBodyBytes?: number;
   onResult?(result: IntakeResult): void;
 }
