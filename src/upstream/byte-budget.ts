@@ -5,9 +5,7 @@
  */
 
 export interface ByteBudgetOptions {
-  /** All keys together (UPSTREAM_BYTES_IN_FLIGHT). */
   totalBytes: number;
-  /** One key (UPSTREAM_BYTES_IN_FLIGHT_PER_KEY). */
   perKeyBytes: number;
 }
 

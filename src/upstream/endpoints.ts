@@ -97,7 +97,6 @@ export const ENDPOINTS = {
     search: endpoint('GET /v1/transactions/search', transaction, 'page', BEYOND, paymentSearch),
     create: endpoint('POST /v1/transactions', transaction, 'one', BEYOND, (params: TransactionCreateParams) => ({ body: wire.transactionCreateBody(params), bodyIds: customerRef(params) })),
     update: endpoint('PUT /v1/transactions/:id', transaction, 'one', SPEC, (id: Id, params: TransactionUpdateParams) => ({ path: { id }, body: wire.transactionUpdateBody(params) })),
-    /** A one-time token and a hosted-checkout url. */
     createToken: endpoint('POST /v1/transactions/:id/token', token, 'one', BEYOND, byId),
     /** Pushes the payment request to the payer's phone (`mode`: the operator, docs/upstream.md). */
     send: endpoint('POST /v1/transactions/:mode', paymentIntent, 'many', SPEC, (mode: string, params: TransactionSendParams) => ({ path: { mode }, body: wire.transactionSendBody(params) })),
