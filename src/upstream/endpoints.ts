@@ -36,11 +36,11 @@ import * as wire from './wire.js';
 export type AnswerKind = 'one' | 'byId' | 'many' | 'list' | 'page';
 
 export interface WireRequest {
-  /** Values of the pattern's `:name` placeholders, checked before any I/O (http.ts, buildUrl). */
+  /** Checked before any I/O (operation-scope.ts, buildUrl). */
   path?: Record<string, unknown>;
   query?: wire.Query;
   body?: unknown;
-  /** Ids inside the body, by field name, checked like path ids before any I/O (absent ones skipped). */
+  /** Checked like path ids before any I/O. */
   bodyIds?: Record<string, unknown>;
   /** A page read: the page asked for, which the answer must show it served (applied.ts). */
   requested?: ListParams;

@@ -7,7 +7,6 @@ import { Decimal } from './decimal.js';
 import { normaliseTimestamp } from './timestamps.js';
 
 const id = z.number().int();
-/** Any timestamp form the API family sends, normalised to RFC 3339 (timestamps.ts). */
 const timestamp = z.union([z.string(), z.number()]).transform(normaliseTimestamp).nullish();
 /** A plain number is accepted only from a body whose every number read back as its own text, so it holds every digit sent. */
 const money = z.union([
@@ -29,9 +28,7 @@ function softDeletedModel<S extends z.ZodRawShape>(fields: S) {
   return z.looseObject({ id, ...fields, ...softDeleted });
 }
 
-/** What a transaction or payout cost and moved, as the upstream reports it. */
 const charges = { commission: amount, fees: amount, fixed_commission: amount, amount_transferred: amount, amount_debited: amount };
-/** Fields of a transaction or payout besides its amount, status and dates. */
 const payment = {
   ...softDeleted,
   ...charges,

@@ -36,7 +36,6 @@ export const UNGATED: OperationScope = Object.freeze({ gate: null });
 
 export type { HttpMethod } from './transport.js';
 
-/** `GET /v1/customers/:id`: the label errors carry, low-cardinality for metrics and logs. */
 export function routeLabel(method: HttpMethod, pattern: string): string {
   return `${method} ${pattern}`;
 }
@@ -67,7 +66,6 @@ function prefixOf(baseUrl: URL): string {
   return prefix;
 }
 
-/** Ids inside the body are checked like path ids, before any I/O (absent ones skipped). */
 export function checkBodyIds(bodyIds: Record<string, unknown> | undefined, route: string): void {
   for (const [field, id] of Object.entries(bodyIds ?? {})) {
     if (id !== undefined) requirePositiveInt(field, id, route);

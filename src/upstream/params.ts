@@ -29,7 +29,6 @@ export interface ListParams {
   perPage?: number;
 }
 
-/** Filters sent as `filters[<field>]=value` (docs/upstream.md, Operations). */
 export interface SearchParams extends ListParams {
   status?: string;
   customerId?: Id;
