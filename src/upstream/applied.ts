@@ -1,14 +1,6 @@
 /**
- * Whether the upstream applied the page the gateway asked for. `page` and
- * `per_page` are not in the spec (docs/upstream.md, Calls beyond the spec):
- * an upstream that ignores one answers another page with a 200, and cursors
- * built on it would be wrong. What can be told from the answer is checked:
- * more items than `per_page`, or `meta.current_page` naming another page.
- *
- * Filters are not checked here: the gateway checks every row against the
- * caller's filter itself and reads on when the upstream did not filter
- * (src/payments/filters.ts, src/pagination.ts), so an upstream that ignores a
- * filter costs reads, not a wrong answer.
+ * Whether the upstream applied the page asked for (`page`, `per_page` are beyond the spec): cursors
+ * built on another page would be wrong. Filters are not checked: rows are, so an ignored filter costs reads.
  */
 import type { ListParams, Page } from './params.js';
 

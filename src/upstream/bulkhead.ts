@@ -1,12 +1,7 @@
 /**
- * Per-route concurrency cap with a bounded wait queue, fair between callers.
- * A burst above the cap waits its turn (a 50-item page fans out into many
- * reads of one route) instead of failing; only a call that cannot get a slot
- * within its own time-out, or finds the queue full, is refused as
- * `route_saturated`. One caller (one API key) may hold at most `callerShare`
- * of the slots and of the queue, and freed slots go round-robin to the
- * callers that wait, so a caller flooding a slow route waits behind itself
- * while other callers' calls go through.
+ * Per-route concurrency cap with a bounded wait queue: a burst waits its turn (a page fans out into
+ * many reads of one route). One caller holds at most `callerShare`, and freed slots go round-robin,
+ * so a caller flooding a slow route waits behind itself.
  */
 export class Bulkhead {
   private active = 0;

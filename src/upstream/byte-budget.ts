@@ -1,17 +1,11 @@
 /**
- * Upstream answer bytes in flight: held from the first byte read (or the
- * declared content-length) until call.ts has decoded the answer or the
- * attempt failed. One ceiling over all keys, and a smaller one per key, so
- * that no tenant's huge pages can grow the gateway's memory without bound or
- * starve the others. A read that would pass either is refused at once with
- * UPSTREAM_UNAVAILABLE (`reason: bytes_in_flight`), never queued: waiting
- * would hold the socket and the bytes already read. Per chunk: a few adds.
+ * Upstream answer bytes in flight, over all keys and per key, so no tenant's huge pages grow memory
+ * without bound or starve the others. Refused at once, never queued: waiting would hold the
+ * socket and the bytes already read.
  */
 
 export interface ByteBudgetOptions {
-  /** All keys together (UPSTREAM_BYTES_IN_FLIGHT). */
   totalBytes: number;
-  /** One key (UPSTREAM_BYTES_IN_FLIGHT_PER_KEY). */
   perKeyBytes: number;
 }
 
@@ -32,8 +26,7 @@ export interface ByteLease {
 }
 
 export class ByteBudget {
-  /** Bytes held by every lease now (for tests and metrics). */
-  inFlight = 0;
+    inFlight = 0;
   private readonly keys = new Map<string, KeyShare>();
 
   constructor(readonly options: ByteBudgetOptions = DEFAULT_BYTE_BUDGET) {}

@@ -1,28 +1,6 @@
 /**
- * One upstream call, top to bottom, in the order it runs:
- *
- * 1. the operation's gate (`OperationGate`, operation-scope.ts): the budget of calls,
- *    a key refused earlier in the operation, the one probe of a key not yet
- *    known; told how the call ended;
- * 2. the request: the endpoint's builder (endpoints.ts), the URL with its ids
- *    checked, the body's ids, the API key, the abort signal, the body encoded
- *    once for every attempt;
- * 3. the retry loop (`exchange`): each attempt gets the smaller of the call's
- *    time-out and what is left of the deadline; a failure is tried again only
- *    when the call may be repeated (a read, or a write with an idempotency
- *    key), it is transient, its backoff or `Retry-After` ends before the
- *    deadline, and the key's and the route's retry budgets both allow;
- * 4. one attempt (in `exchange`'s loop, then `guarded` and `send`): the key's
- *    breaker, then the route's breaker (either, open, fails at once without
- *    queueing), then the route's bulkhead within the attempt's time-out, then the transport, watched by
- *    the observer, then the status: a 2xx goes on, anything else becomes a
- *    typed error (errors.ts); the outcome is told to both breakers;
- * 5. the answer decoded as the endpoint says (`decode`: one, byId, many,
- *    list or page; decode.ts).
- *
- * The building blocks live beside it (resilience.ts, key-health.ts,
- * bulkhead.ts, retry-budget.ts, http.ts, decode.ts, errors.ts); the order
- * and the decisions live here.
+ * One upstream call, top to bottom, in the five numbered steps of docs/architecture.md
+ * ("One upstream call"); the building blocks live beside it, the order and decisions here.
  */
 import { ignoredParameter } from './applied.js';
 import type { ByteBudget, ByteLease } from './byte-budget.js';
@@ -47,29 +25,24 @@ import { countsAgainstRoute, delayBefore, isTransient, sleep, type RouteGuard, t
 import { routeIsMissing } from './spec.js';
 import type { Transport, TransportRequest } from './transport.js';
 
-/** Whose call it is: one API key within one operation (client.ts, `forKey`). */
 export interface Caller {
   readonly apiKey: string;
   readonly scope: OperationScope;
-  /** A hash of the key, made on first use: who the call is for, for per-caller fairness and per-key breakers. */
+  /** Made on first use; per-caller fairness and per-key breakers go by it. */
   id?: string;
 }
 
-/** A 2xx answer's body, with what its errors carry. */
 interface Received {
   text: string;
   ctx: UpstreamErrorInit;
-  /** The answer's bytes in flight, released once it is decoded (or fails to be). */
   lease?: ByteLease | undefined;
 }
 
-/** One call, as each of its attempts sends it. */
 interface Flight {
   caller: Caller;
   endpoint: Endpoint;
   request: WireRequest;
   url: URL;
-  /** Encoded once for every attempt. */
   body: string | undefined;
   idempotencyKey: string | undefined;
   signal: AbortSignal | undefined;
@@ -77,16 +50,14 @@ interface Flight {
   repeatable: boolean;
 }
 
-/** How an attempt ended for the key's breaker. True: the upstream was unwell; false: it answered (a 4xx included); undefined: no verdict (aborted, never sent). */
+/** True: the upstream was unwell; false: it answered (a 4xx included); undefined: no verdict (aborted, never sent). */
 interface Verdict {
   failed: boolean | undefined;
 }
 
-/** What guards one call: its route's breaker, bulkhead, health and retry budget, and its key's on that route. */
 interface Guards {
   route: RouteGuard;
   key: KeyBreaker;
-  /** The key's hash, the bulkhead's unit of fairness. */
   keyId: string;
 }
 
@@ -94,17 +65,15 @@ export interface CallDeps {
   transport: Transport;
   guards: RouteGuards;
   baseUrl: URL;
-  /** Whole-attempt time-out, before the deadline shrinks it. */
   callTimeoutMs: number;
   memo?: DecodeMemo | undefined;
-  /** Upstream answer bytes in flight, per key and in total (byte-budget.ts); absent: unbounded. */
+  /** Absent: unbounded. */
   bytes?: ByteBudget | undefined;
   random?: () => number;
   now?: () => number;
 }
 
 export class UpstreamCalls {
-  /** Told about attempts, retries and budget refusals (metrics, traces); attached by the client's `observe`. */
   observer: UpstreamObserver | undefined;
   private readonly random: () => number;
   private readonly now: () => number;
@@ -115,9 +84,8 @@ export class UpstreamCalls {
     this.now = deps.now ?? Date.now;
   }
 
-  /** `args`: the verb's arguments, its builder's first, then the call options. */
   async call(caller: Caller, endpoint: Endpoint, args: readonly unknown[]): Promise<unknown> {
-    // 1. The gate: it may refuse the call or hold it back; it hears how the call ended, decoding included.
+    // 1. The gate hears how the call ended, decoding included.
     const gate = caller.scope.gate;
     const report = gate === null ? null : await gate.admit();
     try {
@@ -148,13 +116,7 @@ export class UpstreamCalls {
     }
   }
 
-  /**
-   * 3. The retry loop, and 4. each attempt in it: the key's breaker and the
-   * route's (an open one fails at once), then `guarded` (the bulkhead, the
-   * transport, the status). A 4xx is a healthy answer to both breakers; a
-   * 5xx, time-out or connection failure counts against the key, and against
-   * the route only when several keys see them (key-health.ts).
-   */
+  /** 3. The retry loop, and 4. each attempt in it. A 4xx is a healthy answer to both breakers. */
   private async exchange(flight: Flight): Promise<Received> {
     const { route } = flight.endpoint;
     const { deadlineAt } = flight.caller.scope;
@@ -171,8 +133,7 @@ export class UpstreamCalls {
       const verdict: Verdict = { failed: undefined };
       let error: unknown;
       try {
-        // opossum only holds the route's state (open, half-open, closed) and refuses while open; `health` decides.
-        // It applies the method itself (the breaker's action is Reflect.apply): no closure per attempt.
+        // opossum only holds the route's state; `health` decides. Its action is Reflect.apply: no closure per attempt.
         return (await guard.breaker.fire(this.guarded, this, [flight, guards, n, timeoutMs, verdict])) as Received;
       } catch (e) {
         // opossum refuses with its own error while the route is open.
@@ -197,7 +158,6 @@ export class UpstreamCalls {
     }
   }
 
-  /** Within the route's breaker: the bulkhead, the exchange, and the route's health told the outcome. */
   private async guarded(flight: Flight, { route: guard, keyId: key }: Guards, n: number, timeoutMs: number, verdict: Verdict): Promise<Received> {
     const { route } = flight.endpoint;
     const { signal } = flight;
@@ -223,7 +183,6 @@ export class UpstreamCalls {
     }
   }
 
-  /** The exchange itself, watched: headers, the transport, then the status to a typed error. */
   private async send(flight: Flight, n: number, timeoutMs: number): Promise<Received> {
     const { caller, endpoint, idempotencyKey } = flight;
     const { route, method, pattern } = endpoint;
@@ -259,7 +218,7 @@ export class UpstreamCalls {
     throw errorFromResponse(status, response.body, response.headers['retry-after'], { ...ctx, statusCode: status }, caller.apiKey);
   }
 
-  /** 5. The answer as the endpoint reads it (decode.ts handles the envelopes). */
+  /** 5. The answer. */
   private decode(endpoint: Endpoint, request: WireRequest, { text, ctx }: Received): unknown {
     const shape = this.shapeOf(endpoint);
     switch (endpoint.kind) {
@@ -282,7 +241,7 @@ export class UpstreamCalls {
     }
   }
 
-  /** The endpoint's shape with the memo attached, made once per endpoint rather than once per call. */
+  /** Made once per endpoint rather than once per call. */
   private shapeOf(endpoint: Endpoint): ResourceShape<unknown> {
     const { memo } = this.deps;
     if (!memo) return endpoint.shape;

@@ -1,14 +1,7 @@
 /**
- * Decoded upstream objects as Redis strings and back, for the entity cache
- * (src/cache/redis-store.ts) and the Redis event bus (src/realtime/bus.ts).
- * Amounts are `Decimal`s, which JSON would turn into plain strings; they are
- * tagged on the way in and rebuilt on the way out, so a cached object or a
- * published event is the same object the decoder made.
- *
- * A tag is an object whose one key is `$decimal`. An object of the data that
- * only looks like one (custom metadata is the caller's to fill) has its key
- * escaped with one more `$` on the way in and unescaped on the way out, so it
- * comes back as it was, never as a `Decimal` nor as an unreadable message.
+ * Decoded objects as Redis strings and back (entity cache, event bus), `Decimal`s tagged as
+ * `{"$decimal": ...}`; a data object that only looks like a tag (custom metadata is the caller's)
+ * gets one more `$`, so it comes back as it was.
  */
 import { Decimal } from './decimal.js';
 

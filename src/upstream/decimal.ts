@@ -1,22 +1,11 @@
 /**
- * An exact decimal amount, kept as its digits from the wire to the caller.
- *
- * The upstream types amounts as JSON numbers; a JS number holds 15 to 17
- * significant digits, so `9007199254740993` or `0.10000000000000000001`
- * would change on the way. A `Decimal` is built only from the number's source
- * text (decode.ts parses bodies losslessly) or from a decimal string, and it
- * refuses to become a JS number:
- * - at compile time, it is an object: arithmetic on it, `parseFloat(d)` or
- *   passing it where a `number` is expected do not type-check;
- * - at run time, `Number(d)`, `+d` and `d * 1` throw (`Symbol.toPrimitive`
- *   with the `number` hint), so a cast that silences the compiler still fails.
- * Its string form is canonical: `-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?`, so
- * `2500`, `12.5`, `-0.125`; no exponent, no trailing fractional zero.
+ * An exact decimal amount, kept as its digits from the wire to the caller (docs/upstream.md, Money).
+ * It refuses to become a JS number: a type error at compile time, a throw at run time
+ * (`Symbol.toPrimitive`), so a cast that silences the compiler still fails.
  */
 
 /** What a caller may write: optional minus, digits, optional fraction (`2500`, `12.50`, `0.125`). */
 const INPUT = /^(-?)(\d+)(?:\.(\d+))?$/;
-/** A JSON number token (RFC 8259, section 6). */
 const JSON_NUMBER = /^(-?)(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
 /** Longest exponent shift accepted from the wire; beyond, the digits would fill memory. */
@@ -57,10 +46,7 @@ export class Decimal {
     return new Decimal(m[1] === '-', padded.slice(0, at) || '0', padded.slice(at));
   }
 
-  /**
-   * A value that is already a JS number (JSON parsed elsewhere, e.g. a webhook
-   * entity): its shortest round-trip text, which is all that number holds.
-   */
+  /** Its shortest round-trip text, which is all that number holds. */
   static fromParsedNumber(value: number): Decimal {
     if (!Number.isFinite(value)) throw new RangeError('not a finite number');
     return Decimal.fromJsonNumber(String(value));

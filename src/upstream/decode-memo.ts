@@ -1,20 +1,6 @@
 /**
- * Items decoded before. Most reads ask again for objects that have not
- * changed (a final transaction on every page, a customer read by every
- * request): validated once, they are not validated again while they stay in
- * the memo. An entry is found by model and id, and only answers for an item
- * that is the very same JSON value as the one it was decoded from (compared
- * field by field, keys in order), so it can only ever answer with what that
- * item decodes to; a changed object is decoded afresh. Because the answer
- * depends on content alone, one memo serves every API key: an entry gives a
- * caller nothing it did not just receive. Decoded objects are shared, as the
- * entity cache shares them: nothing downstream changes them. (@apollo/subgraph
- * defines a `__typename` on an entity it returns, which is why they are not
- * frozen; the memo is per model, so that name is always the same.)
- *
- * Looking an item up costs a walk over it and no allocation worth the name;
- * the JSON text is written only when an item is remembered, after a
- * validation that costs far more.
+ * Items decoded before, validated once while they stay unchanged; why it is safe to share across
+ * keys: docs/architecture.md, Design notes, "The decode memo".
  */
 import { LRUCache } from 'lru-cache';
 
@@ -31,7 +17,6 @@ export interface DecodeMemo {
 }
 
 interface Entry {
-  /** The item as parsed from the upstream's JSON: what a later item must equal. */
   source: unknown;
   decoded: object;
   bytes: number;
@@ -66,12 +51,7 @@ export function createDecodeMemo(maxItems: number): DecodeMemo {
   };
 }
 
-/**
- * Whether two values parsed from JSON are the same JSON value: same types,
- * same numbers (`Object.is`, so `-0` is not `0`), same strings, arrays of
- * the same items, objects of the same keys in the same order with the same
- * prototype (a lossless-json number object is never a plain object).
- */
+/** `Object.is`, so `-0` is not `0`; keys in order; a lossless-json number object is never a plain object. */
 export function sameJson(a: unknown, b: unknown): boolean {
   if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return Object.is(a, b);
   if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;

@@ -1,20 +1,7 @@
 /**
- * Every endpoint of the payments REST API the gateway calls, declared once,
- * as stripe-node declares its methods: the route (method and path pattern),
- * the model its answer decodes to, how that answer is read, whether the spec
- * defines it (docs/payments-api-spec.md; the others are "Calls beyond the
- * spec" in docs/upstream.md), and what the verb's camelCase arguments become
- * on the wire (wire.ts). The `PaymentsApi` type (api.ts) is read off this
- * table, SPEC_ROUTES (spec.ts) too, and client.ts binds each entry to one
- * call of the chain (call.ts).
- *
- * How an answer is read (decode.ts):
- * - `one`: one object, whatever its envelope;
- * - `byId`: one object, which must be the one asked for (`path.id`);
- * - `many`: a write's answer of several objects: all decode, or the call fails;
- * - `list`: a list read: a bad item is an error in its place, the others stand;
- * - `page`: a list read with its `meta`; an answer showing its `page` or
- *   `per_page` was ignored is an error (applied.ts).
+ * Every endpoint the gateway calls, declared once, one line each (docs/architecture.md, "Where
+ * things are"). Answers are read as `one`, `byId` (must be the object asked for), `many` (all or
+ * nothing), `list` (a bad item an error in its place) or `page` (with `meta`; applied.ts).
  */
 import { resourceShape, type ResourceShape } from './decode.js';
 import {
@@ -48,13 +35,12 @@ import * as wire from './wire.js';
 
 export type AnswerKind = 'one' | 'byId' | 'many' | 'list' | 'page';
 
-/** What a verb's arguments become on the wire. */
 export interface WireRequest {
-  /** Values of the pattern's `:name` placeholders, checked before any I/O (http.ts, buildUrl). */
+  /** Checked before any I/O (operation-scope.ts, buildUrl). */
   path?: Record<string, unknown>;
   query?: wire.Query;
   body?: unknown;
-  /** Ids inside the body, by field name, checked like path ids before any I/O (absent ones skipped). */
+  /** Checked like path ids before any I/O. */
   bodyIds?: Record<string, unknown>;
   /** A page read: the page asked for, which the answer must show it served (applied.ts). */
   requested?: ListParams;
@@ -62,19 +48,14 @@ export interface WireRequest {
 
 export interface Endpoint<A extends unknown[] = never[], T = unknown, K extends AnswerKind = AnswerKind> {
   method: HttpMethod;
-  /** Path with `:name` placeholders. */
   pattern: string;
-  /** `METHOD /pattern`: the label of its errors, metrics and breakers, low-cardinality. */
+  /** Low-cardinality label of errors, metrics and breakers. */
   route: string;
   shape: ResourceShape<T>;
   kind: K;
   /** The spec defines it; a 404 or 405 on the others may mean the upstream lacks the route (spec.ts). */
   spec: boolean;
-  /**
-   * The verb's arguments, the call options left out, to the wire. Its
-   * declared parameters (`length`) say where the options stand: give it no
-   * default values.
-   */
+  /** No default values: its declared `length` says where the call options stand. */
   build: (...args: A) => WireRequest;
 }
 
@@ -116,7 +97,6 @@ export const ENDPOINTS = {
     search: endpoint('GET /v1/transactions/search', transaction, 'page', BEYOND, paymentSearch),
     create: endpoint('POST /v1/transactions', transaction, 'one', BEYOND, (params: TransactionCreateParams) => ({ body: wire.transactionCreateBody(params), bodyIds: customerRef(params) })),
     update: endpoint('PUT /v1/transactions/:id', transaction, 'one', SPEC, (id: Id, params: TransactionUpdateParams) => ({ path: { id }, body: wire.transactionUpdateBody(params) })),
-    /** A one-time token and a hosted-checkout url. */
     createToken: endpoint('POST /v1/transactions/:id/token', token, 'one', BEYOND, byId),
     /** Pushes the payment request to the payer's phone (`mode`: the operator, docs/upstream.md). */
     send: endpoint('POST /v1/transactions/:mode', paymentIntent, 'many', SPEC, (mode: string, params: TransactionSendParams) => ({ path: { mode }, body: wire.transactionSendBody(params) })),
@@ -126,7 +106,6 @@ export const ENDPOINTS = {
     search: endpoint('GET /v1/payouts/search', payout, 'page', SPEC, paymentSearch),
     create: endpoint('POST /v1/payouts', payout, 'one', SPEC, (params: PayoutCreateParams) => ({ body: wire.payoutBody(params), bodyIds: customerRef(params) })),
     update: endpoint('PUT /v1/payouts/:id', payout, 'one', SPEC, (id: Id, params: PayoutUpdateParams) => ({ path: { id }, body: wire.payoutBody(params), bodyIds: customerRef(params) })),
-    /** Several payouts in one request. */
     start: endpoint('PUT /v1/payouts/start', payout, 'many', SPEC, (items: PayoutStartItem[]) => ({ body: wire.payoutStartBody(items), bodyIds: Object.fromEntries(items.map((item, i) => [`payouts[${i}].id`, item.id])) })),
   },
   customers: {
@@ -158,5 +137,4 @@ export const ENDPOINTS = {
   },
 };
 
-/** Every endpoint, for what reads the whole table (SPEC_ROUTES, tests). */
 export const ALL_ENDPOINTS: readonly Endpoint[] = Object.values(ENDPOINTS).flatMap((verbs) => Object.values(verbs) as Endpoint[]);

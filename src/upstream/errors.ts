@@ -1,30 +1,23 @@
 /**
- * Every upstream failure surfaces as one of these classes (stripe-node style):
- * one base carrying `statusCode`, `code`, `requestId` and the `route` that
- * failed, one subclass per kind the gateway reacts to differently.
- *
- * Messages are built here from fixed text plus the route, never from the
- * upstream body (it may echo secrets) and never with the API key. The one
- * exception is a validation message, which is meant for the caller to read;
- * it is capped in length and the client redacts the key from it.
+ * Every upstream failure as one typed class per kind the gateway reacts to differently.
+ * Messages are fixed text plus the route, never the upstream body (it may echo secrets)
+ * nor the API key; a validation message, meant for the caller, is capped and redacted.
  */
 
 export interface UpstreamErrorInit {
-  /** Method and path pattern, e.g. `GET /v1/customers/:id` (see `routeLabel`). */
+  /** e.g. `GET /v1/customers/:id` (`routeLabel`). */
   route: string;
   statusCode?: number;
   requestId?: string;
 }
 
 export class UpstreamError extends Error {
-  /** The class's own name (`UpstreamNotFoundError`...), as logs and stack traces show it. */
   override readonly name: string;
-  /** Stable snake_case kind, e.g. `not_found`; `unexpected_status` for a status no subclass covers. */
+  /** Stable snake_case, e.g. `not_found`; `unexpected_status` when no subclass covers it. */
   readonly code: string;
   readonly route: string;
-  /** The HTTP status, set only when the error comes from an error status (not from a bad 2xx body). */
+  /** Unset for a bad 2xx body. */
   readonly statusCode?: number;
-  /** The upstream's `X-Request-Id`, when it sent one. */
   readonly requestId?: string;
 
   constructor(message: string, code: string, init: UpstreamErrorInit) {
@@ -44,7 +37,6 @@ export class UpstreamAuthenticationError extends UpstreamError {
   }
 }
 
-/** The API key is valid but not allowed to do this (403). */
 export class UpstreamPermissionError extends UpstreamError {
   constructor(init: UpstreamErrorInit) {
     super(`Upstream denied permission on ${init.route}`, 'permission_denied', init);
@@ -66,11 +58,7 @@ export interface UpstreamValidationErrorInit extends UpstreamErrorInit {
   fieldErrors?: Record<string, string[]>;
 }
 
-/**
- * The upstream does not offer this route: a 405, or a 404 on a path that
- * names no object (spec.ts, `routeIsMissing`). Never a "not found": that
- * would turn a missing list into an empty one.
- */
+/** A 405, or a 404 on a path naming no object: never "not found", which would turn a missing list into an empty one. */
 export class UpstreamRouteMissingError extends UpstreamError {
   /** Whether the spec defines the route (spec.ts): if not, the upstream is within its rights. */
   readonly beyondSpec: boolean;
@@ -80,13 +68,8 @@ export class UpstreamRouteMissingError extends UpstreamError {
   }
 }
 
-/**
- * The upstream answered as if `page` or `per_page` had not been sent
- * (applied.ts): cursors built on that answer would be wrong.
- * (An ignored filter is no error: the gateway checks rows itself.)
- */
+/** `page` or `per_page` ignored (applied.ts): cursors built on that answer would be wrong. An ignored filter is no error: rows are checked. */
 export class UpstreamParameterIgnoredError extends UpstreamError {
-  /** The parameter as sent: `page` or `per_page`. */
   readonly parameter: string;
   constructor(init: UpstreamErrorInit & { parameter: string }) {
     super(`Upstream ignored ${init.parameter} on ${init.route}`, 'parameter_ignored', init);
@@ -96,7 +79,6 @@ export class UpstreamParameterIgnoredError extends UpstreamError {
 
 /** The request was rejected as invalid (400/422), or failed the client's own checks before sending. */
 export class UpstreamValidationError extends UpstreamError {
-  /** Field -> messages, as the upstream's `{message, errors}` body lists them. */
   readonly fieldErrors: Record<string, string[]>;
   readonly upstreamMessage?: string;
 
@@ -112,7 +94,6 @@ export class UpstreamValidationError extends UpstreamError {
   }
 }
 
-/** The request conflicts with the resource's current state or a concurrent request (409). */
 export class UpstreamConflictError extends UpstreamError {
   constructor(init: UpstreamErrorInit) {
     super(`Upstream reported a conflict on ${init.route}`, 'conflict', init);
@@ -128,21 +109,18 @@ export class UpstreamRateLimitError extends UpstreamError {
   }
 }
 
-/** The upstream failed on its side (5xx). */
 export class UpstreamServerError extends UpstreamError {
   constructor(init: UpstreamErrorInit) {
     super(`Upstream server error on ${init.route}`, 'server_error', init);
   }
 }
 
-/** The upstream did not answer within the configured time-out. */
 export class UpstreamTimeoutError extends UpstreamError {
   constructor(init: UpstreamErrorInit & { timeoutMs: number }) {
     super(`Upstream did not answer within ${init.timeoutMs} ms on ${init.route}`, 'timeout', init);
   }
 }
 
-/** Why a connection failed, in words an operator can act on, from the socket's error code. */
 export type ConnectionReason = 'connection_refused' | 'connection_reset' | 'dns' | 'tls' | 'timed_out' | 'connection_failed';
 
 export function connectionReason(systemCode: string | undefined): ConnectionReason {
@@ -180,12 +158,7 @@ export class UpstreamConnectionError extends UpstreamError {
   }
 }
 
-/**
- * The gateway did not call the upstream: the route's circuit breaker is open
- * after repeated failures (`circuit_open`), or the route already has as many
- * calls in flight as it may (`route_saturated`), or reading this answer would pass the
- * upstream bytes in flight allowed to the key or to all keys (`bytes_in_flight`, byte-budget.ts).
- */
+/** The gateway did not call, or stopped reading: `circuit_open`, `route_saturated` or `bytes_in_flight` (byte-budget.ts). */
 export class UpstreamUnavailableError extends UpstreamError {
   readonly reason: 'circuit_open' | 'route_saturated' | 'bytes_in_flight';
   constructor(init: UpstreamErrorInit & { reason: 'circuit_open' | 'route_saturated' | 'bytes_in_flight' }) {
@@ -194,10 +167,7 @@ export class UpstreamUnavailableError extends UpstreamError {
   }
 }
 
-/**
- * The answer was longer than UPSTREAM_MAX_RESPONSE_BYTES: the transport stopped reading it and
- * destroyed the socket. Not transient, so never retried: the same call would bring the same answer.
- */
+/** Never retried: the same call would bring the same answer. */
 export class UpstreamResponseTooLargeError extends UpstreamError {
   readonly maxBytes: number;
   constructor(init: UpstreamErrorInit & { maxBytes: number }) {
@@ -208,11 +178,7 @@ export class UpstreamResponseTooLargeError extends UpstreamError {
 
 /** The upstream answered with a body that is not JSON or does not match the expected model. */
 export class UpstreamInvalidResponseError extends UpstreamError {
-  /**
-   * For one malformed item of a list: its id, when that field itself was a
-   * positive integer (the item failed on another field). Keyset pages place
-   * the item by it (src/pagination.ts).
-   */
+  /** A malformed list item's sound id, by which keyset pages place it (pagination.ts). */
   readonly itemId: number | undefined;
 
   /** `detail` must name a resource and a path, never a value from the body. */
@@ -227,19 +193,12 @@ function capLength(text: string): string {
   return oneLine.length <= MAX_VALIDATION_MESSAGE_LENGTH ? oneLine : `${oneLine.slice(0, MAX_VALIDATION_MESSAGE_LENGTH - 1)}…`;
 }
 
-// ---------------------------------------------------------------------------
-// Error responses -> typed errors.
-
 export interface ErrorBody {
   message?: string;
   fieldErrors: Record<string, string[]>;
 }
 
-/**
- * The upstream's error body `{"message": "...", "errors": {"field": ["..."]}}`
- * (docs/upstream.md, Errors). Anything else, including non-JSON, decodes to no
- * message and no field errors: the status alone still classifies the error.
- */
+/** Any other body, even non-JSON, decodes to nothing: the status alone still classifies the error. */
 export function decodeErrorBody(text: string): ErrorBody {
   let body: unknown;
   try {
@@ -265,10 +224,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/**
- * An error status and its body -> the typed error (the key, if the body
- * echoes it, is redacted from the messages kept for callers).
- */
+/** The key, if the body echoes it, is redacted from the messages kept for callers. */
 export function errorFromResponse(
   status: number,
   text: string,

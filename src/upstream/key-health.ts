@@ -1,10 +1,6 @@
 /**
- * Per-key state behind the route guards of resilience.ts, so that one API key
- * whose calls fail (its account broken upstream, a key the upstream chokes on)
- * pays for its own failures: its own breaker opens and its own retry budget
- * runs dry, while the route's shared breaker hears only of failures spread
- * over several keys. Keys are known by a hash (the client's `caller`), never
- * the key itself, and how many are remembered is bounded.
+ * Per-key breakers and retry budgets, so one failing API key pays for its own failures. Keys are
+ * known by a hash, never the key itself, and how many are remembered is bounded.
  */
 import { LRUCache } from 'lru-cache';
 import { RetryBudget } from './retry-budget.js';
@@ -16,10 +12,6 @@ export interface KeyBreakerOptions {
   resetTimeoutMs: number;
 }
 
-/**
- * One key's breaker on one route: the route breaker's thresholds over a fixed
- * window, open for `resetTimeoutMs`, then one trial call decides.
- */
 export class KeyBreaker {
   private windowStart = 0;
   private calls = 0;
@@ -75,11 +67,7 @@ export class KeyBreaker {
   }
 }
 
-/**
- * The keys seen on a route within a window, oldest first: a Map re-inserted on
- * every touch keeps the order, so stale keys are dropped from the front and
- * the oldest goes first when the cap is reached.
- */
+/** Re-inserted on every touch, so the Map's order drops stale and oldest keys from the front. */
 export class RecentKeys {
   private readonly seen = new Map<string, number>();
 
@@ -108,16 +96,10 @@ export interface RouteHealthOptions extends KeyBreakerOptions {
   minKeys: number;
   /** ...and the share of the keys that called the route in the window they must make up. */
   keyShare: number;
-  /** Keys remembered per route (the oldest dropped). */
   cap: number;
 }
 
-/**
- * The route breaker's tally: the calls and failures of every key over a fixed
- * window, opening on the usual thresholds only when the failures come from
- * several keys and a share of those calling the route, so that one key's
- * failures, however many, are not the route's.
- */
+/** The route's tally: one key's failures, however many, are not the route's. */
 export class RouteHealth {
   private readonly active: RecentKeys;
   private readonly failing: RecentKeys;
@@ -130,7 +112,7 @@ export class RouteHealth {
     this.failing = new RecentKeys(options.rollingWindowMs, options.cap);
   }
 
-  /** Records the outcome of one key's call; true when the route should open. */
+  /** True when the route should open. */
   record(key: string, failed: boolean, now: number): boolean {
     if (now - this.windowStart >= this.options.rollingWindowMs) {
       this.windowStart = now;

@@ -1,7 +1,6 @@
 /**
- * The one name of an API key everywhere but the Authorization header: a
- * truncated sha256, stable and not reversible. Caches, records, rate limits,
- * bulkhead slots, breakers and logs see this, never the key.
+ * An API key's one name everywhere but the Authorization header: a truncated sha256, stable and not
+ * reversible, so caches, records, limits, breakers and logs never see the key.
  */
 import { createHash } from 'node:crypto';
 

@@ -1,26 +1,14 @@
 /**
- * The payments REST API's resources as they travel on the wire (snake_case),
- * validated at the boundary with zod so that malformed upstream data becomes an
- * `UpstreamError` instead of a crash or a wrong value further in.
- *
- * Schemas are deliberately tolerant where the API family is known to vary
- * (fields absent from some responses, `null` for unset values, unknown extra
- * fields such as `klass`) and strict where a wrong type would mean a wrong
- * answer (ids, amounts, statuses as strings).
+ * The REST API's resources on the wire (snake_case), validated with zod: tolerant where the API
+ * family varies (absent fields, `null`, extra fields), strict where a wrong type is a wrong answer.
  */
 import { z } from 'zod';
 import { Decimal } from './decimal.js';
 import { normaliseTimestamp } from './timestamps.js';
 
 const id = z.number().int();
-/** Any timestamp form the API family sends, normalised to RFC 3339 (timestamps.ts). */
 const timestamp = z.union([z.string(), z.number()]).transform(normaliseTimestamp).nullish();
-/**
- * An amount: a `Decimal` made by decode.ts from the JSON number's source text.
- * A plain JS number is accepted from a webhook entity `JSON.parse` read
- * (src/realtime/events.ts), done only when every number of the body reads
- * back as its own text, so the number holds every digit the upstream sent.
- */
+/** A plain number is accepted only from a body whose every number read back as its own text, so it holds every digit sent. */
 const money = z.union([
   z.custom<Decimal>((v) => v instanceof Decimal),
   z.number().refine(Number.isFinite).transform((n) => Decimal.fromParsedNumber(n)),
@@ -29,23 +17,18 @@ const amount = money.nullish();
 const str = z.string().nullish();
 const jsonObject = z.record(z.string(), z.unknown()).nullish();
 
-/** Fields every account-owned object carries. */
 const owned = { account_id: id.nullish(), created_at: timestamp, updated_at: timestamp };
 /** ...and those the API deletes softly (`deleted_at` set, the object still readable). */
 const softDeleted = { ...owned, deleted_at: timestamp };
 
-/** An account-owned object with an integer id: its own fields, then the dates every such object carries. */
 function ownedModel<S extends z.ZodRawShape>(fields: S) {
   return z.looseObject({ id, ...fields, ...owned });
 }
-/** The same, for an object the API deletes softly. */
 function softDeletedModel<S extends z.ZodRawShape>(fields: S) {
   return z.looseObject({ id, ...fields, ...softDeleted });
 }
 
-/** What a transaction or payout cost and moved, as the upstream reports it. */
 const charges = { commission: amount, fees: amount, fixed_commission: amount, amount_transferred: amount, amount_debited: amount };
-/** Fields of a transaction or payout besides its amount, status and dates. */
 const payment = {
   ...softDeleted,
   ...charges,
@@ -126,9 +109,7 @@ export type CustomerModel = z.infer<typeof customerModel>;
 
 export const currencyModel = ownedModel({
   name: str,
-  /** ISO 4217 alphabetic code, e.g. XOF (docs/upstream.md, Money). */
   iso: z.string(),
-  /** ISO 4217 numeric code, e.g. 952. */
   code: z.union([z.number(), z.string()]).nullish(),
   prefix: str,
   suffix: str,
@@ -183,7 +164,6 @@ export const transactionTokenModel = z.looseObject({
 });
 export type TransactionTokenModel = z.infer<typeof transactionTokenModel>;
 
-/** Pagination block of enveloped list responses (docs/upstream.md, Response shapes). */
 export const pageMetaModel = z.looseObject({
   current_page: z.number().int().nullish(),
   next_page: z.number().int().nullish(),
@@ -194,35 +174,23 @@ export const pageMetaModel = z.looseObject({
 });
 export type PageMetaModel = z.infer<typeof pageMetaModel>;
 
-/** The amounts of a transaction or payout: what it moved and what the operator charged. */
 export const MONEY_KEYS = ['amount', 'commission', 'fees', 'fixed_commission', 'amount_transferred', 'amount_debited'] as const;
 
-/**
- * The top-level keys of each model that hold amounts: decode.ts turns those
- * JSON numbers into `Decimal`s from their source text, every other number
- * into a JS number as `JSON.parse` would.
- */
+/** decode.ts makes these keys' numbers `Decimal`s from their source text. */
 export const moneyKeysOf: ReadonlyMap<z.ZodType, ReadonlySet<string>> = new Map<z.ZodType, ReadonlySet<string>>([
   [transactionModel, new Set(MONEY_KEYS)],
   [payoutModel, new Set(MONEY_KEYS)],
   [paymentIntentModel, new Set(['amount'])],
 ]);
 
-/**
- * The amount keys of an event's entity, when the event is about a transaction or a payout (whose
- * amount keys are the same): by its `object` or by its type's prefix, since the webhook path types
- * an entity by the first and the events API by the second, and either must find its amounts exact.
- */
+/** By `object` or by the type's prefix: webhooks type an entity by the first, the events API by the second. */
 export function entityMoneyKeys(event: { object?: unknown; type?: unknown; name?: unknown }): ReadonlySet<string> | undefined {
   const type = typeof event.type === 'string' ? event.type : typeof event.name === 'string' ? event.name : '';
   const kinds = [event.object, type.split('.')[0]];
   return kinds.some((kind) => kind === 'transaction' || kind === 'payout') ? moneyKeysOf.get(transactionModel) : undefined;
 }
 
-/**
- * Keys one level down that hold amounts, by model: an event's `entity` is a
- * transaction or a payout as it was, with that object's amounts.
- */
+/** An event's `entity` is a transaction or payout as it was, with that object's amounts. */
 export const nestedMoneyKeysOf: ReadonlyMap<z.ZodType, (item: Record<string, unknown>) => Readonly<Record<string, ReadonlySet<string> | undefined>>> = new Map([
   [eventModel, (item: Record<string, unknown>) => ({ entity: entityMoneyKeys(item) })],
 ]);

@@ -1,8 +1,6 @@
 /**
- * The building blocks of a request that call.ts puts together: what one
- * operation imposes on its calls (`OperationScope`, `OperationGate`), the one
- * place a URL is built (ids validated before any I/O), and the checks of the
- * body's ids and of the API key.
+ * What one operation imposes on its calls (scope, gate), and the checks made before any I/O:
+ * the URL built with its ids validated, the body's ids, the API key.
  */
 import type { WireRequest } from './endpoints.js';
 import { UpstreamAuthenticationError, UpstreamValidationError } from './errors.js';
@@ -14,31 +12,20 @@ export type CallOutcome = { readonly ok: true } | { readonly ok: false; readonly
 /** The outcome of every call that answered: one object, nothing allocated per call. */
 export const ANSWERED: CallOutcome = Object.freeze({ ok: true });
 
-/**
- * The per-operation guard every call of one operation passes first (the
- * gateway implements it: src/access/upstream-budget.ts). The client's one
- * hook: it may refuse a call (throw) or hold it back (a pending promise);
- * what it resolves to hears, once, how that call ended, so the gate can
- * learn what the upstream says of the key. The client knows nothing else of it.
- */
+/** The client's one hook (access/upstream-budget.ts): throws to refuse, pends to hold back; its report hears once how the call ended. */
 export interface OperationGate {
   admit(): Promise<(outcome: CallOutcome) => void>;
 }
 
-/** What one GraphQL operation imposes on every upstream call it makes. */
 export interface OperationScope {
   /** Epoch ms: no attempt starts, and no retry waits, past it; an attempt's time-out shrinks to fit. */
   deadlineAt?: number;
-  /** Aborts every call of the operation (client gone, shutdown). */
   signal?: AbortSignal;
   /** Sent as `x-request-id` on every call, so the upstream's logs join ours. */
   requestId?: string;
-  /** The operation as its observer knows it (its span); opaque to the client, handed back to the observer. */
+  /** Opaque to the client; handed back to the observer. */
   observed?: unknown;
-  /**
-   * The operation's budget and key guard, passed before anything else. Required, so a wrapper that
-   * rebuilds the scope must name it; `null` says out loud that no operation guards the call (UNGATED).
-   */
+  /** Required, so a wrapper that rebuilds the scope must name it; `null` says out loud no operation guards the call. */
   gate: OperationGate | null;
   /** The key's hash (key-id.ts) when the caller has made it already (auth.ts), so no call makes it again. */
   keyId?: string;
@@ -49,7 +36,6 @@ export const UNGATED: OperationScope = Object.freeze({ gate: null });
 
 export type { HttpMethod } from './transport.js';
 
-/** `GET /v1/customers/:id`: the label errors carry, low-cardinality for metrics and logs. */
 export function routeLabel(method: HttpMethod, pattern: string): string {
   return `${method} ${pattern}`;
 }
@@ -60,7 +46,7 @@ export const MODE_PATTERN = /^[a-z0-9_]+$/;
 /** Printable ASCII without spaces: anything else cannot travel in a header. */
 const API_KEY_PATTERN = /^[\x21-\x7e]+$/;
 
-/** The one place a URL is built: validated path params, then the query. */
+/** The one place a URL is built, so no path id escapes validation. */
 export function buildUrl(baseUrl: URL, pattern: string, request: WireRequest, route: string): URL {
   const path = pattern.replace(/:([a-zA-Z]+)/g, (_match, name: string) => encodeURIComponent(pathSegment(name, request.path?.[name], route)));
   const url = new URL(prefixOf(baseUrl) + path);
@@ -72,7 +58,7 @@ export function buildUrl(baseUrl: URL, pattern: string, request: WireRequest, ro
   return url;
 }
 
-/** The base URL without its trailing slashes, worked out once per client's URL rather than once per call. */
+/** Once per client's URL rather than once per call. */
 const prefixes = new WeakMap<URL, string>();
 function prefixOf(baseUrl: URL): string {
   let prefix = prefixes.get(baseUrl);
@@ -80,7 +66,6 @@ function prefixOf(baseUrl: URL): string {
   return prefix;
 }
 
-/** Ids inside the body are checked like path ids, before any I/O (absent ones skipped). */
 export function checkBodyIds(bodyIds: Record<string, unknown> | undefined, route: string): void {
   for (const [field, id] of Object.entries(bodyIds ?? {})) {
     if (id !== undefined) requirePositiveInt(field, id, route);

@@ -1,9 +1,6 @@
 /**
- * What callers pass to the REST API's verbs and get back besides models:
- * parameter types named `<Resource><Verb>Params` in the style of stripe-node,
- * pages, list items and call options. Parameters are camelCase domain
- * values; endpoints.ts turns them into the wire's snake_case. The verbs
- * themselves are the `PaymentsApi` type (api.ts), read off endpoints.ts.
+ * What callers pass to the verbs (camelCase; endpoints.ts makes the wire's snake_case) and get
+ * back besides models: pages, list items and call options.
  */
 import type { Decimal } from './decimal.js';
 import type { UpstreamInvalidResponseError } from './errors.js';
@@ -18,11 +15,7 @@ export interface PageMeta {
   nextPage: number | null;
 }
 
-/**
- * One item of a list read: the decoded object, or the error that this item
- * alone failed validation with (docs/upstream.md, Response shapes). As in a
- * DataLoader's answer, the error stands in the item's place.
- */
+/** As in a DataLoader's answer, an item that alone failed validation is its error, in its place. */
 export type ListItem<T> = T | UpstreamInvalidResponseError;
 
 export interface Page<T> {
@@ -32,12 +25,10 @@ export interface Page<T> {
 }
 
 export interface ListParams {
-  /** 1-based page number. */
   page?: number;
   perPage?: number;
 }
 
-/** Filters sent as `filters[<field>]=value` (docs/upstream.md, Operations). */
 export interface SearchParams extends ListParams {
   status?: string;
   customerId?: Id;
@@ -122,7 +113,6 @@ export interface CustomerCreateParams {
   phoneNumber?: PhoneNumberParams;
 }
 
-/** Options every call accepts. */
 export interface CallOptions {
   /** Forwarded as `Idempotency-Key` on writes. */
   idempotencyKey?: string;

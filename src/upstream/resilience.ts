@@ -1,17 +1,7 @@
 /**
- * The resilience rules' settings and state, which call.ts applies to each
- * call in order: per-route circuit breakers (opossum, for their state), a
- * concurrency cap with a bounded wait queue, retries with exponential
- * backoff and full jitter, `Retry-After`, a retry budget, and the
- * operation's deadline.
- *
- * One key's failures stay its own (key-health.ts): each key has its own
- * breaker and retry budget per route, and a failure counts against the
- * route's shared breaker only when failures are spread over several keys.
- *
- * Retries happen only when the caller says the call is safe to repeat (a read,
- * or a write carrying an idempotency key the upstream honours), and only for
- * transient failures: time-outs, connection failures, 5xx and 429.
+ * The resilience rules' settings and state, which call.ts applies in order. One key's failures stay
+ * its own (key-health.ts); only a call safe to repeat (a read, or a write with an idempotency key) is
+ * retried, so a write is never charged twice.
  */
 import CircuitBreaker from 'opossum';
 import {
@@ -37,7 +27,6 @@ export interface RetryOptions {
   maxRetryAfterMs: number;
   /** Retry tokens earned per first attempt; a retry costs one token (per key and route). */
   budgetRatio: number;
-  /** Tokens a key starts with and can hold at most, on each route. */
   budgetCapacity: number;
 }
 
@@ -47,21 +36,14 @@ export interface BreakerOptions {
   /** Calls in the window before the share is considered. */
   volumeThreshold: number;
   rollingWindowMs: number;
-  /** Time open before one trial call is let through (half-open). */
   resetTimeoutMs: number;
   /** Concurrent calls per route (bulkhead): one slow route cannot take every socket. */
   routeConcurrency: number;
-  /**
-   * Calls that may wait for a slot of their route, beyond which a call is
-   * refused at once. A waiting call gives up when its own time-out runs out.
-   */
+  /** Beyond this many waiting for a slot, a call is refused at once; a waiter gives up at its own time-out. */
   routeQueueLimit: number;
   /** The share of a route's slots, and of its queue, one caller may hold (1: no per-caller bound). */
   callerShare?: number;
-  /**
-   * Distinct keys whose calls failed within the window before a failure counts
-   * against the route's shared breaker (below it, only the failing key's own breaker hears of it).
-   */
+  /** Distinct failing keys in the window before a failure counts against the route's shared breaker. */
   minFailingKeys?: number;
   /** ...and the share of the keys that called the route in the window those failing keys must be. */
   failingKeyShare?: number;
@@ -107,7 +89,6 @@ export function countsAgainstRoute(error: unknown): boolean {
   return error instanceof UpstreamServerError || error instanceof UpstreamTimeoutError || error instanceof UpstreamConnectionError;
 }
 
-/** Worth another attempt, when the call may be repeated. */
 export function isTransient(error: unknown): boolean {
   return countsAgainstRoute(error) || error instanceof UpstreamRateLimitError;
 }
@@ -122,12 +103,8 @@ export function delayBefore(retry: RetryOptions, n: number, error: unknown, rand
   return Math.floor(random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (n - 1)));
 }
 
-/** What guards one route, shared by every key that calls it. */
 export interface RouteGuard {
-  /**
-   * Holds the route's state only (open, half-open after the reset time, closed): `health` decides when it opens.
-   * Its action is `Reflect.apply`: `fire(fn, thisArg, args)` runs `fn` with no wrapper of ours between.
-   */
+  /** State only: `health` decides when it opens. Its action is `Reflect.apply`: no wrapper of ours between. */
   breaker: CircuitBreaker<[(...args: never[]) => Promise<unknown>, unknown, readonly unknown[]], unknown>;
   bulkhead: Bulkhead;
   health: RouteHealth;
@@ -138,7 +115,6 @@ export interface RouteGuard {
 /** The route's retry burst, in keys' worth: ten keys may retry at once, and no single key spends more than its own. */
 const ROUTE_BUDGET_KEYS = 10;
 
-/** The guards of every route called so far, and of every key on each (key-health.ts). */
 export class RouteGuards {
   private readonly routes = new Map<string, RouteGuard>();
   readonly keys: KeyGuards;
@@ -184,7 +160,6 @@ export class RouteGuards {
     return states;
   }
 
-  /** Breaker state and bulkhead occupancy per route called so far. */
   routeStats(): Record<string, RouteStats> {
     const stats: Record<string, RouteStats> = {};
     const states = this.breakerStates();
@@ -201,7 +176,6 @@ export class RouteGuards {
   }
 }
 
-/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (ms <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {

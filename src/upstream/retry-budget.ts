@@ -1,9 +1,6 @@
 /**
- * Token bucket (Finagle's RetryBudget idea): first attempts deposit
- * `ratio` tokens, a retry withdraws one, so in the long run retries add at
- * most `ratio` of the traffic to a failing route, plus `capacity` at once.
- * resilience.ts keeps one per key and route, so one key's retries spend only its own, and one per route,
- * so many keys together retry no more than one did.
+ * Token bucket (Finagle's RetryBudget): retries add at most `ratio` of a failing route's traffic,
+ * plus `capacity` at once; one per key and route, and one per route over all keys.
  */
 export class RetryBudget {
   private tokens: number;

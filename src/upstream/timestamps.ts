@@ -1,11 +1,6 @@
 /**
- * The spec types timestamps as "timestamp" without a format, and the API
- * family has been seen sending ISO 8601 with a zone, `YYYY-MM-DD HH:MM:SS`
- * without one, and Unix times (docs/upstream.md, Response shapes). One form
- * leaves the boundary: RFC 3339, with the upstream's own digits kept (no
- * rounding to milliseconds, no change of zone). A zoneless time is read as
- * UTC. Anything else is returned as sent, and the DateTime field that shows
- * it fails alone (src/resolvers/scalars.ts).
+ * Every timestamp form the API family sends (docs/upstream.md, Response shapes) to RFC 3339 with
+ * the upstream's digits kept; a zoneless time is UTC; anything else passes and its field fails alone.
  */
 
 /** RFC 3339 date-time, as the DateTime scalar serves it. */

@@ -1,12 +1,7 @@
 /**
- * The got transport (UPSTREAM_HTTP_CLIENT=got, the default): got is the
- * project's HTTP client from the start. One instance with keep-alive agents; got's own
- * retries and redirects are off, since resilience.ts decides what is sent
- * again and the key must never travel elsewhere. Its decompression is off
- * (so no accept-encoding is sent): got inflates with no bound, and a small
- * gzip answer can inflate to gigabytes. Answers are held to the byte cap.
- * got's stream API, read here to its end, rather than its promise API: the
- * same request for less of got's own work per call (bench/README.md).
+ * The got transport (UPSTREAM_HTTP_CLIENT=got, the default); why its retries, redirects and
+ * decompression are off: docs/architecture.md, "The upstream transport". The stream API is read
+ * rather than the promise API: the same request for less of got's work (bench/README.md).
  */
 import type { IncomingMessage } from 'node:http';
 import got, { RequestError, TimeoutError } from 'got';

@@ -1,15 +1,8 @@
 /**
- * The node:http transport (UPSTREAM_HTTP_CLIENT=node): a bare keep-alive
- * request, about 5x less CPU per call than got (bench/README.md, "got
- * against a bare keep-alive request"). It does by hand what got did for us:
- * - one timer over the whole attempt, cleared when the body has ended: a
- *   socket time-out alone would let an upstream that trickles bytes, or
- *   sends headers and stalls the body, hold the call past its time-out;
- * - the caller's abort rejects with `signal.reason`;
- * - a time-out or an abort destroys the socket, so a half-read answer never
- *   returns to the pool (a later call would read its rest);
- * - redirects are never followed (node:http does not), so the key stays here;
- * - an answer over the byte cap or its bytes in flight is refused (transport.ts, answerRefusal and chunkRefusal), as got's is.
+ * The node:http transport (UPSTREAM_HTTP_CLIENT=node): by hand what got did, keeping the promises
+ * of docs/architecture.md, "The upstream transport": one timer over the whole attempt (a socket
+ * time-out alone lets a trickling upstream hold the call), and a socket destroyed on time-out or
+ * abort so a half-read answer never returns to the pool.
  */
 import http from 'node:http';
 import https from 'node:https';

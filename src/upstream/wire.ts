@@ -1,8 +1,6 @@
 /**
- * camelCase parameters -> the wire's snake_case queries and bodies, for the
- * endpoint table (endpoints.ts). `undefined` fields are dropped by JSON
- * serialisation (and skipped in queries), so a partial update sends only
- * what was given.
+ * camelCase parameters to the wire's snake_case; `undefined` fields are dropped, so a partial
+ * update sends only what was given.
  */
 import type {
   CustomerCreateParams,
@@ -26,10 +24,6 @@ export function pageQuery(params: ListParams = {}): Query {
   return { page: params.page, per_page: params.perPage };
 }
 
-/**
- * A search's query: the page, then each filter as `filters[<field>]=value`
- * (docs/upstream.md, Operations), the creation-time range included.
- */
 function searchQuery(params: ListParams & { createdAfter?: string | undefined; createdBefore?: string | undefined }, filters: Query): Query {
   const query: Query = pageQuery(params);
   const all = { ...filters, created_after: params.createdAfter, created_before: params.createdBefore };
@@ -37,7 +31,6 @@ function searchQuery(params: ListParams & { createdAfter?: string | undefined; c
   return query;
 }
 
-/** The search filters transactions and payouts share. */
 export function paymentSearchQuery(params: SearchParams = {}): Query {
   return searchQuery(params, { status: params.status, customer_id: params.customerId });
 }
