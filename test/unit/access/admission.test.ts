@@ -8,6 +8,7 @@ import { GraphQLError } from 'graphql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createAdmission, REVOKED_KEY_MESSAGE, type Admission, type RateLimitName } from '../../../src/access/admission.js';
+import type { StreamRequest } from '../../../src/access/stream-admission.js';
 import { validatedDocuments } from '../../../src/limits/document-store.js';
 import { documentRules, operationCheck } from '../../../src/limits/graphql-limits.js';
 import { documentCheck } from '../../../src/limits/document-check.js';
@@ -458,5 +459,55 @@ describe('admission: live streams', () => {
     expect(upstreamCalls).toEqual([]);
     keys.revoke(c.callerId);
     expect(ended).toEqual([]);
+  });
+});
+
+describe('admission: opening a stream through the door', () => {
+  const SUBSCRIPTION = 'subscription { transactionUpdated(id: "tr_1") { id status } }';
+  const request = (c: ReturnType<typeof caller>, over: Partial<StreamRequest> = {}): StreamRequest => ({
+    transport: 'sse',
+    caller: c,
+    address: '10.0.0.9',
+    payload: { query: SUBSCRIPTION },
+    operationName: undefined,
+    variables: {},
+    subscriptionsOnly: true,
+    onRevoked: () => {},
+    ...over,
+  });
+
+  it("opens with the key's account from the upstream, counts it live, and ends it when the key is revoked", async () => {
+    const { admission, keys, upstreamCalls } = setup({ WS_MAX_SUBSCRIPTIONS_PER_KEY: '5' });
+    const c = caller('open');
+    let revoked = 0;
+    const opening = await admission.openStream(request(c, { onRevoked: () => revoked++ }));
+    expect('stream' in opening && opening.stream).toMatchObject({ caller: c, accountId: 7, operation: { operation: 'subscription' } });
+    expect(upstreamCalls).toEqual([`account ${c.apiKey}`]);
+    expect(admission.liveStreams(c)).toBe(1);
+    keys.revoke(c.callerId);
+    expect(revoked).toBe(1);
+    if ('stream' in opening) opening.stream.release();
+    expect(admission.liveStreams(c)).toBe(0);
+  });
+
+  it("refuses a revoked key, the key's stream pace, and a bad document, each by its step and with no account read", async () => {
+    const { admission, keys, upstreamCalls } = setup({ WS_MAX_SUBSCRIPTIONS_PER_KEY: '5' });
+    const revoked = caller('open-revoked');
+    keys.revoke(revoked.callerId);
+    expect(await admission.openStream(request(revoked))).toEqual({ refused: { kind: 'revoked' } });
+
+    const bad = caller('open-bad');
+    const refused = await admission.openStream(request(bad, { address: '10.0.0.10', payload: { query: 'subscription { nope }' } }));
+    expect('refused' in refused && refused.refused.kind).toBe('document');
+
+    // WS_SUBSCRIBE_PER_MINUTE is 2 for a proven key's SSE streams: the third is refused by its pace.
+    const paced = caller('open-paced');
+    keys.accept(paced.callerId);
+    for (let i = 0; i < 2; i++) {
+      const opening = await admission.openStream(request(paced, { payload: { query: '{ currencies { iso } }' } }));
+      expect(opening).toEqual({ refused: { kind: 'not-subscription' } });
+    }
+    expect(await admission.openStream(request(paced))).toMatchObject({ refused: { kind: 'rate', refusal: { by: 'key' } } });
+    expect(upstreamCalls).toEqual([]);
   });
 });
