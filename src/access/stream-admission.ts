@@ -115,26 +115,32 @@ export function streamDoor(steps: StreamSteps): StreamDoor {
       return { refused: refusal };
     };
 
-    // The pace before any parse: a connection flooding documents spends its rate, not the gateway's CPU.
-    const limited = await steps.stream(r.transport, caller, r.address);
-    if (limited) return refused({ kind: 'rate', refusal: limited });
-    if (released) return refused({ kind: 'gone' });
-    const admitted = steps.document(r.payload, r.operationName, r.variables, caller);
-    if ('errors' in admitted) return refused({ kind: 'document', errors: admitted.errors });
-    const operation = getOperationAST(admitted.document, r.operationName) ?? undefined;
-    if (r.subscriptionsOnly && operation?.operation !== OperationTypeNode.SUBSCRIPTION) return refused({ kind: 'not-subscription' });
-    // The account (an upstream call unless remembered) last, as the costliest step.
-    let accountId = r.accountId;
-    if (accountId === undefined) {
-      try {
-        accountId = await steps.account(caller);
-      } catch (error) {
-        return refused({ kind: 'account', error });
+    // A step that throws gives the reservation back: no transport could release what it never got.
+    try {
+      // The pace before any parse: a connection flooding documents spends its rate, not the gateway's CPU.
+      const limited = await steps.stream(r.transport, caller, r.address);
+      if (limited) return refused({ kind: 'rate', refusal: limited });
+      if (released) return refused({ kind: 'gone' });
+      const admitted = steps.document(r.payload, r.operationName, r.variables, caller);
+      if ('errors' in admitted) return refused({ kind: 'document', errors: admitted.errors });
+      const operation = getOperationAST(admitted.document, r.operationName) ?? undefined;
+      if (r.subscriptionsOnly && operation?.operation !== OperationTypeNode.SUBSCRIPTION) return refused({ kind: 'not-subscription' });
+      // The account (an upstream call unless remembered) last, as the costliest step.
+      let accountId = r.accountId;
+      if (accountId === undefined) {
+        try {
+          accountId = await steps.account(caller);
+        } catch (error) {
+          return refused({ kind: 'account', error });
+        }
       }
+      if (released) return refused({ kind: 'gone' });
+      stopLive = steps.live(caller, r.onRevoked);
+      return { stream: { caller, accountId, document: admitted.document, operation, release } };
+    } catch (error) {
+      release();
+      throw error;
     }
-    if (released) return refused({ kind: 'gone' });
-    stopLive = steps.live(caller, r.onRevoked);
-    return { stream: { caller, accountId, document: admitted.document, operation, release } };
   }
 
   return { open, liveOf: (callerId) => liveByKey.get(callerId) };

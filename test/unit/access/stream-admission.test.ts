@@ -158,3 +158,29 @@ describe('openStream: one tally, one release', () => {
     expect(held).toBe(0);
   });
 });
+
+describe('openStream: a step that throws', () => {
+  it('gives the key slot and the transport slot back, and passes the error on', async () => {
+    let held = 0;
+    const slot = { take: () => ((held += 1), true), give: () => void (held -= 1) };
+    const broken = new Error('rate store broke');
+    let rate = (): Promise<RateRefusal | null> => Promise.reject(broken);
+    // No signal, as for a router callback: nothing but the door itself could give these back.
+    const d = streamDoor({
+      maxPerKey: 1,
+      isRevoked: () => false,
+      stream: () => rate(),
+      document: (payload) => ({ document: parse(payload.query as string), source: payload.query as string }),
+      account: () => Promise.resolve(7),
+      live: () => () => {},
+    });
+    const request = { transport: 'callback' as const, caller: caller(1), address: '10.0.0.1', payload: { query: SUBSCRIPTION }, operationName: undefined, variables: {}, subscriptionsOnly: true, onRevoked: () => {}, slot };
+    await expect(d.open(request)).rejects.toBe(broken);
+    expect(d.liveOf('caller-1')).toBe(0);
+    expect(held).toBe(0);
+    // With a cap of one, the key opens again: nothing was left reserved.
+    rate = () => Promise.resolve(null);
+    expect('stream' in (await d.open(request))).toBe(true);
+    expect(held).toBe(1);
+  });
+});
