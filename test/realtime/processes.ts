@@ -87,3 +87,20 @@ export const welcomePrinted = (out: string) => {
   const key = /Sandbox key\s+(sk_sandbox_\S+)/.exec(out)?.[1];
   return url && key ? { url, key } : null;
 };
+
+/** A gateway process and where to reach it. */
+export interface GatewayInstance {
+  process: GatewayProcess;
+  port: number;
+  wsUrl: string;
+}
+
+/** `npm start`'s entry point run `count` times with the same environment, side by side. */
+export function startInstances(env: Record<string, string>, count = 2): Promise<GatewayInstance[]> {
+  const start = async (): Promise<GatewayInstance> => {
+    const process = await spawnMain(env, gatewayReady);
+    const port = Number(process.found.port);
+    return { process, port, wsUrl: `ws://127.0.0.1:${port}/graphql` };
+  };
+  return Promise.all(Array.from({ length: count }, start));
+}

@@ -11,17 +11,14 @@ import { factories } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
 import { describeWith } from '../support/tools.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
-import { gatewayReady, spawnMain, type GatewayProcess } from './processes.js';
+import { startInstances, type GatewayInstance } from './processes.js';
 import { disposeLive, eventually, postWebhook, sleep, subscribeLive, transactionEvent, wsClient } from './support.js';
 
 const SECRET = 'whsec_shared_by_both_instances';
 const ROLES = ['bus-publisher', 'bus-subscriber', 'entity-cache', 'idempotency', 'key-news', 'limits'];
 const TRANSACTION_UPDATED = `subscription ($id: ID) { transactionUpdated(id: $id) { id status } }`;
 
-interface Instance {
-  process: GatewayProcess;
-  port: number;
-}
+type Instance = GatewayInstance;
 
 interface Ready {
   status: string;
@@ -62,11 +59,7 @@ describeWith('redis-server', 'the shared redis-server lost and restarted under t
     emulator = await startEmulator({ port: 0, settleMs: 50 });
     // Reconciliation off: what a subscriber sees comes from webhooks and the shared bus alone.
     const env = { REDIS_URL: redis.url, PAYMENTS_API_URL: emulator.url, WEBHOOK_SECRETS: SECRET, LOG_LEVEL: 'info', RECONCILE_READS_PER_SECOND: '0' };
-    const start = async (): Promise<Instance> => {
-      const process = await spawnMain(env, gatewayReady);
-      return { process, port: Number(process.found.port) };
-    };
-    [a, b] = await Promise.all([start(), start()]);
+    [a, b] = (await startInstances(env)) as [Instance, Instance];
   }, 30_000);
 
   afterAll(async () => {

@@ -4,7 +4,7 @@ import { factories } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
 import { describeWith } from '../support/tools.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
-import { gatewayReady, spawnMain, type GatewayProcess } from './processes.js';
+import { startInstances, type GatewayInstance } from './processes.js';
 import { disposeLive, postWebhook, sleep, subscribeLive, transactionEvent, wsClient } from './support.js';
 
 interface TransactionUpdated {
@@ -13,11 +13,7 @@ interface TransactionUpdated {
 const TRANSACTION_UPDATED = `subscription ($id: ID) { transactionUpdated(id: $id) { id status customer { email } } }`;
 const SECRET = 'whsec_shared_by_both_instances';
 
-interface Instance {
-  process: GatewayProcess;
-  port: number;
-  wsUrl: string;
-}
+type Instance = GatewayInstance;
 
 describeWith('redis-server', 'two gateway processes sharing a real redis-server', () => {
   let redis: RedisServer;
@@ -29,12 +25,7 @@ describeWith('redis-server', 'two gateway processes sharing a real redis-server'
     redis = await startRedisServer();
     emulator = await startEmulator({ port: 0, settleMs: 50 });
     const env = { REDIS_URL: redis.url, PAYMENTS_API_URL: emulator.url, WEBHOOK_SECRETS: SECRET, LOG_LEVEL: 'info' };
-    const start = async (): Promise<Instance> => {
-      const process = await spawnMain(env, gatewayReady);
-      const port = Number(process.found.port);
-      return { process, port, wsUrl: `ws://127.0.0.1:${port}/graphql` };
-    };
-    [a, b] = await Promise.all([start(), start()]);
+    [a, b] = (await startInstances(env)) as [Instance, Instance];
   }, 30_000);
 
   afterAll(async () => {
