@@ -44,8 +44,10 @@ const COMPOSERS: [Composer, (subgraphs: readonly Subgraph[]) => Composed][] = [
   ['@theguild/federation-composition', hive],
 ];
 
-export function compositionFindings(released: ParsedSdl, current: ParsedSdl): CompositionFinding[] {
-  const others = standIns(released);
+export function compositionFindings(released: ParsedSdl, current: ParsedSdl, subgraphs: readonly Subgraph[] = []): CompositionFinding[] {
+  // A supergraph team's own subgraph takes the place of a stand-in of the same name.
+  const theirs = new Set(subgraphs.map((s) => s.name));
+  const others = [...standIns(released).filter((s) => !theirs.has(s.name)), ...subgraphs];
   const findings: CompositionFinding[] = [];
   for (const [composer, compose] of COMPOSERS) {
     const before = compose([{ name: 'payments', sdl: released.sdl }, ...others]);

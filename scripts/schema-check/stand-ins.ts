@@ -8,7 +8,7 @@
  * so a key that goes cannot be covered by another one of the same subgraph.
  */
 import { isEnumType, isObjectType, isScalarType, getNamedType, Kind, parse, type ConstDirectiveNode, type GraphQLObjectType } from 'graphql';
-import { ORDERS_SDL } from '../../test/federation/orders-subgraph.js';
+import { ORDERS_SDL } from '../../test/federation/orders-sdl.js';
 import type { ParsedSdl } from './changes.js';
 import { ruleName } from './directives.js';
 
