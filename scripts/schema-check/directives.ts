@@ -107,7 +107,9 @@ export function directiveChanges(
         const from = use.args.get(arg);
         const to = kept.args.get(arg);
         if (from === to) continue;
-        const coordinateOfArg = `${coordinate} @${use.name}(${arg}:)`;
+        // A repeatable directive's instance keeps its identity in the name: `Currency @key(fields: "iso", resolvable:)`.
+        const identity = rule.identity && rule.identity !== arg ? use.args.get(rule.identity) : undefined;
+        const coordinateOfArg = `${coordinate} @${use.name}(${identity === undefined ? '' : `${rule.identity}: ${identity}, `}${arg}:)`;
         changes.push(finding(rule.changed, coordinateOfArg, `${coordinateOfArg} changed from ${from ?? '(unset)'} to ${to ?? '(unset)'}: ${rule.why}`));
       }
     }

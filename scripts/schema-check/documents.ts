@@ -13,6 +13,8 @@ export interface KnownDocument {
   /** `docs/realtime.md, graphql block 2 (line 163)`, `src/explorer/examples.ts, tab 4`... */
   name: string;
   source: string;
+  /** The line of its file the source starts on, when known: errors are reported at file lines. */
+  firstLine?: number;
 }
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
@@ -39,6 +41,7 @@ export function checkoutDocuments(): KnownDocument[] {
     gqlPluckFromCodeStringSync(file, readFileSync(join(ROOT, file), 'utf8')).map((found) => ({
       name: `${file}, line ${found.locationOffset.line}`,
       source: found.body,
+      firstLine: found.locationOffset.line,
     })),
   );
 }
@@ -48,7 +51,7 @@ export function markdownBlocks(file: string, text: string): KnownDocument[] {
   const blocks: KnownDocument[] = [];
   for (const match of text.matchAll(/^```graphql[ \t]*\n([\s\S]*?)^```/gm)) {
     const line = text.slice(0, match.index).split('\n').length;
-    blocks.push({ name: `${file}, graphql block ${blocks.length + 1} (line ${line})`, source: match[1]! });
+    blocks.push({ name: `${file}, graphql block ${blocks.length + 1} at line ${line}`, source: match[1]!, firstLine: line + 1 });
   }
   return blocks;
 }

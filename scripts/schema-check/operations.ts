@@ -31,11 +31,23 @@ function kindOf(document: DocumentNode): DocumentKind | 'mixed' {
 
 const FRAGMENT_RULES = specifiedRules.filter((rule) => rule !== NoUnusedFragmentsRule);
 
-function problems(schema: GraphQLSchema, document: DocumentNode, kind: DocumentKind): string[] {
+function problems(schema: GraphQLSchema, document: DocumentNode, kind: DocumentKind, firstLine: number | undefined): string[] {
   return validate(schema, document, kind === 'fragments' ? FRAGMENT_RULES : specifiedRules).map((error) => {
     const at = error.locations?.[0];
-    return at ? `${error.message} (line ${at.line} of the document)` : error.message;
+    if (!at) return error.message;
+    return firstLine === undefined ? `${error.message} (line ${at.line} of the document)` : `${error.message} (file line ${firstLine + at.line - 1})`;
   });
+}
+
+/** `tab 4` becomes `tab 4 (query Check)`: the operations (or, in a block of fragments, the fragments) a reader looks for. */
+function withOperationNames(name: string, document: DocumentNode): string {
+  const named = document.definitions.flatMap((d) => {
+    if (d.kind === Kind.OPERATION_DEFINITION) return [`${d.operation} ${d.name?.value ?? '(anonymous)'}`];
+    if (d.kind === Kind.FRAGMENT_DEFINITION) return [`fragment ${d.name.value}`];
+    return [];
+  });
+  const operations = named.filter((n) => !n.startsWith('fragment '));
+  return `${name} (${(operations.length > 0 ? operations : named).join(', ')})`;
 }
 
 export function checkOperations(documents: readonly KnownDocument[], current: GraphQLSchema, released: GraphQLSchema): OperationsResult {
@@ -60,10 +72,11 @@ export function checkOperations(documents: readonly KnownDocument[], current: Gr
       continue;
     }
     validated++;
-    const now = problems(current, document, kind);
+    const now = problems(current, document, kind, known.firstLine);
     if (now.length === 0) continue;
-    const before = new Set(problems(released, document, kind));
-    for (const message of now) findings.push({ document: known.name, kind: before.has(message) ? 'invalid at release too' : 'invalid', message });
+    const before = new Set(problems(released, document, kind, known.firstLine));
+    const name = withOperationNames(known.name, document);
+    for (const message of now) findings.push({ document: name, kind: before.has(message) ? 'invalid at release too' : 'invalid', message });
   }
   return { findings, validated, sdlBlocks };
 }

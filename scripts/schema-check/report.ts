@@ -26,10 +26,19 @@ export function reportLines(result: CheckResult, options: { verbose?: boolean } 
   for (const finding of operations.findings) lines.push(`  ${finding.kind.toUpperCase()} ${finding.document}: ${finding.message}`);
   if (options.verbose) for (const block of operations.sdlBlocks) lines.push(`  sdl, not validated: ${block}`);
 
-  lines.push(
-    result.passed
-      ? '== schema check passed'
-      : '== schema check FAILED: a breaking change is accepted only by an entry in supergraph/accepted-changes.json (docs/federation.md, Schema changes)',
-  );
+  if (result.passed) {
+    lines.push('== schema check passed');
+    return lines;
+  }
+  const counts = [
+    [decision.unaccepted.length, 'breaking change(s) not accepted'],
+    [decision.stale.length, 'stale acceptance(s)'],
+    [errors.length, 'composition error(s)'],
+    [operations.findings.length, 'operation problem(s)'],
+  ] as const;
+  lines.push(`== schema check FAILED: ${counts.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`).join(', ')}`);
+  if (decision.unaccepted.length > 0) {
+    lines.push('   A break is a decision: accept each by its coordinate, with a reason, in supergraph/accepted-changes.json (docs/federation.md, Schema changes).');
+  }
   return lines;
 }
