@@ -3,7 +3,8 @@
  * released one, offline. Exits 1 when it fails. A supergraph team points it
  * at its own files: `--released`, `--current` (SDL files), `--subgraph
  * name=file.graphql` (composed beside the stand-ins) and `--operations
- * file-or-folder` (its .graphql documents, checked with the project's).
+ * file-or-folder` (its .graphql documents, validated against the composed
+ * API schema; the project's own against the subgraph's).
  * `--verbose` lists the safe changes and the SDL blocks too.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -45,8 +46,9 @@ try {
     released: releasedSdl(values.released),
     current: values.current ? readFileSync(values.current, 'utf8') : await workingTreeSdl(),
     accepted: acceptedChanges(values.accepted),
-    documents: [...knownDocuments(), ...values.operations.flatMap(documentsAt)],
+    documents: knownDocuments(),
     subgraphs: values.subgraph.map(subgraphOf),
+    supergraphDocuments: values.operations.flatMap(documentsAt),
   });
   for (const line of reportLines(result, { verbose: values.verbose })) console.log(line);
   console.log(`(${((performance.now() - started) / 1000).toFixed(1)} s)`);

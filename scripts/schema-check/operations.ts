@@ -12,7 +12,7 @@ export type DocumentKind = 'operations' | 'fragments' | 'sdl';
 export interface OperationFinding {
   document: string;
   /** `invalid` against the working tree only; `invalid at release too` was already wrong before this change. */
-  kind: 'invalid' | 'invalid at release too' | 'unparsable' | 'mixed';
+  kind: 'invalid' | 'invalid at release too' | 'unparsable' | 'mixed' | 'not validated';
   message: string;
 }
 

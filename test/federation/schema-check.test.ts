@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { decide, parseAccepted } from '../../scripts/schema-check/acceptance.js';
 import { parseSdl, schemaChanges, type SchemaChange } from '../../scripts/schema-check/changes.js';
 import { runCheck } from '../../scripts/schema-check/check.js';
-import { compositionFindings } from '../../scripts/schema-check/composition.js';
+import { compose } from '../../scripts/schema-check/composition.js';
 import { knownDocuments, markdownBlocks } from '../../scripts/schema-check/documents.js';
 import { acceptedChanges, releasedSdl, workingTreeSdl } from '../../scripts/schema-check/inputs.js';
 import { checkOperations } from '../../scripts/schema-check/operations.js';
@@ -138,24 +138,24 @@ describe('schema check: composition by both composers', () => {
   const released = parseSdl(RELEASED);
 
   it('composes the released SDL beside the stand-ins with neither composer complaining', () => {
-    expect(compositionFindings(released, released)).toEqual([]);
+    expect(compose(released, released).findings).toEqual([]);
   });
 
   it("refuses an entity whose key another subgraph references went, in both composers", () => {
-    const findings = compositionFindings(released, parseSdl(plant('type Webhook\n  @key(fields: "id")', 'type Webhook\n  @key(fields: "url")')));
+    const { findings } = compose(released, parseSdl(plant('type Webhook\n  @key(fields: "id")', 'type Webhook\n  @key(fields: "url")')));
     expect(new Set(findings.filter((f) => f.kind === 'error').map((f) => f.composer))).toEqual(new Set(['@apollo/composition', '@theguild/federation-composition']));
     expect(findings.every((f) => f.message.includes('Webhook.id'))).toBe(true);
   });
 
   it('refuses a second key no longer resolvable, though the first still is (each key position has a stand-in of its own)', () => {
-    const findings = compositionFindings(released, parseSdl(plant('  @key(fields: "iso")\n', '  @key(fields: "iso", resolvable: false)\n')));
+    const { findings } = compose(released, parseSdl(plant('  @key(fields: "iso")\n', '  @key(fields: "iso", resolvable: false)\n')));
     const errors = findings.filter((f) => f.kind === 'error');
     expect(new Set(errors.map((f) => f.composer))).toEqual(new Set(['@apollo/composition', '@theguild/federation-composition']));
     expect(errors.every((f) => f.message.startsWith('SATISFIABILITY_ERROR') && f.message.includes('ref2Currency'))).toBe(true);
   });
 
   it('refuses PageInfo without @shareable beside a subgraph that shares it, in both composers', () => {
-    const findings = compositionFindings(released, parseSdl(plant('type PageInfo\n  @shareable\n', 'type PageInfo\n')));
+    const { findings } = compose(released, parseSdl(plant('type PageInfo\n  @shareable\n', 'type PageInfo\n')));
     expect(new Set(findings.filter((f) => f.kind === 'error').map((f) => f.composer))).toEqual(new Set(['@apollo/composition', '@theguild/federation-composition']));
     expect(findings.some((f) => f.message.startsWith('INVALID_FIELD_SHARING') && f.message.includes('PageInfo.'))).toBe(true);
   });
@@ -200,6 +200,28 @@ describe('schema check: the operations the project ships', () => {
       ['x.md, graphql block 5 at line 18 (fragment Row)', 'invalid at release too'],
     ]);
     expect(result.findings[2]?.message).toMatch(/Cannot query field "nope" on type "Webhook".*\(file line 19\)/);
+  });
+});
+
+describe("schema check: a supergraph team's own subgraphs and operations", () => {
+  const LOYALTY = `extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])
+type Query { topCustomers: [Customer!]! }
+type Customer @key(fields: "id") { id: ID! points: Int! }
+`;
+  const team = { accepted: [], documents: [], subgraphs: [{ name: 'loyalty', sdl: LOYALTY }], supergraphDocuments: [{ name: 'ops/top.graphql', source: 'query Top { topCustomers { points email } }' }] };
+
+  it('validates its operations against the composed API schema, and names the one a removed field breaks', async () => {
+    const unchanged = await runCheck({ ...team, released: RELEASED, current: RELEASED });
+    expect(unchanged.passed).toBe(true);
+    expect(unchanged.operations.validated).toBe(1);
+
+    const next = plant('  """E-mail address."""\n  email: EmailAddress\n\n', '');
+    const result = await runCheck({ ...team, released: RELEASED, current: next });
+    expect(result.passed).toBe(false);
+    expect(result.decision.unaccepted.map((c) => c.coordinate)).toEqual(['Customer.email']);
+    expect(result.operations.findings).toEqual([
+      { document: 'ops/top.graphql (query Top)', kind: 'invalid', message: expect.stringContaining('Cannot query field "email" on type "Customer"') },
+    ]);
   });
 });
 
