@@ -40,7 +40,6 @@ function documentsAt(path: string): KnownDocument[] {
     .flatMap((name) => (name.endsWith('.graphql') || statSync(join(path, name)).isDirectory() ? documentsAt(join(path, name)) : []));
 }
 
-const started = performance.now();
 try {
   const result = await runCheck({
     released: releasedSdl(values.released),
@@ -51,7 +50,8 @@ try {
     supergraphDocuments: values.operations.flatMap(documentsAt),
   });
   for (const line of reportLines(result, { verbose: values.verbose })) console.log(line);
-  console.log(`(${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  // The whole process, imports included: what CI spends on it.
+  console.log(`(${process.uptime().toFixed(1)} s)`);
   process.exitCode = result.passed ? 0 : 1;
 } catch (error) {
   console.error(`schema check could not run: ${(error as Error).message}`);
