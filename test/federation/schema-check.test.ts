@@ -159,6 +159,11 @@ describe('schema check: composition by both composers', () => {
     expect(new Set(findings.filter((f) => f.kind === 'error').map((f) => f.composer))).toEqual(new Set(['@apollo/composition', '@theguild/federation-composition']));
     expect(findings.some((f) => f.message.startsWith('INVALID_FIELD_SHARING') && f.message.includes('PageInfo.'))).toBe(true);
   });
+
+  it("lists an Apollo hint the released SDL did not give, without failing", () => {
+    const { findings } = compose(released, parseSdl(plant('  """Whether a page follows this one."""\n  hasNextPage: Boolean!\n', '  """Whether a page follows this one."""\n  hasNextPage: Boolean\n')));
+    expect(findings).toEqual([expect.objectContaining({ kind: 'hint added', composer: '@apollo/composition', message: expect.stringMatching(/^INCONSISTENT_BUT_COMPATIBLE_FIELD_TYPE: .*PageInfo\.hasNextPage/) })]);
+  });
 });
 
 describe('schema check: the operations the project ships', () => {
