@@ -36,8 +36,12 @@ describe('the live rehearsal', () => {
     expect(accounts.status).toBe(200);
     const sandboxAccounts = await rehearsal.api.as('sk_sandbox_rehearsal').get('/v1/accounts');
     expect(sandboxAccounts.status).toBe(200);
-    const idOf = (body: unknown) => (body as { 'v1/accounts': { id: number }[] })['v1/accounts'][0]!.id;
-    expect(idOf(accounts.body)).not.toBe(idOf(sandboxAccounts.body));
+    const account = (body: unknown) => (body as { 'v1/accounts': { id: number; environment: string }[] })['v1/accounts'][0]!;
+    expect(account(accounts.body).id).not.toBe(account(sandboxAccounts.body).id);
+    expect([account(accounts.body).environment, account(sandboxAccounts.body).environment]).toEqual(['live', 'sandbox']);
+    // The secret it gives for a webhook is a live one, as the provider's would be.
+    const webhook = one((await live.post('/v1/webhooks', { url: 'http://127.0.0.1:9/hook' })).body, 'webhook');
+    expect(webhook.secret).toMatch(/^wh_live_/);
 
     // What one live key makes, another cannot read.
     const made = one((await live.post('/v1/transactions', { amount: 1000, currency: { iso: 'XOF' } })).body, 'transaction');
