@@ -14,7 +14,8 @@ import type { EmulatorOptions } from './options.js';
 
 /** Port 4010 when free (a standalone emulator may hold it: then any free port), on loopback. */
 export async function startEmbeddedEmulator(options: EmulatorOptions, fixedPort: boolean): Promise<RunningEmulator> {
-  const settings = { ...options, host: '127.0.0.1', seed: false, console: true };
+  // Sandbox only: a live rehearsal is a standalone emulator (npm run emulator), never the one npm start embeds.
+  const settings = { ...options, host: '127.0.0.1', seed: false, console: true, liveRehearsal: false };
   try {
     return await startEmulator(settings);
   } catch (error) {

@@ -50,6 +50,7 @@ export async function startEmulator(partial: Partial<EmulatorOptions> = {}): Pro
   engine.baseUrl = url;
   if (options.seed) app.seedDemo(DEMO_API_KEY);
   options.logger?.info({ url, style: options.responseStyle, listParams: options.listParams }, 'payments emulator listening');
+  if (options.liveRehearsal) options.logger?.warn({ url }, 'LIVE REHEARSAL: sk_live_ keys are accepted; this is the emulator, not the payments provider, and no money moves');
 
   let stopping: Promise<void> | undefined;
   return {
