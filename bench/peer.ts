@@ -136,8 +136,8 @@ export async function startServer(name: string, script: string, env: Record<stri
   const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
   const child = spawn(process.execPath, [...nodeFlags, ...profile, ...loader, script], {
     cwd: ROOT,
-    // As deployed: graphql-js, for one, skips its development-only checks in production.
-    env: { ...process.env, ...env, NODE_ENV: 'production', LOG_LEVEL: 'silent' },
+    // As deployed unless `env` says otherwise: graphql-js, for one, skips its development-only checks in production.
+    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}/${script.includes('peer') ? '' : 'graphql'}`;
@@ -173,7 +173,7 @@ export const PAGE_OF_50: Operation = {
   },
 };
 
-function operations(ids: number[]): Operation[] {
+export function operations(ids: number[]): Operation[] {
   return [
     PAGE_OF_50,
     {
