@@ -65,11 +65,10 @@ export const idleBench: Bench = {
   run: async (argv) => runIdleBench(readSettings(argv)),
 };
 
-/** The V8 flags of the Dockerfile's CMD: the production build as deployed. */
-export function dockerNodeFlags(): string[] {
-  const cmd = /^CMD\s+(\[.*\])\s*$/m.exec(readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'))?.[1];
-  const words = cmd ? (JSON.parse(cmd) as string[]) : [];
-  return words.filter((word) => word.startsWith('--'));
+/** The V8 flags of `npm start`, before its `--import tsx`. */
+function startScriptFlags(): string[] {
+  const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  return start.split(/\s+/).filter((word) => /^--max-/.test(word));
 }
 
 interface Reading {
@@ -137,11 +136,11 @@ async function runIdleBench(s: Settings): Promise<void> {
     const [p1, p2, p3, p4, p5] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
     await add('peer (datasource-rest)', entry.peer, { ...common, PEER_PORT: String(p1), PAYMENTS_API_URL: emulator.url }, p1, []);
     await add('gateway, production build', entry.gateway, gateway(p2), p2, []);
-    const docker = dockerNodeFlags();
+    const docker = gatewayNodeFlags();
     if (docker.length) await add('gateway, production build, Dockerfile flags', entry.gateway, gateway(p3), p3, docker);
     if (s.npmStart) {
       // As `npm start` runs it: its own flags, tsx, the embedded emulator, development settings.
-      await add('gateway, npm start', 'src/main.ts', { ...common, PORT: String(p4), HOST: '127.0.0.1', EMULATOR_PORT: String(p5), NODE_ENV: 'development' }, p4, gatewayNodeFlags(), false);
+      await add('gateway, npm start', 'src/main.ts', { ...common, PORT: String(p4), HOST: '127.0.0.1', EMULATOR_PORT: String(p5), NODE_ENV: 'development' }, p4, startScriptFlags(), false);
     }
 
     console.log('# idle bench: memory of a gateway with nothing in flight, beside the hand-written peer');
