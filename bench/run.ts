@@ -4,6 +4,7 @@
  */
 import { abuseBench } from './abuse.js';
 import { gatewayBench } from './gateway.js';
+import { idleBench } from './idle.js';
 import { observabilityBench } from './observability.js';
 import { peerBench } from './peer.js';
 import { realtimeBench } from './realtime.js';
@@ -12,7 +13,7 @@ import { resilienceBench } from './resilience.js';
 import { routerCacheBench } from './router-cache.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench];
+const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench, idleBench];
 const DEFAULT = 'gateway';
 
 function help(): string {

@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway, upstreamFor } from './server/index.js';
 import { exampleTabs } from './explorer/index.js';
-import { embeddedAdminToken, loadEmulatorOptionsFromEnv, startEmbeddedEmulator, type RunningEmulator } from '../emulator/index.js';
+import type { RunningEmulator } from '../emulator/index.js';
 
 async function main(): Promise<void> {
   let config;
@@ -24,12 +24,14 @@ async function main(): Promise<void> {
   let emulator: RunningEmulator | null = null;
   let emulatorForwards = false;
   let consolePortTaken: number | null = null;
+  // Loaded only when embedded: a gateway in front of the real API does not carry the emulator's modules.
+  const embedded = config.embeddedEmulator ? await import('../emulator/index.js') : null;
   // Loopback only, admin API behind this user's token: never reachable from outside.
-  const adminToken = config.embeddedEmulator ? embeddedAdminToken(undefined, (message) => logger.warn(message)) : '';
-  if (config.embeddedEmulator) {
-    const options = loadEmulatorOptionsFromEnv(process.env);
+  const adminToken = embedded ? embedded.embeddedAdminToken(undefined, (message) => logger.warn(message)) : '';
+  if (embedded) {
+    const options = embedded.loadEmulatorOptionsFromEnv(process.env);
     // 4010 when free, so the console keeps its address.
-    emulator = await startEmbeddedEmulator({ ...options, adminToken }, Boolean(process.env.EMULATOR_PORT));
+    emulator = await embedded.startEmbeddedEmulator({ ...options, adminToken }, Boolean(process.env.EMULATOR_PORT));
     if (options.port !== 0 && new URL(emulator.url).port !== String(options.port)) consolePortTaken = options.port;
     emulatorForwards = Boolean(options.forwardTo);
   }

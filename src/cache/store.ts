@@ -60,8 +60,9 @@ export function memoryStore(maxObjects: number, now: () => number = Date.now, bo
     maxSize: bounds.maxBytes,
     sizeCalculation: (copies) => Math.max(1, [...copies.values()].reduce((sum, entry) => sum + entry.bytes, 0)),
   });
-  // Generations outlive the objects they guard: bounded too, but far larger.
-  const generations = new LRUCache<string, number>({ max: maxObjects * 4 });
+  // Generations outlive the objects they guard: bounded too, but far larger. Counted through maxSize, not
+  // max: with max, lru-cache allocates every slot up front (about 5 MB at the default bound).
+  const generations = new LRUCache<string, number>({ maxSize: maxObjects * 4, sizeCalculation: () => 1 });
   const ref = (kind: string, id: EntityId) => `${kind}:${id}`;
   const generationOf = (key: string) => {
     const g = generations.get(key);

@@ -50,9 +50,10 @@ describe('the Dockerfile', () => {
     expect(last('HEALTHCHECK')!.getTextContent()).toContain('/healthz');
     const cmd = last('CMD')!.getTextContent().replace(/^CMD\s+/, '');
     expect(JSON.parse(cmd)).toEqual(['node', '--max-semi-space-size=64', 'dist/src/main.js']);
-    // The same V8 flags as `npm start`, which the peer bench measures.
+    // The larger young generation is the image's, measured faster under load (the peer bench runs the Dockerfile's
+    // flags); `npm start`, a developer's server that mostly idles, keeps Node's defaults (docs/performance.md).
     const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-    expect(start.split(/\s+/).filter((word) => word.startsWith('--max-'))).toEqual(['--max-semi-space-size=64']);
+    expect(start.split(/\s+/).filter((word) => word.startsWith('--max-'))).toEqual([]);
     expect(last('ENTRYPOINT')).toBeUndefined();
   });
 });
