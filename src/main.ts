@@ -68,9 +68,10 @@ async function main(): Promise<void> {
 
   // The welcome holds the emulator's admin token: never print it into a production log stream.
   if (emulator && demoKey && (!config.production || process.stdout.isTTY)) {
-    printWelcome(gateway.url, emulator.url, demoKey, adminToken, config.explorer, gateway.metricsUrl, consolePortTaken);
+    printWelcome(gateway.url, emulator.url, demoKey, adminToken, config.explorer, gateway.metricsClosed ?? gateway.metricsUrl, consolePortTaken);
   } else {
-    logger.info({ url: gateway.url, metrics: gateway.metricsUrl, upstream: upstreamUrl, httpClient: upstream.httpClient, env: config.paymentsEnv }, 'gateway ready');
+    // A URL no one may read would only puzzle: say instead what opens it.
+    logger.info({ url: gateway.url, metrics: gateway.metricsClosed ?? gateway.metricsUrl, upstream: upstreamUrl, httpClient: upstream.httpClient, env: config.paymentsEnv }, 'gateway ready');
   }
 
   let stopping = false;
@@ -129,7 +130,7 @@ function printWelcome(
   key: string,
   adminToken: string,
   explorer: keyof typeof EXPLORER_HINT,
-  metricsUrl: string | null,
+  metrics: string | null,
   consolePortTaken: number | null,
 ): void {
   const moved = consolePortTaken
@@ -142,7 +143,7 @@ Payments GraphQL gateway ready (embedded emulator, sandbox demo data)
   GraphQL     ${graphqlUrl}   ${EXPLORER_HINT[explorer]}
   Emulator    ${emulatorUrl}   (loopback only; admin API header x-emulator-admin-token: ${adminToken})
   Console     ${emulatorUrl}/_emulator/console#token=${adminToken}   (settle payments, see webhooks, switch faults)${moved}
-  Sandbox key ${key}   (holds the demo data; any other sk_sandbox_… key is a new, empty account)${metricsUrl ? `\n  Metrics     ${metricsUrl}   (Prometheus)` : ''}
+  Sandbox key ${key}   (holds the demo data; any other sk_sandbox_… key is a new, empty account)${metrics ? `\n  Metrics     ${metrics}${metrics.startsWith('http') ? '   (Prometheus)' : ''}` : ''}
 
 Set this header in your client:
   Authorization: Bearer ${key}

@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { Config } from '../config.js';
 import type { ContextDeps, UpstreamClientFactory } from '../context.js';
 import { createGraphQLRoute } from '../http/graphql-route.js';
-import { guardedMetrics, healthz, readyz } from '../http/health.js';
+import { guardedMetrics, healthz, METRICS_CLOSED, readyz } from '../http/health.js';
 import { opsAccess } from '../http/ops-access.js';
 import { createWebhookReceiver } from '../http/webhook-route.js';
 import type { Logger } from '../logger.js';
@@ -43,6 +43,8 @@ export interface RunningGateway {
   port: number;
   server: http.Server;
   metricsUrl: string | null;
+  /** Why no one can read `metricsUrl` (production without OPS_TOKEN), else null: the ready line says so. */
+  metricsClosed: string | null;
   observability: Observability;
   /** Graceful: /readyz fails first; in-flight operations get `shutdown.graceMs`, then are cut and counted. */
   stop(): Promise<ShutdownReport>;
@@ -156,6 +158,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     port,
     server: httpServer,
     metricsUrl,
+    metricsClosed: metricsUrl !== null && metrics === null && ops.closed ? METRICS_CLOSED : null,
     observability,
     async stop() {
       draining = true;

@@ -31,4 +31,19 @@ describe('start-up configuration', () => {
     await gateway.stop();
     expect(gateway.found.httpClient).toBe('node');
   });
+
+  it('says in the ready line that /metrics is closed until OPS_TOKEN is set, in production without one, and gives its URL otherwise', async () => {
+    const metricsOf = (out: string) => {
+      const line = out.split('\n').find((l) => l.includes('"msg":"gateway ready"'));
+      return line ? { metrics: String((JSON.parse(line) as { metrics: unknown }).metrics) } : null;
+    };
+    const env = { PAYMENTS_API_URL: 'http://127.0.0.1:9', LOG_LEVEL: 'info', NODE_ENV: 'production' };
+    const closed = await spawnMain(env, metricsOf);
+    await closed.stop();
+    expect(closed.found.metrics).toMatch(/^closed until OPS_TOKEN is set: set OPS_TOKEN .* or set METRICS_PORT/);
+    const open = await spawnMain({ ...env, OPS_TOKEN: 'ops-token-0123456789abcdef' }, metricsOf);
+    await open.stop();
+    expect(open.found.metrics).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    expect(open.output()).not.toContain('ops-token-0123456789abcdef');
+  });
 });
