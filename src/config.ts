@@ -47,7 +47,7 @@ const num = (min: number, max?: number) => optional(max === undefined ? z.coerce
 const envSchema = z
   .object({
     PORT: optional(port).default(4000),
-    HOST: optional(z.string()).default('0.0.0.0'),
+    HOST: optional(z.string()),
     PAYMENTS_API_URL: optional(z.url({ protocol: /^https?$/ })),
     PAYMENTS_ENV: optional(z.enum(['sandbox', 'live'])).default('sandbox'),
     WEBHOOK_SECRETS: optional(z.string()),
@@ -231,9 +231,11 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
   }
   const e = parsed.data;
   const production = e.NODE_ENV === 'production' || e.PAYMENTS_ENV === 'live';
+  // Local unless asked: `npm start` serves a sandbox key and the emulator's console; the image sets HOST=0.0.0.0.
+  const host = e.HOST ?? (production ? '0.0.0.0' : '127.0.0.1');
   return Object.freeze({
     port: e.PORT,
-    host: e.HOST,
+    host,
     paymentsApiUrl: e.PAYMENTS_API_URL?.replace(/\/+$/, '') ?? null,
     paymentsEnv: e.PAYMENTS_ENV,
     webhookMaxBodyBytes: e.WEBHOOK_MAX_BODY_BYTES,
@@ -335,7 +337,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     explorer: e.GRAPHQL_EXPLORER ?? (production ? 'off' : 'graphiql'),
     trustedDocumentsPath: e.TRUSTED_DOCUMENTS ?? null,
     observability: Object.freeze({
-      metrics: Object.freeze({ enabled: e.METRICS_ENABLED, port: e.METRICS_PORT ?? null, host: e.METRICS_HOST ?? e.HOST }),
+      metrics: Object.freeze({ enabled: e.METRICS_ENABLED, port: e.METRICS_PORT ?? null, host: e.METRICS_HOST ?? host }),
       tracing: tracingConfig(e),
       apollo: e.APOLLO_KEY
         ? Object.freeze({ key: e.APOLLO_KEY, graphRef: e.APOLLO_GRAPH_REF ?? null, usageReporting: e.APOLLO_USAGE_REPORTING ?? false })

@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway, upstreamFor } from './server/index.js';
 import { exampleTabs } from './explorer/index.js';
+import { welcome } from './welcome.js';
 import { embeddedAdminToken, loadEmulatorOptionsFromEnv, startEmbeddedEmulator, type RunningEmulator } from '../emulator/index.js';
 
 async function main(): Promise<void> {
@@ -24,12 +25,12 @@ async function main(): Promise<void> {
   let emulator: RunningEmulator | null = null;
   let emulatorForwards = false;
   let consolePortTaken: number | null = null;
-  // Loopback only, admin API behind this user's token: never reachable from outside.
+  // On the gateway's HOST (loopback unless asked), admin API behind this user's token.
   const adminToken = config.embeddedEmulator ? embeddedAdminToken(undefined, (message) => logger.warn(message)) : '';
   if (config.embeddedEmulator) {
     const options = loadEmulatorOptionsFromEnv(process.env);
     // 4010 when free, so the console keeps its address.
-    emulator = await startEmbeddedEmulator({ ...options, adminToken }, Boolean(process.env.EMULATOR_PORT));
+    emulator = await startEmbeddedEmulator({ ...options, adminToken }, Boolean(process.env.EMULATOR_PORT), config.host);
     if (options.port !== 0 && new URL(emulator.url).port !== String(options.port)) consolePortTaken = options.port;
     emulatorForwards = Boolean(options.forwardTo);
   }
@@ -68,10 +69,22 @@ async function main(): Promise<void> {
 
   // The welcome holds the emulator's admin token: never print it into a production log stream.
   if (emulator && demoKey && (!config.production || process.stdout.isTTY)) {
-    printWelcome(gateway.url, emulator.url, demoKey, adminToken, config.explorer, gateway.metricsClosed ?? gateway.metricsUrl, consolePortTaken);
+    console.log(
+      welcome({
+        graphqlUrl: gateway.url,
+        gatewayAddress: gateway.boundAddress,
+        emulatorUrl: emulator.url,
+        emulatorAddress: emulator.boundAddress,
+        key: demoKey,
+        adminToken,
+        explorer: config.explorer,
+        metrics: gateway.metricsClosed ?? gateway.metricsUrl,
+        consolePortTaken,
+      }),
+    );
   } else {
     // A URL no one may read would only puzzle: say instead what opens it.
-    logger.info({ url: gateway.url, metrics: gateway.metricsClosed ?? gateway.metricsUrl, upstream: upstreamUrl, httpClient: upstream.httpClient, env: config.paymentsEnv }, 'gateway ready');
+    logger.info({ url: gateway.url, listening: gateway.boundAddress, metrics: gateway.metricsClosed ?? gateway.metricsUrl, upstream: upstreamUrl, httpClient: upstream.httpClient, env: config.paymentsEnv }, 'gateway ready');
   }
 
   let stopping = false;
@@ -116,43 +129,6 @@ async function createStartingTransaction(emulatorUrl: string, key: string): Prom
   } catch {
     return undefined;
   }
-}
-
-const EXPLORER_HINT = {
-  graphiql: '(open it in a browser: GraphiQL, key and examples prefilled)',
-  sandbox: '(open it in a browser for Apollo Sandbox; needs the network)',
-  off: '',
-} as const;
-
-function printWelcome(
-  graphqlUrl: string,
-  emulatorUrl: string,
-  key: string,
-  adminToken: string,
-  explorer: keyof typeof EXPLORER_HINT,
-  metrics: string | null,
-  consolePortTaken: number | null,
-): void {
-  const moved = consolePortTaken
-    ? `\n              port ${consolePortTaken} was taken, so this address changes on every start: free it, or set EMULATOR_PORT`
-    : '';
-  const query = '{ transactions(first: 5) { totalCount nodes { id amountMoney { amount currencyIso } status customer { fullName } } } }';
-  console.log(`
-Payments GraphQL gateway ready (embedded emulator, sandbox demo data)
-
-  GraphQL     ${graphqlUrl}   ${EXPLORER_HINT[explorer]}
-  Emulator    ${emulatorUrl}   (loopback only; admin API header x-emulator-admin-token: ${adminToken})
-  Console     ${emulatorUrl}/_emulator/console#token=${adminToken}   (settle payments, see webhooks, switch faults)${moved}
-  Sandbox key ${key}   (holds the demo data; any other sk_sandbox_… key is a new, empty account)${metrics ? `\n  Metrics     ${metrics}${metrics.startsWith('http') ? '   (Prometheus)' : ''}` : ''}
-
-Set this header in your client:
-  Authorization: Bearer ${key}
-
-A first query:
-  curl -s ${graphqlUrl} -H 'content-type: application/json' \\
-    -H 'authorization: Bearer ${key}' \\
-    -d '{"query":"${query}"}'
-`);
 }
 
 main().catch((error: unknown) => {

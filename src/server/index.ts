@@ -3,6 +3,7 @@
  * of src/http, over one schema, one error formatter and one context builder.
  */
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Config } from '../config.js';
 import type { ContextDeps, UpstreamClientFactory } from '../context.js';
 import { createGraphQLRoute } from '../http/graphql-route.js';
@@ -41,6 +42,8 @@ export interface GatewayDeps {
 export interface RunningGateway {
   url: string;
   port: number;
+  /** The address bound, as the system reports it (`127.0.0.1`, `0.0.0.0`, `::`): the banner says who can reach it. */
+  boundAddress: string;
   server: http.Server;
   metricsUrl: string | null;
   /** Why no one can read `metricsUrl` (production without OPS_TOKEN), else null: the ready line says so. */
@@ -156,6 +159,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   return {
     url: `http://${host}:${port}/graphql`,
     port,
+    boundAddress: (httpServer.address() as AddressInfo).address,
     server: httpServer,
     metricsUrl,
     metricsClosed: metricsUrl !== null && metrics === null && ops.closed ? METRICS_CLOSED : null,

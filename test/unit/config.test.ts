@@ -8,6 +8,14 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
+  it('listens on loopback outside production unless HOST says otherwise, and on every interface in production', () => {
+    expect(loadConfig({}).host).toBe('127.0.0.1');
+    expect(loadConfig({ HOST: '' }).host).toBe('127.0.0.1');
+    expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ NODE_ENV: 'production', PAYMENTS_API_URL: 'https://api.example.com' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ PAYMENTS_ENV: 'live', PAYMENTS_API_URL: 'https://api.example.com', HOST: '10.0.0.5' }).host).toBe('10.0.0.5');
+  });
+
   it('treats an empty PAYMENTS_API_URL as unset', () => {
     expect(loadConfig({ PAYMENTS_API_URL: '' }).paymentsApiUrl).toBeNull();
   });
@@ -166,7 +174,8 @@ describe('production mode', () => {
 
 describe('observability settings', () => {
   it('serves metrics on the main port by default, on METRICS_PORT alone when set, or not at all', () => {
-    expect(loadConfig({}).observability.metrics).toEqual({ enabled: true, port: null, host: '0.0.0.0' });
+    expect(loadConfig({}).observability.metrics).toEqual({ enabled: true, port: null, host: '127.0.0.1' });
+    expect(loadConfig({ HOST: '0.0.0.0' }).observability.metrics.host).toBe('0.0.0.0');
     expect(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '10.0.0.5' }).observability.metrics).toEqual({ enabled: true, port: 9464, host: '10.0.0.5' });
     expect(loadConfig({ METRICS_ENABLED: 'false' }).observability.metrics.enabled).toBe(false);
     expect(() => loadConfig({ METRICS_PORT: 'ninety' })).toThrow(/METRICS_PORT/);
