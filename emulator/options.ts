@@ -136,6 +136,9 @@ const envSchema = z
     EMULATOR_WEBHOOK_MAX_ATTEMPTS: intFrom('EMULATOR_WEBHOOK_MAX_ATTEMPTS', 1, 50).default(5),
   });
 
+/** Every EMULATOR_* variable read here: `npm start` names a near miss of one ("did you mean"). */
+export const EMULATOR_SETTING_NAMES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
+
 export type EnvResult = { ok: true; options: EmulatorOptions } | { ok: false; problems: string[] };
 
 /**

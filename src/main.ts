@@ -2,25 +2,28 @@
 import { randomBytes } from 'node:crypto';
 import { RedisLinks } from './redis.js';
 import { checkIdempotencyRedis, RedisIdempotencyStore } from './idempotency/index.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, settingLookalikes } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway, upstreamFor } from './server/index.js';
 import { exampleTabs } from './explorer/index.js';
 import { welcome } from './welcome.js';
-import { embeddedAdminToken, loadEmulatorOptionsFromEnv, startEmbeddedEmulator, type RunningEmulator } from '../emulator/index.js';
+import { EMULATOR_SETTING_NAMES, embeddedAdminToken, loadEmulatorOptionsFromEnv, startEmbeddedEmulator, type RunningEmulator } from '../emulator/index.js';
 
 async function main(): Promise<void> {
+  // A near miss of a setting's name is ignored, so said at once: `WEBHOOK_SECRET` would leave webhooks off.
+  const nearMisses = settingLookalikes(process.env, EMULATOR_SETTING_NAMES);
   let config;
   try {
     config = loadConfig(process.env);
   } catch (error) {
     if (error instanceof ConfigError) {
-      console.error(error.message);
+      console.error([error.message, ...nearMisses.map((m) => `  - ${m}`)].join('\n'));
       process.exit(1);
     }
     throw error;
   }
   const logger = createLogger(config.logLevel, { pretty: process.stdout.isTTY === true && process.env.NODE_ENV !== 'production' });
+  for (const message of nearMisses) logger.warn(message);
 
   let emulator: RunningEmulator | null = null;
   let emulatorForwards = false;
