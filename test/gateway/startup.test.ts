@@ -28,7 +28,8 @@ describe('start-up configuration', () => {
     const warning = started.output().split('\n').find((line) => line.includes('did you mean'));
     expect(JSON.parse(warning!)).toMatchObject({ level: 40, msg: 'WEBHOOK_SECRET is not a setting: did you mean WEBHOOK_SECRETS? (it is ignored)' });
     expect(started.output()).not.toContain('whsec_never_shown');
-  });
+    // Two start-ups, one after the other: a wait, not a measure.
+  }, 60_000);
 
   it('refuses an unknown UPSTREAM_HTTP_CLIENT, naming it', async () => {
     const { code, output } = await runMainToExit({ UPSTREAM_HTTP_CLIENT: 'undici' });
@@ -61,5 +62,6 @@ describe('start-up configuration', () => {
     await open.stop();
     expect(open.found.metrics).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
     expect(open.output()).not.toContain('ops-token-0123456789abcdef');
-  });
+    // Two start-ups, one after the other: a wait, not a measure.
+  }, 60_000);
 });
