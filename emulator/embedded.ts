@@ -12,10 +12,13 @@ import { join } from 'node:path';
 import { startEmulator, type RunningEmulator } from './start.js';
 import type { EmulatorOptions } from './options.js';
 
-/** Port 4010 when free (a standalone emulator may hold it: then any free port), on loopback. */
-export async function startEmbeddedEmulator(options: EmulatorOptions, fixedPort: boolean): Promise<RunningEmulator> {
+/**
+ * Port 4010 when free (a standalone emulator may hold it: then any free port), on the gateway's own `host`
+ * (loopback unless HOST opens both): EMULATOR_HOST is the standalone emulator's.
+ */
+export async function startEmbeddedEmulator(options: EmulatorOptions, fixedPort: boolean, host: string): Promise<RunningEmulator> {
   // Sandbox only: a live rehearsal is a standalone emulator (npm run emulator), never the one npm start embeds.
-  const settings = { ...options, host: '127.0.0.1', seed: false, console: true, liveRehearsal: false };
+  const settings = { ...options, host, seed: false, console: true, liveRehearsal: false };
   try {
     return await startEmulator(settings);
   } catch (error) {

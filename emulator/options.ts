@@ -147,6 +147,9 @@ const envSchema = z
       .default(false),
   });
 
+/** Every EMULATOR_* variable read here: `npm start` names a near miss of one ("did you mean"). */
+export const EMULATOR_SETTING_NAMES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
+
 export type EnvResult = { ok: true; options: EmulatorOptions } | { ok: false; problems: string[] };
 
 /**

@@ -36,11 +36,15 @@ function redisDetail(roles: Partial<Record<string, boolean>>): Record<string, un
   return entries.every(([, up]) => up) ? { redis } : { redis, degraded: ['redis'] };
 }
 
-/** `/metrics` on the public port: to those `access` allows; 401 to others when a token could be sent, else 404. */
+/** Production without OPS_TOKEN: no one may read `/metrics` on the public port, and the operator is told why. */
+export const METRICS_CLOSED =
+  'closed until OPS_TOKEN is set: set OPS_TOKEN (16 characters or more) and send it as "Authorization: Bearer <OPS_TOKEN>", or set METRICS_PORT for a listener of its own';
+
+/** `/metrics` on the public port: to those `access` allows; 401 to others when a token could be sent, 403 saying OPS_TOKEN is needed when none could. */
 export function guardedMetrics(route: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>, access: OpsAccess) {
   return (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> | void => {
     if (access.allows(req)) return route(req, res);
-    if (!access.tokenSet) return sendJson(res, 404, { error: 'not found' });
+    if (access.closed) return sendJson(res, 403, { error: `metrics are ${METRICS_CLOSED}` });
     res.setHeader('www-authenticate', 'Bearer realm="operations"');
     sendJson(res, 401, { error: 'the operations token is required' });
   };

@@ -3,10 +3,11 @@
  * of src/http, over one schema, one error formatter and one context builder.
  */
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Config } from '../config.js';
 import type { ContextDeps, UpstreamClientFactory } from '../context.js';
 import { createGraphQLRoute } from '../http/graphql-route.js';
-import { guardedMetrics, healthz, readyz } from '../http/health.js';
+import { guardedMetrics, healthz, METRICS_CLOSED, readyz } from '../http/health.js';
 import { opsAccess } from '../http/ops-access.js';
 import { createWebhookReceiver } from '../http/webhook-route.js';
 import type { Logger } from '../logger.js';
@@ -41,8 +42,12 @@ export interface GatewayDeps {
 export interface RunningGateway {
   url: string;
   port: number;
+  /** The address bound, as the system reports it (`127.0.0.1`, `0.0.0.0`, `::`): the banner says who can reach it. */
+  boundAddress: string;
   server: http.Server;
   metricsUrl: string | null;
+  /** Why no one can read `metricsUrl` (production without OPS_TOKEN), else null: the ready line says so. */
+  metricsClosed: string | null;
   observability: Observability;
   /** Graceful: /readyz fails first; in-flight operations get `shutdown.graceMs`, then are cut and counted. */
   stop(): Promise<ShutdownReport>;
@@ -154,8 +159,10 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   return {
     url: `http://${host}:${port}/graphql`,
     port,
+    boundAddress: (httpServer.address() as AddressInfo).address,
     server: httpServer,
     metricsUrl,
+    metricsClosed: metricsUrl !== null && metrics === null && ops.closed ? METRICS_CLOSED : null,
     observability,
     async stop() {
       draining = true;

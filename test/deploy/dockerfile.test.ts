@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DockerfileParser } from 'dockerfile-ast';
+import { DockerfileParser, Env } from 'dockerfile-ast';
 import { validate } from 'dockerfile-utils';
 import { describe, expect, it } from 'vitest';
 
@@ -55,5 +55,13 @@ describe('the Dockerfile', () => {
     const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
     expect(start.split(/\s+/).filter((word) => word.startsWith('--max-'))).toEqual([]);
     expect(last('ENTRYPOINT')).toBeUndefined();
+  });
+
+  it('listens on every interface in the container: HOST=0.0.0.0 in the runtime stage, the gateway being local by default elsewhere', () => {
+    const runtime = dockerfile.getFROMs().findIndex((f) => f.getBuildStage() === 'runtime');
+    const runtimeLine = dockerfile.getFROMs()[runtime]!.getRange().start.line;
+    const envs = instructions.filter((i): i is Env => i instanceof Env && i.getRange().start.line > runtimeLine);
+    const set = Object.fromEntries(envs.flatMap((i) => i.getProperties().map((p) => [p.getName(), p.getValue()])));
+    expect(set).toMatchObject({ HOST: '0.0.0.0', NODE_ENV: 'production' });
   });
 });

@@ -70,6 +70,13 @@ describeWith('curl', "the README's first payment, pasted into a shell", () => {
     expect(typo.data.payouts.totalCount).toBe(0);
   }, 30_000);
 
+  it("prints the README's first query as its own, the same command but for the address", () => {
+    const printed = /A first query:\n([\s\S]*?)\n\n?$/.exec(started.found.banner ?? '')?.[1];
+    expect(printed, 'the banner ends with a first query').toBeDefined();
+    const lines = (text: string) => text.trim().split('\n').map((line) => line.trim());
+    expect(lines(printed!.split(url).join(README_URL))).toEqual(lines(block('payouts(first: 5)')));
+  });
+
   it('Pay, Send and Check: the payment is APPROVED', async () => {
     const pay = await paste(block('mutation Pay'));
     const created = JSON.parse(pay.split('\n')[0]!) as { data: { createTransaction: { transaction: { id: string; status: string }; userErrors: unknown[] } } };

@@ -60,7 +60,7 @@ describe('the live rehearsal', () => {
   });
 
   it('is never taken by the emulator npm start embeds, whatever its options say', async () => {
-    const embedded = await startEmbeddedEmulator(resolveOptions({ liveRehearsal: true, port: 0 }), false);
+    const embedded = await startEmbeddedEmulator(resolveOptions({ liveRehearsal: true, port: 0 }), false, '127.0.0.1');
     try {
       const res = await fetch(`${embedded.url}/v1/accounts`, { headers: { authorization: 'Bearer sk_live_rehearsal', 'x-emulator-admin-token': '' } });
       expect(res.status).toBe(401);

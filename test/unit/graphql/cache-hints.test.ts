@@ -152,6 +152,13 @@ describe('createCacheHints', () => {
     expect(hintOf('{ _entities(representations: ["a"]) { __typename } }').maxAge).toBe(0);
   });
 
+  it('names each root field\'s response key, through fragments on the query too, and no nested one', () => {
+    expect([...hintOf('{ c: customer(id: 1) { id } currencies { iso } }').roots]).toEqual(['c', 'currencies']);
+    expect([...hintOf('{ ... on Query { customer(id: 1) { id } } }').roots]).toEqual(['customer']);
+    expect([...hintOf('{ _entities(representations: ["a"]) { ... on Customer { id } } }').roots]).toEqual(['_entities']);
+    expect([...hintOf('{ transaction(id: 1) { status customer { id } } }').roots]).toEqual(['transaction']);
+  });
+
   it('keeps nothing of an introspection read or a field the schema lacks', () => {
     expect(hintOf('{ currencies { iso } __schema { queryType { name } } }').maxAge).toBe(0);
     expect(hintOf('{ currencies { iso } nope { id } }').maxAge).toBe(0);
@@ -185,6 +192,16 @@ describe('finalAnswer', () => {
   it('walks past nulls and scalars in the answer', () => {
     // Only that it walks them: how a null object is judged is decided elsewhere.
     expect(() => finalAnswer({ t: { status: 'canceled', note: null, n: 3, tags: ['a', null] } }, statusOnly)).not.toThrow();
+  });
+
+  it('is false when a root object is missing, of any type, even with no status to check', () => {
+    const roots = new Set(['customer', '_entities']);
+    expect(finalAnswer({ customer: null }, new Map(), new Set(), new Set(['customer']))).toBe(false);
+    expect(finalAnswer({ _entities: [{ id: '1' }, null] }, new Map(), new Set(), new Set(['_entities']))).toBe(false);
+    expect(finalAnswer({ customer: { id: '1' }, _entities: [{ id: '2' }] }, new Map(), new Set(), roots)).toBe(true);
+    expect(finalAnswer(null, new Map(), new Set(), roots)).toBe(false);
+    // A nested null under a root is that object's own fact (a transaction with no customer), not a miss.
+    expect(finalAnswer({ transaction: { status: 'canceled', customer: null } }, statusOnly, new Set(['transaction']), new Set(['transaction']))).toBe(true);
   });
 
   it('reads the response keys it is given, not the word status', () => {
