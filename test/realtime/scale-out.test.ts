@@ -26,7 +26,7 @@ describeWith('redis-server', 'two gateway processes sharing a real redis-server'
     emulator = await startEmulator({ port: 0, settleMs: 50 });
     const env = { REDIS_URL: redis.url, PAYMENTS_API_URL: emulator.url, WEBHOOK_SECRETS: SECRET, LOG_LEVEL: 'info' };
     [a, b] = (await startInstances(env)) as [Instance, Instance];
-  }, 30_000);
+  }, 90_000);
 
   afterAll(async () => {
     await Promise.all([a?.process.stop(), b?.process.stop()]);
