@@ -5,11 +5,12 @@
  * that appends hands the event to its own subscribers at once; its reader skips that entry when it comes by.
  */
 import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logger.js';
 import type { RedisLinks } from '../redis.js';
 import { decode, encode } from '../upstream/index.js';
 import { Fanout, type EventBus } from './bus.js';
-import { objectKey, versionOf, type PaymentEvent } from './events.js';
+import { isNewer, objectKey, versionOf, type PaymentEvent, type Version } from './events.js';
 import { DEDUPE_TTL_SECONDS, LAST_SEEN_TTL_SECONDS, LEDGER_LUA, SNAPSHOT_EVENT_ID, redisLedger, type DeliveryLedger } from './ledger.js';
 import type { AppendResult, EventLog } from './log.js';
 import { LOG_PARTITIONS, logKeys, partitionOf } from './log-keys.js';
@@ -53,6 +54,8 @@ function compareIds(a: string, b: string): number {
 
 /** Entries this instance delivered itself and its reader has not yet passed; more than this and the oldest go. */
 const OWN_MAX = 100_000;
+/** Objects whose latest delivered version this instance remembers. */
+const DELIVERED_MAX = 100_000;
 const READ_COUNT = 500;
 const READ_BLOCK_MS = 5_000;
 
@@ -70,7 +73,6 @@ export interface RedisEventLog extends EventBus, EventLog {
   /** The appending connection, for the other shared records (poll leases). */
   redis: Redis;
   ledger: DeliveryLedger;
-  stats(): { appended: number; read: number; gaps: number };
 }
 
 export async function redisEventLog(options: RedisLogOptions): Promise<RedisEventLog> {
@@ -90,17 +92,30 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
   // From each stream's newest entry: what came before this instance started is no subscriber's here.
   const positions = await Promise.all(streams.map(async (stream) => (await writer.xrevrange(stream, '+', '-', 'COUNT', 1))[0]?.[0] ?? '0-0'));
   const own = streams.map(() => new Set<string>());
-  const counters = { appended: 0, read: 0, gaps: 0 };
   let closed = false;
 
+  // An instance's own appends skip the queue of its reader: another instance's older entry for the same object, not
+  // yet read, would then come after a newer one. It was current when it was appended; here it no longer is.
+  const delivered = new LRUCache<string, Version>({ max: DELIVERED_MAX });
+  const deliver = (event: PaymentEvent) => {
+    if (event.current && event.objectId !== null) {
+      const key = objectKey(event.accountId, event.object, event.objectId);
+      const stamp = Date.parse(String(event.entity?.updated_at ?? event.createdAt ?? ''));
+      const version: Version = event.origin === 'snapshot' ? [Number.isFinite(stamp) ? stamp : 0, SNAPSHOT_EVENT_ID] : versionOf(event);
+      const last = delivered.get(key);
+      if (last && !isNewer(version, last)) event = { ...event, current: false };
+      else delivered.set(key, version);
+    }
+    fanout.deliver(event);
+  };
+
   const deliverOwn = (partition: number, at: string, event: PaymentEvent) => {
-    counters.appended += 1;
     // The reader got there first (its reply came before the script's): it delivered the entry already.
     if (compareIds(at, positions[partition]!) <= 0) return;
     const set = own[partition]!;
     set.add(at);
     if (set.size > OWN_MAX) set.delete(set.values().next().value!);
-    fanout.deliver(event);
+    deliver(event);
   };
 
   const fromEntry = (fields: string[]): PaymentEvent | null => {
@@ -131,7 +146,6 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
       return compareIds(deleted, positions[p]!) > 0 ? [p] : [];
     });
     if (behind.length === 0) return;
-    counters.gaps += 1;
     logger.error(
       { partitions: behind },
       'event log trimmed past this instance: events it never read are gone for its subscribers (those with an id catch up by re-reads; paymentEvent by resuming with after); raise EVENT_LOG_MAX_EVENTS',
@@ -150,9 +164,8 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
           for (const [id, fields] of entries) {
             positions[p] = id;
             if (set.delete(id)) continue;
-            counters.read += 1;
             const event = fromEntry(fields);
-            if (event) fanout.deliver(event);
+            if (event) deliver(event);
             else logger.warn({ stream, id }, 'unreadable entry in the event log');
           }
           for (const id of set) if (compareIds(id, positions[p]!) <= 0) set.delete(id);
@@ -189,7 +202,6 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
     },
     subscribe: (accountId, listener, opts) => fanout.subscribe(accountId, listener, opts),
     listenerCount: () => fanout.size,
-    stats: () => ({ ...counters }),
     async close() {
       closed = true;
       reader.disconnect();

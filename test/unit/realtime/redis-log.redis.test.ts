@@ -8,7 +8,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../../../src/logger.js';
 import { RedisLinks } from '../../../src/redis.js';
 import type { PaymentEvent } from '../../../src/realtime/events.js';
-import { partitionOf } from '../../../src/realtime/log-keys.js';
+import { logKeys, partitionOf } from '../../../src/realtime/log-keys.js';
+import { encode } from '../../../src/upstream/codec.js';
 import { redisEventLog, type RedisEventLog } from '../../../src/realtime/redis-log.js';
 import { describeWith } from '../../support/tools.js';
 import { eventually, sleep } from '../../realtime/support.js';
@@ -80,6 +81,19 @@ describeWith('redis-server', 'the Redis event log, two instances', () => {
         ['pending', true],
         ['pending', false],
         ['approved', true],
+      ]);
+  });
+
+  it('delivers an entry that reaches the reader after a newer state of its object as no state change', async () => {
+    expect(await here.append(webhook(40, 300, 'approved', '2026-01-01T10:00:05.000Z'))).toBe('accepted');
+    // Another instance's older state, appended when it was current, read here only after the newer one went out.
+    const older = webhook(39, 300, 'pending', '2026-01-01T10:00:00.000Z');
+    await client().xadd(logKeys(prefix).stream(partitionOf(ACCOUNT)), '*', 'c', '1', 'e', encode(older));
+    await eventually(async () => [statuses(got.here, 300).length, statuses(got.there, 300).length], ([h, t]) => h === 2 && t === 2);
+    for (const events of [got.here, got.there])
+      expect(statuses(events, 300)).toEqual([
+        ['approved', true],
+        ['pending', false],
       ]);
   });
 
