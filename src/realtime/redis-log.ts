@@ -106,8 +106,8 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
 
   const fanout = new Fanout(logger);
   const streams = Array.from({ length: partitions }, (_, p) => keys.stream(p));
-  // From each stream's newest entry: what came before this instance started is no subscriber's here.
-  // Each stream's newest entry and sequence number read together, so the first entry read next is the one after both.
+  // From each stream's newest entry (what came before this instance started is no subscriber's here), read together
+  // with its sequence number, so the next entry read is the one after both.
   const starts = await Promise.all(
     streams.map(async (stream, p) => {
       const [[, newest], [, sequence]] = (await writer.multi().xrevrange(stream, '+', '-', 'COUNT', 1).get(keys.sequence(p)).exec()) as [[null, [string, string[]][]], [null, string | null]];
