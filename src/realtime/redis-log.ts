@@ -11,7 +11,7 @@ import type { RedisLinks } from '../redis.js';
 import { decode, encode } from '../upstream/index.js';
 import { Fanout, type EventBus } from './bus.js';
 import { isNewer, objectKey, versionOf, type PaymentEvent, type Version } from './events.js';
-import { DEDUPE_TTL_SECONDS, LAST_SEEN_TTL_SECONDS, LEDGER_LUA, SNAPSHOT_EVENT_ID, redisLedger, type DeliveryLedger } from './ledger.js';
+import { DEDUPE_TTL_SECONDS, LAST_SEEN_TTL_SECONDS, LEDGER_LUA, SNAPSHOT_EVENT_ID } from './ledger.js';
 import type { AppendResult, EventLog } from './log.js';
 import { LOG_PARTITIONS, logKeys, partitionOf } from './log-keys.js';
 
@@ -89,7 +89,6 @@ export interface RedisLogOptions {
 export interface RedisEventLog extends EventBus, EventLog {
   /** The appending connection, for the other shared records (poll leases). */
   redis: Redis;
-  ledger: DeliveryLedger;
 }
 
 export async function redisEventLog(options: RedisLogOptions): Promise<RedisEventLog> {
@@ -200,7 +199,6 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
 
   return {
     redis: writer,
-    ledger: redisLedger(writer, prefix, partitions),
     async append(event): Promise<AppendResult> {
       const partition = partitionOf(event.accountId, partitions);
       const key = event.objectId === null ? `${event.accountId}:none` : objectKey(event.accountId, event.object, event.objectId);
