@@ -6,13 +6,14 @@ import { abuseBench } from './abuse.js';
 import { gatewayBench } from './gateway.js';
 import { observabilityBench } from './observability.js';
 import { peerBench } from './peer.js';
+import { pollingBench } from './polling.js';
 import { realtimeBench } from './realtime.js';
 import { reconcileBench } from './reconcile.js';
 import { resilienceBench } from './resilience.js';
 import { routerCacheBench } from './router-cache.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench];
+const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench, pollingBench];
 const DEFAULT = 'gateway';
 
 function help(): string {

@@ -126,7 +126,7 @@ describe('pending payments polled, under webhook control, one instance', () => {
       intervalMs: 50,
       durationMs: 2_000,
       onAnswer: (status, startedAt) => {
-        if (startedAt > ackedAt && status !== 'APPROVED') late.push(status);
+        if (startedAt > ackedAt && status !== 'APPROVED') late.push(String(status));
       },
     });
     await new Promise((r) => setTimeout(r, 600));
