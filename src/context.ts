@@ -70,6 +70,8 @@ export interface OperationInput {
   telemetry: OperationTelemetry;
   /** The caller's account, when the door looked it up (streams). */
   accountId?: number;
+  /** False for a stream's reads: its subscription watches the object itself, and no poll follows. */
+  watchPolls?: boolean;
 }
 
 export function createContext(deps: ContextDeps, input: OperationInput): Context {
@@ -86,7 +88,7 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
   // A key not proven lately reads the upstream first: a revoked key gets none of its cached objects.
   const refresh = record !== undefined && !record.proven;
   const polls = deps.polls;
-  const polled = caller && polls ? (kind: PendingKind, value: TransactionModel | PayoutModel) => polls.polled(callerId, caller.apiKey, kind, value) : undefined;
+  const polled = caller && polls && input.watchPolls !== false ? (kind: PendingKind, value: TransactionModel | PayoutModel) => polls.polled(callerId, caller.apiKey, kind, value) : undefined;
   const entityCache = caller ? deps.entityCache.scope(callerId, { bypass: input.bypassCache ?? false, refresh, ...(polled ? { polled } : {}) }) : uncached;
   return new OperationContext({
     api,
