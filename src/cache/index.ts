@@ -35,6 +35,8 @@ export interface EntityCacheSettings {
 export interface EntityCacheOptions {
   /** Webhooks configured and the event path up, asked on each read: otherwise a pending object is read upstream. */
   hearsChanges?: () => boolean;
+  /** The clock a pending copy's age is read by: the store's. */
+  now?: () => number;
 }
 
 /** How long a value of each kind may be kept, or 0 when it must not be. */
@@ -109,11 +111,16 @@ export const uncached: EntityCacheScope = {
 
 export function createEntityCache(store: EntityStore | null, settings: EntityCacheSettings, logger: Logger, options: EntityCacheOptions = {}): EntityCache {
   const hears = options.hearsChanges ?? (() => false);
+  const now = options.now ?? Date.now;
   const final = finalTests();
   const policy = entityTtlPolicy(settings, hears, final);
   const inFlight = inFlightReads();
   // Pending objects are shared in flight only while they may be kept: otherwise every poll reads, as it did.
   const sharable = (kind: EntityKind) => !isPendingKind(kind) || hears();
+  const isPending = (kind: EntityKind, value: unknown): boolean => isPendingKind(kind) && !final[kind]((value as { status: string }).status);
+  // Whoever wrote it (another instance, another version, a longer max age): a pending copy older than ours is not served.
+  const servable = <K extends EntityKind>(kind: K, value: EntityModels[K], writtenAt: number | undefined): boolean =>
+    ttlFor(kind, value) > 0 && (!isPending(kind, value) || (writtenAt !== undefined && now() - writtenAt <= (settings.pendingMaxAgeMs ?? 0)));
   // A kind the policy does not name is never kept.
   const ttlFor = <K extends EntityKind>(kind: K, value: EntityModels[K]): number => (policy[kind] as ((v: EntityModels[K]) => number) | undefined)?.(value) ?? 0;
   // A cache that fails is a cache that misses: the request goes on to the upstream.
@@ -152,8 +159,8 @@ export function createEntityCache(store: EntityStore | null, settings: EntityCac
         const missing: number[] = [];
         ids.forEach((_, i) => {
           const value = refresh ? undefined : (read?.values[i] as EntityModels[typeof kind] | undefined);
-          // Checked again on the way out: a non-final snapshot is never served.
-          if (value !== undefined && ttlFor(kind, value) > 0) results[i] = value;
+          // Checked again on the way out: a pending snapshot only while changes are heard, and within its max age.
+          if (value !== undefined && servable(kind, value, read?.writtenAt?.[i])) results[i] = value;
           else missing.push(i);
         });
         if (missing.length > 0) {

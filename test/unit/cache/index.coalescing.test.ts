@@ -20,7 +20,7 @@ function deferred<T>() {
 
 const setup = (hears = true, now = () => Date.now()) => {
   const state = { hears };
-  const cache = createEntityCache(memoryStore(100, now), settings, createLogger('silent'), { hearsChanges: () => state.hears });
+  const cache = createEntityCache(memoryStore(100, now), settings, createLogger('silent'), { hearsChanges: () => state.hears, now });
   return { cache, state };
 };
 
@@ -40,6 +40,31 @@ describe('pending objects in the entity cache', () => {
     at += 2_001;
     await cache.scope(CALLER).load('transaction', [1], fetch);
     expect(reads).toBe(3);
+  });
+
+  it('serves no pending copy older than its max age, whoever wrote it, nor one whose age is unknown', async () => {
+    let at = 1_000_000;
+    const now = () => at;
+    const store = memoryStore(100, now);
+    const cache = createEntityCache(store, settings, createLogger('silent'), { hearsChanges: () => true, now });
+    // Written with a longer TTL (another instance's setting): kept by the store, refused past our max age.
+    await store.write(CALLER, 'transaction', [{ id: 1, value: { id: 1, status: 'pending', written: 'elsewhere' }, ttlMs: 60_000, generation: null }]);
+    at += 1_000;
+    let reads = 0;
+    const fetch = async (id: string | number) => (reads++, { id, status: 'pending' }) as never;
+    expect((await cache.scope(CALLER).load('transaction', [1], fetch))[0]).toMatchObject({ written: 'elsewhere' });
+    at += 1_001;
+    expect((await cache.scope(CALLER).load('transaction', [1], fetch))[0]).toEqual({ id: 1, status: 'pending' });
+    expect(reads).toBe(1);
+    // A store that does not say when (an older version's Redis entry): a pending copy is not served; a final one is.
+    const silent = { ...store, read: async (...args: Parameters<typeof store.read>) => ({ ...(await store.read(...args)), writtenAt: undefined }) };
+    const older = createEntityCache(silent, settings, createLogger('silent'), { hearsChanges: () => true, now });
+    await older.scope(CALLER).load('transaction', [1], fetch);
+    await older.scope(CALLER).load('payout', [2], async (id) => ({ id, status: 'sent' }) as never);
+    expect(reads).toBe(2);
+    await older.scope(CALLER).load('transaction', [1], fetch);
+    expect(reads).toBe(3);
+    expect((await older.scope(CALLER).load('payout', [2], async () => { throw new Error('read again'); }))[0]).toEqual({ id: 2, status: 'sent' });
   });
 
   it('makes one upstream read for overlapping reads of one key, none shared with another key', async () => {
