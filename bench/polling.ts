@@ -81,6 +81,8 @@ interface Row {
   rereadsPerMin: number;
   firstMs: number;
   allMs: number;
+  /** From the approval to the webhook's acknowledgement (posting it included); NaN when none was sent. */
+  ackMs: number;
   stale: number;
 }
 
@@ -149,6 +151,7 @@ async function scenario(server: Server, emulator: BenchEmulator, make: ReturnTyp
     rereadsPerMin: perMin(rereadCount),
     firstMs: seen.length > 0 ? Math.min(...seen) - approvedAt : Number.NaN,
     allMs: seen.length === s.frontends ? Math.max(...seen) - approvedAt : Number.NaN,
+    ackMs: Number.isFinite(ackedAt) ? ackedAt - approvedAt : Number.NaN,
     stale,
   };
 }
@@ -187,8 +190,8 @@ async function runPollingBench(s: Settings): Promise<void> {
 
     console.log(
       markdownTable(
-        ['server', 'webhook', 'polls/min', 'upstream reads/min', 'of which re-reads', 'approval -> first poll showing it (ms)', '-> every frontend (ms)', 'PENDING after the ack'],
-        rows.map((r) => [r.server, r.webhook, fixed(r.pollsPerMin, 0), fixed(r.readsPerMin, 1), fixed(r.rereadsPerMin, 1), ms(r.firstMs), ms(r.allMs), r.webhook === 'delivered' && !r.server.startsWith('peer') ? String(r.stale) : '-']),
+        ['server', 'webhook', 'polls/min', 'upstream reads/min', 'of which re-reads', 'approval -> webhook acknowledged (ms)', 'approval -> first poll showing it (ms)', '-> every frontend (ms)', 'PENDING after the ack'],
+        rows.map((r) => [r.server, r.server.startsWith('peer') ? '(none)' : r.webhook, fixed(r.pollsPerMin, 0), fixed(r.readsPerMin, 1), fixed(r.rereadsPerMin, 1), ms(r.ackMs), ms(r.firstMs), ms(r.allMs), Number.isFinite(r.ackMs) ? String(r.stale) : '-']),
       ),
     );
     console.log('\nupstream reads/min, gateway / peer:');
