@@ -30,7 +30,7 @@ export interface Config {
   upstreamBytesInFlight: Readonly<ByteBudgetOptions>;
   currencyCacheTtlMs: number;
   /** A TTL of 0 keeps that kind out; `decodedItems`: items remembered with what they decoded to (validated once). */
-  entityCache: { enabled: boolean; maxObjects: number; maxBytes: number; maxEntryBytes: number; customerTtlMs: number; finalTtlMs: number; decodedItems: number };
+  entityCache: { enabled: boolean; maxObjects: number; maxBytes: number; maxEntryBytes: number; customerTtlMs: number; finalTtlMs: number; pendingMaxAgeMs: number; decodedItems: number };
   pagination: { defaultFirst: number; maxFirst: number };
   subscriptionQueueLimit: number;
   subscriptionMaxBufferedBytes: number;

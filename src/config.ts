@@ -85,6 +85,8 @@ const envSchema = z
     ENTITY_CACHE_MAX_ENTRY_BYTES: int(256).default(256 * 1024),
     CUSTOMER_CACHE_TTL_MS: int(0).default(60_000),
     FINAL_OBJECT_CACHE_TTL_MS: int(0).default(60 * 60 * 1000),
+    // A change whose webhook was lost stays unseen this long at most: a few polls of a checkout page (docs/performance.md).
+    PENDING_OBJECT_MAX_AGE_MS: int(0, 60_000).default(5_000),
     MAX_PAGE_SIZE: int(1, 100).default(100),
     DEFAULT_PAGE_SIZE: int(1, 100).default(20),
     SUBSCRIPTION_QUEUE_LIMIT: int(1, 100_000).default(256),
@@ -316,6 +318,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       maxEntryBytes: e.ENTITY_CACHE_MAX_ENTRY_BYTES,
       customerTtlMs: e.CUSTOMER_CACHE_TTL_MS,
       finalTtlMs: e.FINAL_OBJECT_CACHE_TTL_MS,
+      pendingMaxAgeMs: e.PENDING_OBJECT_MAX_AGE_MS,
       decodedItems: e.ENTITY_CACHE ? DECODED_ITEMS : 0,
     }),
     pagination: Object.freeze({ defaultFirst: e.DEFAULT_PAGE_SIZE, maxFirst: e.MAX_PAGE_SIZE }),

@@ -18,6 +18,8 @@ export interface RedisStoreOptions {
 interface Stored {
   g: string | null;
   v: unknown;
+  /** Written at (epoch ms): a pending object's age is checked on the way out. Absent from older versions' entries. */
+  t?: number;
 }
 
 export function redisStore({ redis, prefix, generationTtlMs, maxEntryBytes }: RedisStoreOptions): EntityStore {
@@ -29,18 +31,21 @@ export function redisStore({ redis, prefix, generationTtlMs, maxEntryBytes }: Re
       const keys = [...ids.map((id) => entryKey(callerId, kind, id)), ...ids.map((id) => genKey(kind, id))];
       const found = await redis.mget(keys);
       const generations = ids.map((_, i) => found[ids.length + i] ?? null);
+      const writtenAt: (number | undefined)[] = [];
       const values = ids.map((_, i) => {
         const text = found[i];
-        if (!text) return undefined;
-        const stored = decode(text) as Stored;
-        return stored.g === generations[i] ? stored.v : undefined;
+        const stored = text ? (decode(text) as Stored) : undefined;
+        const live = stored && stored.g === generations[i] ? stored : undefined;
+        writtenAt.push(typeof live?.t === 'number' ? live.t : undefined);
+        return live?.v;
       });
-      return { values, generations };
+      return { values, generations, writtenAt };
     },
     async write(callerId, kind, entries) {
       const pipeline = redis.pipeline();
+      const t = Date.now();
       for (const { id, value, ttlMs, generation } of entries) {
-        const text = encode({ g: generation, v: value } satisfies Stored);
+        const text = encode({ g: generation, v: value, t } satisfies Stored);
         // Too large to keep: an older copy, had one been kept, is not left to be served in its place.
         if (Buffer.byteLength(text) <= maxEntryBytes) pipeline.set(entryKey(callerId, kind, id), text, 'PX', ttlMs);
         else pipeline.del(entryKey(callerId, kind, id));

@@ -23,6 +23,7 @@ import { createApollo, documentLimits, errorFormatter } from './apollo.js';
 import { dispatchRequests, gatewayHttpServer, listen, reachable, startMetricsServer, type Route } from './listen.js';
 import { startStreams } from './streams.js';
 import { startSharedState } from './shared-state.js';
+import { createPollWatches } from '../cache/poll-watches.js';
 
 export type { UpstreamClientFactory } from '../context.js';
 
@@ -77,7 +78,9 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   let draining = false;
   const state = await startSharedState(config, links, logger, observability, idempotencyStore);
   const { keys, shared } = state;
-  const contextDeps: ContextDeps = { config, keys, upstream, logger, entityCache: state.entityCache, idempotencyStore: state.idempotencyStore, observability };
+  const { entityCache } = state;
+  const polls = createPollWatches({ evict: (kind, id) => entityCache.evictObject(kind, id), logger });
+  const contextDeps: ContextDeps = { config, keys, upstream, logger, entityCache, polls, idempotencyStore: state.idempotencyStore, observability };
   const ownSchema = () => {
     const built = buildSchema();
     observability.traceResolvers(built);
@@ -123,7 +126,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   const ops = opsAccess(config.production, config.opsToken);
   const health = {
     subscriptions: () => streams.stats(),
-    reconcile: () => ({ ...streams.reconciler.stats(), readsPerSecondCap: config.reconcile.readsPerSecond }),
+    reconcile: () => ({ ...streams.reconciler.stats(), polled: polls.stats().watched, readsPerSecondCap: config.reconcile.readsPerSecond }),
     connections: () => connections.stats(),
     breakers: () => upstream.breakerStates?.() ?? {},
     redis: () => links.state(),

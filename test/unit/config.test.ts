@@ -130,7 +130,7 @@ describe('event log setting', () => {
 
 describe('entity cache settings', () => {
   it('is on by default, with a TTL for customers and a longer one for final objects', () => {
-    expect(loadConfig({}).entityCache).toEqual({ enabled: true, maxObjects: 50_000, maxBytes: 64 * 1024 * 1024, maxEntryBytes: 256 * 1024, customerTtlMs: 60_000, finalTtlMs: 3_600_000, decodedItems: 2_000 });
+    expect(loadConfig({}).entityCache).toEqual({ enabled: true, maxObjects: 50_000, maxBytes: 64 * 1024 * 1024, maxEntryBytes: 256 * 1024, customerTtlMs: 60_000, finalTtlMs: 3_600_000, pendingMaxAgeMs: 5_000, decodedItems: 2_000 });
   });
 
   it('can be turned off, sized, and a TTL of 0 keeps a kind out', () => {
@@ -141,17 +141,19 @@ describe('entity cache settings', () => {
       ENTITY_CACHE_MAX_ENTRY_BYTES: '4096',
       CUSTOMER_CACHE_TTL_MS: '0',
       FINAL_OBJECT_CACHE_TTL_MS: '5000',
+      PENDING_OBJECT_MAX_AGE_MS: '0',
     });
-    expect(config.entityCache).toEqual({ enabled: false, maxObjects: 10, maxBytes: 1_048_576, maxEntryBytes: 4096, customerTtlMs: 0, finalTtlMs: 5000, decodedItems: 0 });
+    expect(config.entityCache).toEqual({ enabled: false, maxObjects: 10, maxBytes: 1_048_576, maxEntryBytes: 4096, customerTtlMs: 0, finalTtlMs: 5000, pendingMaxAgeMs: 0, decodedItems: 0 });
   });
 
   it('names each bad value', () => {
-    expect(() => loadConfig({ ENTITY_CACHE: 'maybe', ENTITY_CACHE_MAX_OBJECTS: '0', CUSTOMER_CACHE_TTL_MS: '-1' })).toThrow(
+    expect(() => loadConfig({ ENTITY_CACHE: 'maybe', ENTITY_CACHE_MAX_OBJECTS: '0', CUSTOMER_CACHE_TTL_MS: '-1', PENDING_OBJECT_MAX_AGE_MS: '60001' })).toThrow(
       expect.objectContaining({
         problems: [
           expect.stringMatching(/^ENTITY_CACHE:/),
           expect.stringMatching(/^ENTITY_CACHE_MAX_OBJECTS:/),
           expect.stringMatching(/^CUSTOMER_CACHE_TTL_MS:/),
+          expect.stringMatching(/^PENDING_OBJECT_MAX_AGE_MS:/),
         ],
       }),
     );
