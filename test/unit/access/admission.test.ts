@@ -236,9 +236,26 @@ describe('admission: the account behind a key', () => {
     expect(upstreamCalls).toEqual([`account ${c.apiKey}`]);
   });
 
+  // The proof lapses with no revocation heard here: the upstream revoked the key where no instance saw it.
   it('asks again once the key is no longer proven (revoked meanwhile)', async () => {
-    const { admission, keys, upstreamCalls, answerAccount } = setup();
+    const { admission, keys, upstreamCalls, answerAccount } = setup({ KEY_REVALIDATE_MS: '100' });
     const c = caller('account-revoked');
+    expect(await admission.account(c)).toBe(7);
+    answerAccount(async () => {
+      throw new UpstreamAuthenticationError({ route, statusCode: 401 });
+    });
+    expect(await admission.account(c)).toBe(7);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(keys.isProven(c.callerId)).toBe(false);
+    expect(keys.isRevoked(c.callerId)).toBe(false);
+    await expect(admission.account(c)).rejects.toBeInstanceOf(UpstreamAuthenticationError);
+    expect(keys.isRevoked(c.callerId)).toBe(true);
+    expect(upstreamCalls).toEqual([`account ${c.apiKey}`, `account ${c.apiKey}`]);
+  });
+
+  it('forgets the account of a key revoked here at once', async () => {
+    const { admission, keys, upstreamCalls, answerAccount } = setup();
+    const c = caller('account-revoked-here');
     expect(await admission.account(c)).toBe(7);
     keys.revoke(c.callerId);
     answerAccount(async () => ({ id: 8 }));
@@ -509,5 +526,24 @@ describe('admission: opening a stream through the door', () => {
     }
     expect(await admission.openStream(request(paced))).toMatchObject({ refused: { kind: 'rate', refusal: { by: 'key' } } });
     expect(upstreamCalls).toEqual([]);
+  });
+
+  it('a key revoked where no instance saw it opens no stream once its proof lapsed: the account is asked again, and its 401 refuses', async () => {
+    const { admission, keys, upstreamCalls, answerAccount } = setup({ KEY_REVALIDATE_MS: '100', WS_MAX_SUBSCRIPTIONS_PER_KEY: '5', WS_SUBSCRIBE_PER_MINUTE: '10' });
+    const c = caller('open-lapsed');
+    const first = await admission.openStream(request(c));
+    expect('stream' in first && first.stream.accountId).toBe(7);
+    // Released, so no background proof runs: only the door can find the revocation out.
+    if ('stream' in first) first.stream.release();
+    answerAccount(async () => {
+      throw new UpstreamAuthenticationError({ route, statusCode: 401 });
+    });
+    await new Promise((r) => setTimeout(r, 150));
+    const second = await admission.openStream(request(c));
+    expect('refused' in second && second.refused.kind).toBe('account');
+    expect(keys.isRevoked(c.callerId)).toBe(true);
+    expect(admission.liveStreams(c)).toBe(0);
+    expect(await admission.openStream(request(c))).toEqual({ refused: { kind: 'revoked' } });
+    expect(upstreamCalls).toEqual([`account ${c.apiKey}`, `account ${c.apiKey}`]);
   });
 });
