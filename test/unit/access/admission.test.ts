@@ -4,11 +4,12 @@
  * live stream's key is proven and ended. The transports' own suites (test/security/*) check the same door over
  * HTTP, WebSocket and SSE; this one reaches the branches they cannot vary cheaply.
  */
-import { GraphQLError } from 'graphql';
+import { GraphQLError, parse } from 'graphql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createAdmission, REVOKED_KEY_MESSAGE, type Admission, type RateLimitName } from '../../../src/access/admission.js';
 import type { StreamRequest } from '../../../src/access/stream-admission.js';
+import type { UpstreamGate } from '../../../src/access/upstream-budget.js';
 import { validatedDocuments } from '../../../src/limits/document-store.js';
 import { documentRules, operationCheck } from '../../../src/limits/graphql-limits.js';
 import { documentCheck } from '../../../src/limits/document-check.js';
@@ -223,6 +224,24 @@ describe('admission: a streaming transport\'s document', () => {
     keys.accept(known.callerId);
     admission.document({ query }, undefined, {}, known);
     expect(streams.validated.size).toBe(1);
+  });
+});
+
+describe("admission: a streaming transport's extensions.cost", () => {
+  const priced = parse('query ($n: Int) { transactions(first: $n) { nodes { id } } }');
+
+  it('prices the operation as HTTP does, with the upstream calls its gate counted and the maximum', () => {
+    const { admission } = setup({ MAX_OPERATION_COST: '900' });
+    const { cost } = admission.documents.check.price(priced, undefined, { n: 50 });
+    expect(cost).toBeGreaterThan(1);
+    expect(admission.cost(priced, undefined, { n: 50 }, { upstreamGate: { calls: 3 } as UpstreamGate })).toEqual({ requestedQueryCost: cost, actualQueryCost: 3, maximumAvailable: 900 });
+    // No gate yet: no upstream call counted.
+    expect(admission.cost(priced, undefined, { n: 50 }, undefined)).toEqual({ requestedQueryCost: cost, actualQueryCost: 0, maximumAvailable: 900 });
+  });
+
+  it('is null when COST_EXTENSIONS is off, and when the variables leave the operation unpriced', () => {
+    expect(setup({ COST_EXTENSIONS: 'false' }).admission.cost(priced, undefined, { n: 50 }, undefined)).toBeNull();
+    expect(setup().admission.cost(priced, undefined, { n: 'many' }, undefined)).toBeNull();
   });
 });
 
