@@ -166,11 +166,49 @@ describe('createCacheHints', () => {
   });
 });
 
+describe('createCacheHints: the keys that hold a final type', () => {
+  const holders = (source: string) => [...hintOf(source).holders];
+
+  it('names the response key of each field that reads a type kept only when final, aliased or not', () => {
+    expect(holders('{ transaction(id: 1) { status } }')).toEqual(['transaction']);
+    expect(holders('{ t: transaction(id: 1) { status } p: payout(id: 2) { status } }')).toEqual(['t', 'p']);
+    expect(holders('{ t: transaction(id: 1) { status } transaction(id: 2) { status } }')).toEqual(['t', 'transaction']);
+  });
+
+  it('names no field of a type kept for its TTL, under a final one or not', () => {
+    expect(holders('{ customer(id: 1) { id } currencies { iso } }')).toEqual([]);
+    expect(holders('{ transaction(id: 1) { status customer { id } currency { iso } } }')).toEqual(['transaction']);
+  });
+
+  it('names the field of a union or interface read through a fragment of a final type', () => {
+    expect(holders('{ _entities(representations: []) { ... on Transaction { status } } }')).toEqual(['_entities']);
+    expect(holders('{ n: node { ... on Transaction { status } } }')).toEqual(['n']);
+  });
+});
+
 describe('finalAnswer', () => {
   const statusOnly = new Map([['status', FINAL_TX]]);
 
   it('needs no walk when no status is checked', () => {
     expect(finalAnswer({ transaction: { status: 'pending' } }, new Map())).toBe(true);
+    expect(finalAnswer(null, new Map())).toBe(true);
+  });
+
+  it('is false for no answer, or one that is not an object, when a status is checked', () => {
+    expect(finalAnswer(null, statusOnly)).toBe(false);
+    expect(finalAnswer(undefined, statusOnly)).toBe(false);
+    expect(finalAnswer('canceled', statusOnly)).toBe(false);
+  });
+
+  it('is false when a key that holds a final type holds null (not found yet) or a list with a null in it', () => {
+    const held = new Set(['transaction', '_entities']);
+    expect(finalAnswer({ transaction: null }, statusOnly, held)).toBe(false);
+    expect(finalAnswer({ transaction: null }, statusOnly)).toBe(true);
+    expect(finalAnswer({ _entities: [{ status: 'canceled' }, null] }, statusOnly, held)).toBe(false);
+    expect(finalAnswer({ _entities: [{ status: 'canceled' }] }, statusOnly, held)).toBe(true);
+    expect(finalAnswer({ transaction: { status: 'canceled', note: null, tags: ['a', null] } }, statusOnly, held)).toBe(true);
+    // Only where the key holds it: a null elsewhere is a value like another.
+    expect(finalAnswer({ transaction: { status: 'canceled' }, customer: null }, statusOnly, held)).toBe(true);
   });
 
   it('is true when every checked status is final, however deep and in lists', () => {
