@@ -1,4 +1,5 @@
 /** Environment -> one validated, frozen config; every problem is reported at once, so a bad deployment is fixed in one go. */
+import path from 'node:path';
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import { DEFAULT_BYTE_BUDGET } from './upstream/index.js';
@@ -90,6 +91,9 @@ const envSchema = z
     IDEMPOTENCY_CALLER_MAX_BYTES: int(4 * 1024).default(8 * 1024 * 1024),
     IDEMPOTENCY_RECORD_MAX_BYTES: int(1024).default(1024 * 1024),
     IDEMPOTENCY_REDIS_PERSISTENCE: optional(z.enum(['require', 'warn'])),
+    IDEMPOTENCY_QUARANTINE_MS: int(0).default(15 * 60 * 1000),
+    // Where a gateway without REDIS_URL keeps what must outlive it; relative to the working directory.
+    DATA_DIR: optional(z.string().trim().min(1).refine((v) => !v.includes('\0'), 'must be a path')).default('data'),
     SHUTDOWN_GRACE_MS: optional(positiveMs).default(25_000),
     SHUTDOWN_READINESS_DELAY_MS: int(0).default(0),
     NODE_ENV: optional(z.string()),
@@ -291,7 +295,10 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       maxBytes: e.IDEMPOTENCY_MAX_BYTES,
       // A Redis that loses records on restart lets a retry act twice: production refuses to start on one.
       redisPersistence: e.IDEMPOTENCY_REDIS_PERSISTENCE ?? (production ? 'require' : 'warn'),
+      // Redis found to have lost records: new claims are refused this long, while clients retry what was lost.
+      quarantineMs: e.IDEMPOTENCY_QUARANTINE_MS,
     }),
+    dataDir: path.resolve(e.DATA_DIR),
     shutdown: Object.freeze({ graceMs: e.SHUTDOWN_GRACE_MS, readinessDelayMs: e.SHUTDOWN_READINESS_DELAY_MS }),
     production,
     embeddedEmulator: !e.PAYMENTS_API_URL && (!production || e.EMBEDDED_EMULATOR === true),

@@ -251,7 +251,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 }
 
-/** The caller is part of the id: two callers' equal record keys never meet. */
+/** The caller is part of the id: two callers' equal record keys never meet. (No NUL: LMDB's keys split on it.) */
 export function idOf(caller: string, recordKey: string): string {
-  return `${caller}\0${recordKey}`;
+  return `${caller}/${recordKey}`;
 }
