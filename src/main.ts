@@ -1,12 +1,14 @@
 /** Command-line entry: config, the gateway (and with no PAYMENTS_API_URL the seeded emulator), graceful stop. */
 import { randomBytes } from 'node:crypto';
 import { RedisLinks } from './redis.js';
-import { checkIdempotencyRedis, DiskIdempotencyStore, RedisIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
+import { checkIdempotencyRedis, DiskIdempotencyStore, RedisContinuity, RedisIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway, upstreamFor } from './server/index.js';
 import { exampleTabs } from './explorer/index.js';
 import { embeddedAdminToken, loadEmulatorOptionsFromEnv, startEmbeddedEmulator, type RunningEmulator } from '../emulator/index.js';
+
+const IDEMPOTENCY_PREFIX = 'gateway:idempotency:';
 
 async function main(): Promise<void> {
   let config;
@@ -55,8 +57,11 @@ async function main(): Promise<void> {
   }
   let idempotencyStore: IdempotencyStore;
   try {
+    // Records lost in Redis (emptied, an older snapshot, a replica behind) are found and new claims refused a while.
+    const continuity = idempotencyRedis ? new RedisContinuity(idempotencyRedis, `${IDEMPOTENCY_PREFIX}continuity`, { quarantineMs: config.idempotency.quarantineMs, logger }) : null;
+    await continuity?.start();
     idempotencyStore = idempotencyRedis
-      ? new RedisIdempotencyStore(idempotencyRedis, undefined, undefined, config.idempotency.ttlMs)
+      ? new RedisIdempotencyStore(idempotencyRedis, IDEMPOTENCY_PREFIX, undefined, config.idempotency.ttlMs, continuity ?? undefined)
       : // One instance keeps its records on disk: a retry after a crash or a deploy replays instead of paying twice.
         DiskIdempotencyStore.open(config.dataDir, { bytesPerCaller: config.idempotency.callerMaxBytes, maxBytes: config.idempotency.maxBytes }, (pid) =>
           logger.warn({ dataDir: config.dataDir, pid }, 'another gateway process uses this DATA_DIR: a retry sent to the other may act again; give each process its own folder, or share REDIS_URL'),

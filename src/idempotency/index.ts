@@ -6,3 +6,5 @@ export type { Claim, IdempotencyStore } from './store.js';
 export { RedisIdempotencyStore } from './redis-store.js';
 export { checkIdempotencyRedis, RedisNotPersistentError } from './redis-check.js';
 export { DiskIdempotencyStore } from './disk-store.js';
+export { RedisContinuity } from './redis-continuity.js';
+export type { StoreCondition } from './store.js';

@@ -40,7 +40,7 @@ export interface IdempotencyStore {
   /** The key stays bound to its fingerprint; the same input may run again. */
   release(recordKey: string, owner: string, fingerprint: string, ttlMs: number, caller: string): Promise<void>;
   changed(recordKey: string, ms: number): Promise<void>;
-  condition?(): StoreCondition;
+  condition?(): StoreCondition | undefined;
   close(): Promise<void>;
 }
 

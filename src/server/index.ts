@@ -107,6 +107,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     routes: () => upstream.routeStats?.() ?? {},
     websocket: () => streams.websocket.stats(),
     redis: () => links.state(),
+    idempotency: () => state.idempotencyStore.condition?.(),
     caches: () => ({
       compiled_queries: compiler?.cachedBytes() ?? 0,
       http_documents: httpDocuments.bytes(),
@@ -122,6 +123,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     connections: () => connections.stats(),
     breakers: () => upstream.breakerStates?.() ?? {},
     redis: () => links.state(),
+    idempotency: () => state.idempotencyStore.condition?.(),
     draining: () => draining,
   };
 
