@@ -139,6 +139,18 @@ describe('memory idempotency store: expiry gives room back, exactly', () => {
     expect(store.size).toBe(4);
   });
 
+  it('a caller\'s own bytes count back when its records expire: its quota takes new claims again', async () => {
+    frozenClock();
+    const store = new MemoryIdempotencyStore(1_000, 1_000, 2 * MARKER, 1024 * 1024);
+    // One record that stays, one that expires: the caller's tally must lose exactly the one.
+    expect((await store.claim('1', 'fp', 60_000, 'a')).kind).toBe('acquired');
+    expect((await store.claim('2', 'fp', 10, 'a')).kind).toBe('acquired');
+    expect((await store.claim('3', 'fp', LOCK, 'a')).kind).toBe('full');
+    now += 2_000;
+    expect((await store.claim('3', 'fp', LOCK, 'a')).kind).toBe('acquired');
+    expect((await store.claim('4', 'fp', LOCK, 'a')).kind).toBe('full');
+  });
+
   it('sweeps at most once a second: records expired since the last sweep wait for the next', async () => {
     frozenClock();
     const store = new MemoryIdempotencyStore(2, 2);
