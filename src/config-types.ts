@@ -45,7 +45,10 @@ export interface Config {
     callerMaxBytes: number;
     maxBytes: number;
     redisPersistence: 'require' | 'warn';
+    quarantineMs: number;
   };
+  /** Absolute: the idempotency records of a gateway without REDIS_URL (`DATA_DIR`). */
+  dataDir: string;
   shutdown: { graceMs: number; readinessDelayMs: number };
   production: boolean;
   embeddedEmulator: boolean;

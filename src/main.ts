@@ -1,13 +1,15 @@
 /** Command-line entry: config, the gateway (and with no PAYMENTS_API_URL the seeded emulator), graceful stop. */
 import { randomBytes } from 'node:crypto';
 import { RedisLinks } from './redis.js';
-import { checkIdempotencyRedis, RedisIdempotencyStore } from './idempotency/index.js';
+import { checkIdempotencyRedis, DiskIdempotencyStore, RedisContinuity, RedisIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
 import { ConfigError, loadConfig, settingLookalikes } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway, upstreamFor } from './server/index.js';
 import { exampleTabs } from './explorer/index.js';
 import { welcome } from './welcome.js';
 import type { RunningEmulator } from '../emulator/index.js';
+
+const IDEMPOTENCY_PREFIX = 'gateway:idempotency:';
 
 async function main(): Promise<void> {
   // A near miss of a setting's name is ignored, so said at once: `WEBHOOK_SECRET` would leave webhooks off.
@@ -62,14 +64,28 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   }
-  const idempotencyStore = idempotencyRedis ? new RedisIdempotencyStore(idempotencyRedis, undefined, undefined, config.idempotency.ttlMs) : undefined;
+  let idempotencyStore: IdempotencyStore;
+  try {
+    // Records lost in Redis (emptied, an older snapshot, a replica behind) are found and new claims refused a while.
+    const continuity = idempotencyRedis ? new RedisContinuity(idempotencyRedis, `${IDEMPOTENCY_PREFIX}continuity`, { quarantineMs: config.idempotency.quarantineMs, logger }) : null;
+    await continuity?.start();
+    idempotencyStore = idempotencyRedis
+      ? new RedisIdempotencyStore(idempotencyRedis, IDEMPOTENCY_PREFIX, undefined, config.idempotency.ttlMs, continuity ?? undefined)
+      : // One instance keeps its records on disk: a retry after a crash or a deploy replays instead of paying twice.
+        DiskIdempotencyStore.open(config.dataDir, { bytesPerCaller: config.idempotency.callerMaxBytes, maxBytes: config.idempotency.maxBytes }, (pid) =>
+          logger.warn({ dataDir: config.dataDir, pid }, 'another gateway process uses this DATA_DIR: a retry sent to the other may act again; give each process its own folder, or share REDIS_URL'),
+        );
+  } catch (error) {
+    logger.fatal({ err: error, dataDir: config.dataDir }, 'refusing to start: the idempotency records cannot be opened');
+    process.exit(1);
+  }
   const upstream = upstreamFor(config, upstreamUrl);
   const gateway = await startGateway({
     config: gatewayConfig,
     upstream,
     logger,
     redisLinks,
-    ...(idempotencyStore ? { idempotencyStore } : {}),
+    idempotencyStore,
     ...(demoKey ? { explorer: { defaultHeaders: { Authorization: `Bearer ${demoKey}` }, tabs: exampleTabs(startingTransaction) } } : {}),
   });
   // The gateway's port is known only now (PORT may be 0).
@@ -109,7 +125,7 @@ async function main(): Promise<void> {
     }, readinessDelayMs + graceMs + 7_000).unref();
     const { cutRequests } = await gateway.stop();
     upstream.close();
-    await idempotencyStore?.close();
+    await idempotencyStore.close();
     await emulator?.stop();
     if (cutRequests > 0) {
       // A cut keyed mutation is safe to retry with the same Idempotency-Key.

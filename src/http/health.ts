@@ -1,6 +1,7 @@
 /** `/healthz` and `/readyz`: anyone gets the status, only those `OpsAccess` allows get the counts and states. */
 import type http from 'node:http';
 import type { BreakerState } from '../upstream/index.js';
+import type { StoreCondition } from '../idempotency/index.js';
 import { sendJson } from './body.js';
 import type { OpsAccess } from './ops-access.js';
 
@@ -11,6 +12,8 @@ export interface HealthSources {
   breakers(): Record<string, BreakerState>;
   /** Each Redis connection role: up or not; empty without REDIS_URL. */
   redis(): Partial<Record<string, boolean>>;
+  /** The idempotency store's quarantine after Redis lost records; undefined for stores that cannot lose them. */
+  idempotency?(): StoreCondition | undefined;
   draining(): boolean;
 }
 
@@ -25,8 +28,20 @@ export function readyz(sources: HealthSources, access: OpsAccess) {
   return (req: http.IncomingMessage, res: http.ServerResponse) => {
     const draining = sources.draining();
     const status = draining ? 'draining' : 'ready';
-    sendJson(res, draining ? 503 : 200, access.allows(req) ? { status, breakers: sources.breakers(), ...redisDetail(sources.redis()) } : { status });
+    sendJson(res, draining ? 503 : 200, access.allows(req) ? { status, breakers: sources.breakers(), ...detail(sources) } : { status });
   };
+}
+
+function detail(sources: HealthSources): Record<string, unknown> {
+  const redis = redisDetail(sources.redis());
+  const condition = sources.idempotency?.();
+  if (!condition) return redis;
+  const quarantined = condition.quarantinedUntil !== null;
+  const idempotency = quarantined
+    ? { state: 'quarantined', until: new Date(condition.quarantinedUntil!).toISOString(), reason: condition.reason, losses: condition.losses }
+    : { state: 'ok', losses: condition.losses };
+  const degraded = [...((redis.degraded as string[] | undefined) ?? []), ...(quarantined ? ['idempotency'] : [])];
+  return { ...redis, idempotency, ...(degraded.length > 0 ? { degraded } : {}) };
 }
 
 function redisDetail(roles: Partial<Record<string, boolean>>): Record<string, unknown> {

@@ -5,3 +5,6 @@ export { MemoryIdempotencyStore } from './store.js';
 export type { Claim, IdempotencyStore } from './store.js';
 export { RedisIdempotencyStore } from './redis-store.js';
 export { checkIdempotencyRedis, RedisNotPersistentError } from './redis-check.js';
+export { DiskIdempotencyStore } from './disk-store.js';
+export { RedisContinuity } from './redis-continuity.js';
+export type { StoreCondition } from './store.js';

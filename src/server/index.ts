@@ -115,6 +115,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     routes: () => upstream.routeStats?.() ?? {},
     websocket: () => streams.websocket.stats(),
     redis: () => links.state(),
+    idempotency: () => state.idempotencyStore.condition?.(),
     caches: () => ({
       compiled_queries: compiler?.cachedBytes() ?? 0,
       http_documents: httpDocuments.bytes(),
@@ -130,6 +131,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     connections: () => connections.stats(),
     breakers: () => upstream.breakerStates?.() ?? {},
     redis: () => links.state(),
+    idempotency: () => state.idempotencyStore.condition?.(),
     draining: () => draining,
   };
 

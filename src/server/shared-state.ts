@@ -26,7 +26,7 @@ export async function startSharedState(config: Readonly<Config>, links: RedisLin
     shared,
     keys,
     entityCache: withRouter(await startEntityCache(config, links, logger)),
-    idempotencyStore: given ?? ownStore!,
+    idempotencyStore: (given ?? ownStore!) as IdempotencyStore,
     closeOwnStore: async () => ownStore?.close(),
   };
 }
