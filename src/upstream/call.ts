@@ -24,7 +24,7 @@ import { keyId } from './key-id.js';
 import type { KeyBreaker } from './key-health.js';
 import type { AttemptResult, UpstreamObserver } from './observer.js';
 import type { CallOptions } from './params.js';
-import { countsAgainstRoute, delayBefore, isTransient, sleep, type RouteGuard, type RouteGuards } from './resilience.js';
+import { countsAgainstKey, countsAgainstRoute, delayBefore, isTransient, sleep, type RouteGuard, type RouteGuards } from './resilience.js';
 import { routeIsMissing } from './spec.js';
 import type { Transport, TransportRequest } from './transport.js';
 
@@ -182,10 +182,12 @@ export class UpstreamCalls {
       guard.health.record(key, false, this.now());
       return received;
     } catch (error) {
-      verdict.failed = countsAgainstRoute(error) ? true : signal?.aborted || error instanceof UpstreamUnavailableError ? undefined : false;
+      verdict.failed = countsAgainstKey(error) ? true : signal?.aborted || error instanceof UpstreamUnavailableError ? undefined : false;
+      // The route hears only what says the upstream is unwell; a size failure is the key's alone.
+      const routeFailed = verdict.failed === undefined ? undefined : countsAgainstRoute(error);
       // A half-open trial that fails reopens the route: it was opened by many keys' failures.
-      const reopen = verdict.failed === true && guard.breaker.halfOpen;
-      if (verdict.failed !== undefined && (guard.health.record(key, verdict.failed, this.now()) || reopen)) guard.breaker.open();
+      const reopen = routeFailed === true && guard.breaker.halfOpen;
+      if (routeFailed !== undefined && (guard.health.record(key, routeFailed, this.now()) || reopen)) guard.breaker.open();
       throw error;
     }
   }
