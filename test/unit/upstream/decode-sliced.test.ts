@@ -46,7 +46,7 @@ describe('the sliced parse', () => {
     ['a top-level list', `[${JSON.stringify(aTransaction())}, 1, "a,b", [1,[2]], {"x":{"y":[1,2]}}]`],
     ['an empty list and object', ' { "v1/transactions" : [ ] , "meta" : { } } '],
     ['a repeated key and a __proto__ key', '{"a":1,"__proto__":{"p":1},"a":[2,3]}'],
-    ['exact numbers the whole parse keeps losslessly', heavyPage(300, 2_000, (i) => (i === 7 ? { amount: 12345678901234567890.5, id: 99999999999999999999 } : {})).replace('"amount":12345678901234567000', '"amount":12345678901234567890.5')],
+    ['exact numbers the whole parse keeps losslessly', heavyPage(300, 2_000, (i) => (i === 7 ? { amount: '__AMOUNT__', id: '__ID__' } : {})).replace('"__AMOUNT__"', '12345678901234567890.5').replace('"__ID__"', '99999999999999999999')],
     ['a bare exact number in a list', `{"v1/transactions":[${'1,'.repeat(40_000)}12345678901234567890123]}`],
   ])('%s: the same value as the whole parse', async (_, text) => {
     const whole = parseJsonBody(text, 'transactions', ctx);
