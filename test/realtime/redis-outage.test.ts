@@ -96,7 +96,7 @@ describeWith('redis-server', 'the shared redis-server lost and restarted under t
     for (const i of [a, b]) {
       const down = await eventually(() => readyz(i), (r) => allAre('down')(r.body.redis ?? {}), 5000);
       // Every instance shares this Redis: leaving the pool would take them all out at once.
-      expect(down).toEqual({ httpStatus: 200, body: { status: 'ready', breakers: expect.any(Object), redis: expect.any(Object), degraded: ['redis'] } });
+      expect(down).toEqual({ httpStatus: 200, body: { status: 'ready', breakers: expect.any(Object), redis: expect.any(Object), degraded: ['redis'], idempotency: { losses: 0, state: 'ok' } } });
       expect(await redisGauge(i)).toEqual(Object.fromEntries(ROLES.map((r) => [r, 0])));
     }
     expect(Date.now() - lostAt).toBeLessThan(5000);
