@@ -223,8 +223,11 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
     async close() {
       closed = true;
       reader.disconnect();
-      await reading;
-      await writer.quit().catch(() => undefined);
+      // A read queued while Redis is away is never settled by disconnect(): wait for the loop a moment, not forever.
+      await Promise.race([reading, new Promise((resolve) => setTimeout(resolve, 500).unref())]);
+      // QUIT waits for an answer: with Redis away it would hold the shutdown until Redis returns.
+      if (writer.status === 'ready') await writer.quit().catch(() => undefined);
+      else writer.disconnect();
     },
   };
 }
