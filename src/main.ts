@@ -1,7 +1,7 @@
 /** Command-line entry: config, the gateway (and with no PAYMENTS_API_URL the seeded emulator), graceful stop. */
 import { randomBytes } from 'node:crypto';
 import { RedisLinks } from './redis.js';
-import { checkIdempotencyRedis, DiskIdempotencyStore, RedisContinuity, RedisIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
+import { checkIdempotencyRedis, loadDiskStore, RedisContinuity, RedisIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
 import { ConfigError, loadConfig, settingLookalikes } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway, upstreamFor } from './server/index.js';
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
     idempotencyStore = idempotencyRedis
       ? new RedisIdempotencyStore(idempotencyRedis, IDEMPOTENCY_PREFIX, undefined, config.idempotency.ttlMs, continuity ?? undefined)
       : // One instance keeps its records on disk: a retry after a crash or a deploy replays instead of paying twice.
-        DiskIdempotencyStore.open(config.dataDir, { bytesPerCaller: config.idempotency.callerMaxBytes, maxBytes: config.idempotency.maxBytes }, (pid) =>
+        (await loadDiskStore()).open(config.dataDir, { bytesPerCaller: config.idempotency.callerMaxBytes, maxBytes: config.idempotency.maxBytes }, (pid) =>
           logger.warn({ dataDir: config.dataDir, pid }, 'another gateway process uses this DATA_DIR: a retry sent to the other may act again; give each process its own folder, or share REDIS_URL'),
         );
   } catch (error) {

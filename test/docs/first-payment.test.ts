@@ -12,7 +12,7 @@ import { spawnMain, welcomePrinted, type GatewayProcess } from '../realtime/proc
 import { describeWith } from '../support/tools.js';
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const README_URL = 'http://localhost:4000/graphql';
+const README_URL = 'http://127.0.0.1:4000/graphql';
 
 /** The README's ```sh blocks that call the gateway with curl. */
 function curlBlocks(markdown: string): string[] {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { open } from 'lmdb';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { DiskIdempotencyStore } from '../../../src/idempotency/index.js';
+import { DiskIdempotencyStore } from '../../../src/idempotency/disk-store.js';
 import { CALLER, LOCK, recordTests, TTL } from './store.records.contract.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'disk-store-'));
