@@ -3,7 +3,8 @@
  * Redis, and a sequence every record write moves on. A Redis that came back empty has no marker (or a new epoch); one
  * back from an older snapshot, or a replica that missed the last writes, has a sequence below one this instance saw.
  * Either way records may be gone, so new claims are refused for a quarantine while clients retry what was lost
- * (docs/resilience.md, Redis that loses records).
+ * (docs/resilience.md, Redis that loses records). The quarantine's end is written in the marker too (`until`), so an
+ * instance started meanwhile, which knows no earlier marker, refuses with the others.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -74,8 +75,9 @@ export class RedisContinuity {
     if (this.checking || this.epoch === null) return;
     this.checking = true;
     try {
-      const [epoch, seq] = await this.redis.hmget(this.key, 'epoch', 'seq');
+      const [epoch, seq, until] = await this.redis.hmget(this.key, 'epoch', 'seq', 'until');
       this.saw(epoch ?? '', Number(seq ?? 0));
+      this.join(Number(until ?? 0));
     } catch {
       // Unreachable: redis.ts says so; the next check after the reconnect compares.
     } finally {
@@ -92,15 +94,33 @@ export class RedisContinuity {
       `${this.reason}; new keyed mutations answer IDEMPOTENCY_UNAVAILABLE for ${Math.round(this.options.quarantineMs / 1000)} s, while clients retry what was lost`,
     );
     // Unreachable again: the old epoch stays, so the next check finds the loss once more.
-    this.adopting = this.adopt().catch(() => undefined);
+    this.adopting = this.adopt()
+      .then(() => this.redis.hset(this.key, 'until', String(this.quarantinedUntil)))
+      .then(() => undefined)
+      .catch(() => undefined);
+  }
+
+  /** A quarantine another instance started (written in the marker): this one refuses until it ends too. */
+  private join(until: number): void {
+    if (!(until > Date.now()) || until <= this.quarantinedUntil) return;
+    const first = !this.refusing;
+    this.quarantinedUntil = until;
+    if (!first) return;
+    this.losses += 1;
+    this.reason = 'idempotency Redis lost records: another gateway found the loss';
+    this.options.logger.error(
+      { redis: 'records lost', quarantinedUntil: new Date(until).toISOString() },
+      `${this.reason}; new keyed mutations answer IDEMPOTENCY_UNAVAILABLE until ${new Date(until).toISOString()}, while clients retry what was lost`,
+    );
   }
 
   private async adopt(): Promise<void> {
     try {
       await this.redis.hsetnx(this.key, 'epoch', randomUUID());
-      const [epoch, seq] = await this.redis.hmget(this.key, 'epoch', 'seq');
+      const [epoch, seq, until] = await this.redis.hmget(this.key, 'epoch', 'seq', 'until');
       this.epoch = epoch ?? null;
       this.seq = Number(seq ?? 0);
+      this.join(Number(until ?? 0));
     } finally {
       this.adopting = null;
     }

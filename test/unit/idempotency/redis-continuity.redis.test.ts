@@ -86,6 +86,25 @@ describeWith('redis-server', 'the idempotency Redis continuity marker', () => {
     continuity.stop();
   });
 
+  it('an instance started during a quarantine another one began refuses too, until it ends', async () => {
+    const redis = client();
+    const first = await instance(redis, { quarantineMs: 1_500 });
+    await first.done('before');
+    await redis.flushall();
+    await until(() => first.errors.length > 0);
+    await until(() => false, 100);
+    // Started after the loss: it knows no earlier marker, only the quarantine written in it.
+    const later = await instance(client(), { prefix: first.prefix, quarantineMs: 1_500 });
+    expect(later.continuity.refusing).toBe(true);
+    expect(await later.store.claim('fresh', 'fp', 60_000, 'B')).toEqual({ kind: 'full' });
+    expect(later.errors).toHaveLength(1);
+    expect(later.errors[0]!.msg).toMatch(/another gateway found the loss/);
+    await until(() => !later.continuity.refusing && !first.continuity.refusing, 3_000);
+    expect((await later.store.claim('fresh', 'fp', 60_000, 'B')).kind).toBe('acquired');
+    first.continuity.stop();
+    later.continuity.stop();
+  });
+
   it('a claim finds the loss before any check does, and takes nothing', async () => {
     const redis = client();
     const { store, errors, continuity, done } = await instance(redis, { checkEveryMs: 60_000 });
