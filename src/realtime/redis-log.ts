@@ -171,10 +171,15 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
     else logger.error({ partition }, 'event log started over (Redis lost its data): events appended before are gone');
   };
 
+  // One line while reads fail, whatever the cause: a refusal that is not an outage (an ACL, a wrong key type) would
+  // otherwise leave this instance deaf to the others in silence.
+  let failing = false;
   const readLoop = async () => {
     while (!closed) {
       try {
         const reply = await reader.xread('COUNT', READ_COUNT, 'BLOCK', READ_BLOCK_MS, 'STREAMS', ...streams, ...positions);
+        if (failing) logger.info('event log readable again');
+        failing = false;
         for (const [stream, entries] of reply ?? []) {
           const p = streams.indexOf(stream);
           if (p < 0) continue;
@@ -189,8 +194,10 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
           }
           for (const id of set) if (compareIds(id, positions[p]!) <= 0) set.delete(id);
         }
-      } catch {
+      } catch (error) {
         // Redis away: ioredis reconnects; the next read starts from the same positions.
+        if (!closed && !failing) logger.warn({ err: { message: (error as Error).message } }, 'event log unreadable: events from other instances wait until it reads again');
+        failing = true;
         if (!closed) await new Promise((r) => setTimeout(r, 250));
       }
     }
