@@ -27,7 +27,7 @@ describeWith('chromium', 'the emulator console in a browser', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    started = await spawnMain({ LOG_LEVEL: 'warn' }, consolePrinted);
+    started = await spawnMain({ LOG_LEVEL: 'warn', EMULATOR_PORT: '0' }, consolePrinted);
     browser = await launchChromium();
   }, 40_000);
 

@@ -55,7 +55,7 @@ describeWith('chromium', 'the example checkout in a browser', () => {
   const outDir = mkdtempSync(join(tmpdir(), 'checkout-'));
 
   beforeAll(async () => {
-    gateway = await spawnMain({ LOG_LEVEL: 'warn' }, consolePrinted);
+    gateway = await spawnMain({ LOG_LEVEL: 'warn', EMULATOR_PORT: '0' }, consolePrinted);
     const built = spawnSync(process.execPath, [VITE, 'build', '--config', CONFIG, '--outDir', outDir, '--logLevel', 'warn'], { cwd: ROOT, encoding: 'utf8' });
     if (built.status !== 0) throw new Error(`vite build failed:\n${built.stdout}\n${built.stderr}`);
     const port = await freePort();
