@@ -29,8 +29,7 @@ EXPOSE 4000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||4000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # node is PID 1 and handles SIGTERM itself (drain, then exit 0): no shell, no npm in between.
-# 64 MB semi-spaces (a 128 MB young generation; Node's defaults are 16 MB and 32 MB): an operation's
-# objects live as long as its upstream calls take, and with the default most of them outlived a scavenge and were
-# copied, then promoted for the old generation's collector (bench/README.md, peer: about a tenth
-# of a cold page's CPU, for about 90 MB more peak memory). The same flag as `npm start`.
-CMD ["node", "--max-semi-space-size=64", "dist/src/main.js"]
+# Node's default young generation: 64 MB semi-spaces saved about a tenth of a cold page's CPU under
+# load, but held 35 to 45 MB more at idle (1.9 times the hand-written peer's RSS against 1.3 to 1.5:
+# docs/performance.md, Idle memory). A busy deployment can opt in: NODE_OPTIONS=--max-semi-space-size=64.
+CMD ["node", "dist/src/main.js"]

@@ -3,7 +3,8 @@
  * hand-written peer (bench/peer/server.ts), in one run. Each server runs in a child
  * process of its own over one emulator (another child): the peer on Node's defaults;
  * the production build (`npm run build`, then `node dist/src/main.js`) on Node's
- * defaults and with the Dockerfile's V8 flags; with `--npm-start`, also `npm start`
+ * defaults and with the Dockerfile's V8 flags (when it has none: with the opt-in
+ * `--max-semi-space-size=64` of docs/deployment.md); with `--npm-start`, also `npm start`
  * (tsx, its embedded emulator, development settings).
  *
  * Readings: once settled after start, then after a warm-up (a few operations of the
@@ -28,6 +29,8 @@ const KEY = 'sk_sandbox_bench_peer';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PROBE = pathToFileURL(path.join(ROOT, 'bench/idle-probe.mjs')).href;
 const MB = 1024 * 1024;
+/** What docs/deployment.md offers a deployment under sustained load. */
+const OPT_IN_FLAGS = ['--max-semi-space-size=64'];
 
 const OPTIONS = {
   settle: { type: 'string', default: process.env.BENCH_IDLE_SETTLE_S ?? '10' },
@@ -136,8 +139,10 @@ async function runIdleBench(s: Settings): Promise<void> {
     const [p1, p2, p3, p4, p5] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
     await add('peer (datasource-rest)', entry.peer, { ...common, PEER_PORT: String(p1), PAYMENTS_API_URL: emulator.url }, p1, []);
     await add('gateway, production build', entry.gateway, gateway(p2), p2, []);
+    // The image's V8 flags when it has any; else the larger young generation a busy deployment may opt in to (NODE_OPTIONS), for its idle cost.
     const docker = gatewayNodeFlags();
     if (docker.length) await add('gateway, production build, Dockerfile flags', entry.gateway, gateway(p3), p3, docker);
+    else await add('gateway, production build, opt-in young generation', entry.gateway, gateway(p3), p3, OPT_IN_FLAGS);
     if (s.npmStart) {
       // As `npm start` runs it: its own flags, tsx, the embedded emulator, development settings.
       await add('gateway, npm start', 'src/main.ts', { ...common, PORT: String(p4), HOST: '127.0.0.1', EMULATOR_PORT: String(p5), NODE_ENV: 'development' }, p4, startScriptFlags(), false);

@@ -7,6 +7,7 @@ import { eventLogBench } from './event-log.js';
 import { gatewayBench } from './gateway.js';
 import { idleBench } from './idle.js';
 import { observabilityBench } from './observability.js';
+import { pagesBench } from './pages.js';
 import { peerBench } from './peer.js';
 import { pollingBench } from './polling.js';
 import { realtimeBench } from './realtime.js';
@@ -15,7 +16,7 @@ import { resilienceBench } from './resilience.js';
 import { routerCacheBench } from './router-cache.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, eventLogBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench, idleBench, pollingBench];
+const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, eventLogBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench, idleBench, pollingBench, pagesBench];
 const DEFAULT = 'gateway';
 
 function help(): string {

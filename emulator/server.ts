@@ -12,6 +12,7 @@ import type { Engine } from './engine.js';
 import { ApiError } from './errors.js';
 import { Faults, malformedBody } from './faults.js';
 import { parseBody, parseQuery, readRawBody } from './http/body.js';
+import { ownCopy, sendReply } from './http/reply.js';
 import { Router } from './http/router.js';
 import type { ApiRouter, Handler, Reply } from './http/types.js';
 import { faultSpecSchema } from './options.js';
@@ -233,9 +234,10 @@ export class EmulatorApp implements AdminHost {
         if (!(e instanceof ApiError)) throw e;
         reply = { status: e.status, body: e.toBody() };
       }
-      const text = sendJson(res, reply.status, reply.body);
+      // A replayable answer is kept whole; any other may be streamed (a page of heavy rows).
+      const text = idemKey === undefined ? await sendReply(res, reply.status, reply.body, { keepChars: MAX_LOGGED_CHARS }) : sendJson(res, reply.status, reply.body);
       if (idemKey !== undefined) this.remember(idemKey, reply.status, text);
-      this.writeLog(account, req, method, path, search, body, reply.status, SECRET_RESPONSES.has(routeKey) ? JSON.stringify(redact(reply.body)) : text, routeKey);
+      this.writeLog(account, req, method, path, search, body, res.statusCode, SECRET_RESPONSES.has(routeKey) ? JSON.stringify(redact(reply.body)) : text, routeKey);
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       const text = sendJson(res, e.status, e.toBody());
@@ -269,11 +271,16 @@ export class EmulatorApp implements AdminHost {
       version: 'v1',
       source: typeof source === 'string' && source !== '' ? source : 'api',
       query: search,
-      body: hasBody ? JSON.stringify(redact(body)) : '',
-      response: response.length > MAX_LOGGED_CHARS ? `${response.slice(0, MAX_LOGGED_CHARS)}...[truncated]` : response,
+      body: hasBody ? logged(JSON.stringify(redact(body))) : '',
+      response: logged(response),
       created_at: now,
       updated_at: now,
     });
     engine.logs.trim(account.id, engine.options.maxLogsPerAccount);
   }
+}
+
+/** What a log keeps of a body: its start, copied (a slice would keep the whole text alive as long as the log). */
+function logged(text: string): string {
+  return text.length > MAX_LOGGED_CHARS ? `${ownCopy(text.slice(0, MAX_LOGGED_CHARS))}...[truncated]` : text;
 }

@@ -1,5 +1,5 @@
 /**
- * The last guards between one operation and the upstream: a budget of calls, no more calls after a 401 or 403,
+ * The last guards between one operation and the upstream: a budget of calls (large answers priced by their bytes), no more calls after a 401 or 403,
  * and one probe call first for a key not known, so a refused key costs one call, not a fan-out.
  * A 403 is not remembered across operations: it may concern one route only.
  */
@@ -9,8 +9,11 @@ import type { CallOutcome, OperationGate } from '../upstream/index.js';
 import type { CallerRecord } from './caller.js';
 import { keyVerdict, type KeyStatus } from './key-status.js';
 
+/** Each MiB of an answer past its first counts as one more call: a 100 MB page pays 100 of the budget, not 1 (docs/security.md). */
+export const BYTES_PER_CALL = 1024 * 1024;
+
 function upstreamBudgetExceeded(limit: number): GraphQLError {
-  return new GraphQLError(`This operation reached its budget of ${limit} upstream calls; this field was not read.`, {
+  return new GraphQLError(`This operation reached its budget of ${limit} upstream calls (an answer counts one per MiB); this field was not read.`, {
     extensions: { code: ErrorCode.UPSTREAM_BUDGET_EXCEEDED, limit },
   });
 }
@@ -56,6 +59,8 @@ export class UpstreamGate implements OperationGate {
 
   /** An answer is told once per operation: its calls answer within moments of each other, and each telling costs cache lookups. */
   private hear(outcome: CallOutcome): void {
+    // Known only once answered: the calls after a large page pay for it, the page itself was admitted as one.
+    if (outcome.ok && outcome.bytes !== undefined) this.calls += Math.max(0, Math.ceil(outcome.bytes / BYTES_PER_CALL) - 1);
     const verdict = keyVerdict(outcome);
     if (verdict === 'revoked' || verdict === 'refused') this.rejection ??= (outcome as { error: Error }).error;
     if (verdict === 'proven' && this.proven) return;

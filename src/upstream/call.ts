@@ -19,7 +19,7 @@ import {
   UpstreamUnavailableError,
   type UpstreamErrorInit,
 } from './errors.js';
-import { ANSWERED, buildUrl, checkApiKey, checkBodyIds, type OperationScope } from './operation-scope.js';
+import { ANSWERED, buildUrl, checkApiKey, checkBodyIds, PRICED_FROM_CHARS, type OperationScope } from './operation-scope.js';
 import { keyId } from './key-id.js';
 import type { KeyBreaker } from './key-health.js';
 import type { AttemptResult, UpstreamObserver } from './observer.js';
@@ -109,13 +109,14 @@ export class UpstreamCalls {
       const repeatable = endpoint.method === 'GET' || opts.idempotencyKey !== undefined;
       const received = await this.exchange({ caller, endpoint, request, url, body, idempotencyKey: opts.idempotencyKey, signal, repeatable });
       // 5. The answer; its bytes count as in flight until it is decoded.
+      const size = received.text.length;
       let answer: unknown;
       try {
         answer = await this.decode(endpoint, request, received, caller.id ?? keyId(caller.apiKey));
       } finally {
         received.lease?.release();
       }
-      report?.(ANSWERED);
+      report?.(size >= PRICED_FROM_CHARS ? { ok: true, bytes: size } : ANSWERED);
       return answer;
     } catch (error) {
       report?.({ ok: false, error });

@@ -7,10 +7,14 @@ import { UpstreamAuthenticationError, UpstreamValidationError } from './errors.j
 import type { HttpMethod } from './transport.js';
 
 /** How one admitted call ended: answered (decoding included), or failed with `error`, which call.ts then throws unchanged. */
-export type CallOutcome = { readonly ok: true } | { readonly ok: false; readonly error: unknown };
+/** `bytes`: the answer's size, told when it is PRICED_FROM_CHARS or more, so the operation pays for it (access/upstream-budget.ts). */
+export type CallOutcome = { readonly ok: true; readonly bytes?: number } | { readonly ok: false; readonly error: unknown };
 
-/** The outcome of every call that answered: one object, nothing allocated per call. */
+/** The outcome of every call that answered with less: one object, nothing allocated per call. */
 export const ANSWERED: CallOutcome = Object.freeze({ ok: true });
+
+/** Answers this large (in characters of their text: bytes, for JSON's usual ASCII) tell their size. */
+export const PRICED_FROM_CHARS = 1024 * 1024;
 
 /** The client's one hook (access/upstream-budget.ts): throws to refuse, pends to hold back; its report hears once how the call ended. */
 export interface OperationGate {

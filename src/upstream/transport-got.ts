@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import got, { RequestError, TimeoutError } from 'got';
 import { UpstreamConnectionError, UpstreamTimeoutError } from './errors.js';
-import { answerRefusal, chunkRefusal, defaultHeaders, keepAliveAgents, MAX_RESPONSE_BYTES, type Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
+import { answerRefusal, BodyText, chunkRefusal, defaultHeaders, keepAliveAgents, MAX_RESPONSE_BYTES, type Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
 
 export function createGotTransport(options: TransportOptions): Transport {
   const pool = keepAliveAgents();
@@ -45,7 +45,7 @@ export function createGotTransport(options: TransportOptions): Transport {
           reject(error);
         };
         let response: IncomingMessage | undefined;
-        const chunks: Buffer[] = [];
+        const body = new BodyText();
         let bytes = 0;
         // Emitted with the headers, before any body byte.
         stream.once('response', (res: IncomingMessage) => {
@@ -59,12 +59,12 @@ export function createGotTransport(options: TransportOptions): Transport {
           bytes += chunk.length;
           const refused = chunkRefusal(bytes, maxBytes, req.route, req.bytes);
           if (refused) fail(refused);
-          else chunks.push(chunk);
+          else body.add(chunk);
         });
         stream.once('end', () => {
           if (settled) return;
           settled = true;
-          resolve({ statusCode: response!.statusCode!, headers: response!.headers, body: Buffer.concat(chunks, bytes).toString('utf8') });
+          resolve({ statusCode: response!.statusCode!, headers: response!.headers, body: body.text() });
         });
         stream.once('error', (error: unknown) => {
           // A caller's abort is not an upstream failure: surface the caller's reason, as fetch does.

@@ -7,7 +7,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { UpstreamConnectionError, UpstreamTimeoutError } from './errors.js';
-import { answerRefusal, chunkRefusal, defaultHeaders, keepAliveAgents, MAX_RESPONSE_BYTES, type KeepAliveAgents, type Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
+import { answerRefusal, BodyText, chunkRefusal, defaultHeaders, keepAliveAgents, MAX_RESPONSE_BYTES, type KeepAliveAgents, type Transport, type TransportOptions, type TransportRequest, type TransportResponse } from './transport.js';
 
 export function createNodeTransport(options: TransportOptions): Transport {
   const pool = keepAliveAgents();
@@ -69,17 +69,16 @@ function send(
         };
         const refusal = answerRefusal(res.statusCode, res.headers, maxBytes, req.route, req.bytes);
         if (refusal) return refuse(refusal);
-        // Bytes, decoded once at the end, so that a character split across chunks stays whole.
-        const chunks: Buffer[] = [];
+        const body = new BodyText();
         let bytes = 0;
         res.on('data', (chunk: Buffer) => {
           if (settled) return;
           bytes += chunk.length;
           const refused = chunkRefusal(bytes, maxBytes, req.route, req.bytes);
           if (refused) return refuse(refused);
-          chunks.push(chunk);
+          body.add(chunk);
         });
-        res.on('end', () => settle(() => resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') })));
+        res.on('end', () => settle(() => resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: body.text() })));
         res.on('error', failed);
         // The connection closed before the body ended, with no error of its own.
         res.on('close', () => {

@@ -5,6 +5,7 @@
  */
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
+import { StringDecoder } from 'node:string_decoder';
 import type { ByteLease } from './byte-budget.js';
 import { UpstreamInvalidResponseError, UpstreamResponseTooLargeError, UpstreamUnavailableError, type UpstreamError } from './errors.js';
 
@@ -57,6 +58,26 @@ export function answerRefusal(status: number | undefined, headers: IncomingHttpH
   // Reserved whole before the first byte, so a key's many huge reads are refused before any is read.
   if (lease && Number.isFinite(length) && !lease.grow(length)) return bytesBusy(route);
   return undefined;
+}
+
+/**
+ * A body's text, decoded chunk by chunk as it arrives (a character split across chunks stays whole, as
+ * StringDecoder keeps its bytes). Concatenating a 90 MB body and decoding it at its end were two copies
+ * in one turn of the event loop; now the decoding is spread over the chunks and one copy, the join, is left.
+ */
+export class BodyText {
+  private readonly decoder = new StringDecoder('utf8');
+  private readonly parts: string[] = [];
+
+  add(chunk: Buffer): void {
+    this.parts.push(this.decoder.write(chunk));
+  }
+
+  text(): string {
+    const rest = this.decoder.end();
+    if (rest !== '') this.parts.push(rest);
+    return this.parts.length === 1 ? this.parts[0]! : this.parts.join('');
+  }
 }
 
 /** Shared by both transports; `read` counts raw bytes, nothing being inflated. */

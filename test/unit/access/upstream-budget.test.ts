@@ -2,12 +2,12 @@
  * The guard one operation's upstream calls pass first (access/upstream-budget.ts, `UpstreamGate`), through the
  * client's real call chain (upstream/call.ts) over a fake transport whose exchanges the test answers: the budget
  * of calls, the short-circuit once the key is refused, the single probe of a key not yet seen accepted, what each
- * answer tells the key status, and the count of calls `extensions.cost` reports.
+ * answer tells the key status, the count of calls `extensions.cost` reports, and a large answer priced by its bytes.
  */
 import type { GraphQLError } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { KeyStatus } from '../../../src/access/key-status.js';
-import { UpstreamGate, upstreamCallsOf } from '../../../src/access/upstream-budget.js';
+import { BYTES_PER_CALL, UpstreamGate, upstreamCallsOf } from '../../../src/access/upstream-budget.js';
 import { admitCaller } from '../../../src/access/caller.js';
 import { UpstreamCalls } from '../../../src/upstream/call.js';
 import { ENDPOINTS } from '../../../src/upstream/endpoints.js';
@@ -22,13 +22,14 @@ const route = 'GET /v1/transactions/:id';
  * A fake upstream: every exchange is recorded (the transaction id it reads) and waits for the test to settle
  * it, `resolve` answering that transaction. One attempt per call, so a 500 is not retried behind the test's back.
  */
-function fakeApi() {
+function fakeApi(metadataChars = 0) {
   const calls: { args: unknown[]; resolve: () => void; reject: (e: unknown) => void }[] = [];
   const transport: Transport = {
     send: (url) =>
       new Promise((resolve, reject) => {
         const id = Number(url.pathname.split('/').pop());
-        const answer = () => resolve({ statusCode: 200, headers: {}, body: JSON.stringify({ id, amount: 100, status: 'pending' }) });
+        const metadata = metadataChars > 0 ? { metadata: { note: 'x'.repeat(metadataChars) } } : {};
+        const answer = () => resolve({ statusCode: 200, headers: {}, body: JSON.stringify({ id, amount: 100, status: 'pending', ...metadata }) });
         calls.push({ args: [id], resolve: answer, reject });
       }),
     close: () => undefined,
@@ -74,7 +75,7 @@ describe('UpstreamGate', () => {
     calls.forEach((c) => c.resolve());
     expect(await Promise.all(answers)).toEqual([1, 2]);
     const over = (await t.get(3).catch((e: unknown) => e)) as GraphQLError;
-    expect(over.message).toBe('This operation reached its budget of 2 upstream calls; this field was not read.');
+    expect(over.message).toBe('This operation reached its budget of 2 upstream calls (an answer counts one per MiB); this field was not read.');
     expect(over.extensions).toEqual({ code: 'UPSTREAM_BUDGET_EXCEEDED', limit: 2 });
     expect(calls.map((c) => c.args)).toEqual([[1], [2]]);
   });
@@ -274,5 +275,36 @@ describe('UpstreamGate', () => {
     expect(upstreamCallsOf({ upstreamGate: gate })).toBe(2);
     expect(upstreamCallsOf({})).toBe(0);
     expect(upstreamCallsOf(undefined)).toBe(0);
+  });
+
+  it('charges a large answer by its bytes: each MiB past the first is one more call, so the calls after it pay for it', async () => {
+    // 3.5 MiB of metadata: an answer of just over 3.5 MiB costs 4 calls.
+    const api = fakeApi(3.5 * BYTES_PER_CALL);
+    const gate = gateOf({ maxCalls: 6, callerId: ID, keys: status(true).keys });
+    const t = api.through(gate);
+    const heavy = t.get(1);
+    await flush();
+    expect(upstreamCallsOf({ upstreamGate: gate })).toBe(1);
+    api.calls[0]!.resolve();
+    expect(await heavy).toBe(1);
+    expect(upstreamCallsOf({ upstreamGate: gate })).toBe(4);
+    // 4 of 6: one more large answer is admitted (as one call, its size unknown until it comes) and brings the count to 8.
+    const second = t.get(2);
+    await flush();
+    api.calls[1]!.resolve();
+    await second;
+    expect(upstreamCallsOf({ upstreamGate: gate })).toBe(8);
+    await expect(t.get(3)).rejects.toMatchObject({ extensions: { code: 'UPSTREAM_BUDGET_EXCEEDED', limit: 6 } });
+    expect(api.calls).toHaveLength(2);
+  });
+
+  it('charges an answer under a MiB as the one call it is', async () => {
+    const api = fakeApi(BYTES_PER_CALL - 1000);
+    const gate = gateOf({ maxCalls: 6, callerId: ID, keys: status(true).keys });
+    const answer = api.through(gate).get(1);
+    await flush();
+    api.calls[0]!.resolve();
+    await answer;
+    expect(upstreamCallsOf({ upstreamGate: gate })).toBe(1);
   });
 });
