@@ -115,8 +115,9 @@ const envSchema = z
     IDEMPOTENCY_QUARANTINE_MS: int(0).default(15 * 60 * 1000),
     // Where a gateway without REDIS_URL keeps what must outlive it; relative to the working directory.
     DATA_DIR: optional(z.string().trim().min(1).refine((v) => !v.includes('\0'), 'expected a folder path')).default('data'),
-    WEBHOOK_LEDGER_MAX_BYTES: int(64 * 1024).default(64 * 1024 * 1024),
-    WEBHOOK_LEDGER_ACCOUNT_MAX_BYTES: int(4 * 1024).default(16 * 1024 * 1024),
+    // About 1,250 bytes a delivery: 128 MiB holds a day of about 100,000 (docs/configuration.md).
+    WEBHOOK_LEDGER_MAX_BYTES: int(64 * 1024).default(128 * 1024 * 1024),
+    WEBHOOK_LEDGER_ACCOUNT_MAX_BYTES: int(4 * 1024).default(64 * 1024 * 1024),
     SHUTDOWN_GRACE_MS: ms.default(25_000),
     SHUTDOWN_READINESS_DELAY_MS: int(0).default(0),
     NODE_ENV: optional(z.string()),
