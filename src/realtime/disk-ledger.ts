@@ -65,7 +65,10 @@ export class DiskLedger implements DeliveryLedger {
     const now = Date.now();
     const kept: [string, Held][] = [];
     const expired: string[] = [];
-    for (const { key, value } of db.getRange()) (value.expiresAt > now ? kept.push([key, value]) : expired.push(key));
+    for (const { key, value } of db.getRange()) {
+      if (value.expiresAt > now) kept.push([key, value]);
+      else expired.push(key);
+    }
     if (expired.length > 0) db.transactionSync(() => expired.forEach((key) => db.removeSync(key)));
     kept.sort((a, b) => a[1].at - b[1].at);
     for (const [key, value] of kept) ledger.held.set(key, value, bytesOf(key, value), ownerOf(key));
