@@ -386,6 +386,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       quarantineMs: e.IDEMPOTENCY_QUARANTINE_MS,
     }),
     dataDir: path.resolve(e.DATA_DIR),
+    dataDirSet: Boolean(env.DATA_DIR?.trim()),
     webhookLedger: Object.freeze({ maxBytes: e.WEBHOOK_LEDGER_MAX_BYTES, accountMaxBytes: e.WEBHOOK_LEDGER_ACCOUNT_MAX_BYTES }),
     shutdown: Object.freeze({ graceMs: e.SHUTDOWN_GRACE_MS, readinessDelayMs: e.SHUTDOWN_READINESS_DELAY_MS }),
     production,

@@ -39,6 +39,15 @@ export class DataDirInUseError extends Error {
   }
 }
 
+/**
+ * Outside production, a folder DATA_DIR did not name (the default `data`) held by another gateway, as with two
+ * `npm start`s side by side: the second may run with what it would keep there in memory, and says so. Named, or in
+ * production (two containers on one volume), the folder is refused.
+ */
+export function runsWithoutFolder(error: unknown, config: { production: boolean; dataDirSet: boolean }): error is DataDirInUseError {
+  return error instanceof DataDirInUseError && !config.production && !config.dataDirSet;
+}
+
 export interface DataDirLock {
   readonly file: string;
   /** Gives the folder back, unless another process took the lock since. */

@@ -1,9 +1,9 @@
 /** Command-line entry: config, the gateway (and with no PAYMENTS_API_URL the seeded emulator), graceful stop. */
 import { randomBytes } from 'node:crypto';
 import { RedisLinks } from './redis.js';
-import { checkIdempotencyRedis, loadDiskStore, RedisContinuity, RedisIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
+import { checkIdempotencyRedis, loadDiskStore, MemoryIdempotencyStore, RedisContinuity, RedisIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
 import { ConfigError, embedsEmulator, loadConfig, settingLookalikes } from './config.js';
-import { DataDirInUseError, lockDataDir, type DataDirLock } from './data-lock.js';
+import { DataDirInUseError, lockDataDir, runsWithoutFolder, type DataDirLock } from './data-lock.js';
 import { loadDiskLedger, type DeliveryLedger } from './realtime/index.js';
 import { createLogger } from './logger.js';
 import { startGateway, upstreamFor } from './server/index.js';
@@ -32,15 +32,21 @@ async function main(): Promise<void> {
 
   // Before anything starts: a second process on the same folder would take the first's retries as new.
   let dataLock: DataDirLock | null = null;
+  let withoutFolder = false;
   if (!config.redisUrl) {
     try {
       dataLock = await lockDataDir(config.dataDir, {
         onLost: (holder) => logger.error({ dataDir: config.dataDir, holder: holder && { pid: holder.pid, host: holder.host } }, 'the DATA_DIR lock was taken from this process: another gateway may now use the same folder'),
       });
     } catch (error) {
-      const message = error instanceof DataDirInUseError ? error.message : 'the DATA_DIR lock cannot be taken';
-      logger.fatal({ ...(error instanceof DataDirInUseError ? {} : { err: error }), dataDir: config.dataDir }, `refusing to start: ${message}`);
-      process.exit(1);
+      if (runsWithoutFolder(error, config)) {
+        withoutFolder = true;
+        logger.warn({ dataDir: config.dataDir }, `${error.message} This one keeps its idempotency records and webhook ledger in memory, lost when it stops: set DATA_DIR to give it a folder of its own.`);
+      } else {
+        const message = error instanceof DataDirInUseError ? error.message : 'the DATA_DIR lock cannot be taken';
+        logger.fatal({ ...(error instanceof DataDirInUseError ? {} : { err: error }), dataDir: config.dataDir }, `refusing to start: ${message}`);
+        process.exit(1);
+      }
     }
   }
 
@@ -85,10 +91,12 @@ async function main(): Promise<void> {
     await continuity?.start();
     idempotencyStore = idempotencyRedis
       ? new RedisIdempotencyStore(idempotencyRedis, IDEMPOTENCY_PREFIX, undefined, config.idempotency.ttlMs, continuity ?? undefined)
-      : // One instance keeps its records on disk: a retry after a crash or a deploy replays instead of paying twice.
-        (await loadDiskStore()).open(config.dataDir, { bytesPerCaller: config.idempotency.callerMaxBytes, maxBytes: config.idempotency.maxBytes }, (pid) =>
-          logger.warn({ dataDir: config.dataDir, pid }, 'another gateway process uses this DATA_DIR: a retry sent to the other may act again; give each process its own folder, or share REDIS_URL'),
-        );
+      : withoutFolder
+        ? new MemoryIdempotencyStore(undefined, undefined, config.idempotency.callerMaxBytes, config.idempotency.maxBytes)
+        : // One instance keeps its records on disk: a retry after a crash or a deploy replays instead of paying twice.
+          (await loadDiskStore()).open(config.dataDir, { bytesPerCaller: config.idempotency.callerMaxBytes, maxBytes: config.idempotency.maxBytes }, (pid) =>
+            logger.warn({ dataDir: config.dataDir, pid }, 'another gateway process uses this DATA_DIR: a retry sent to the other may act again; give each process its own folder, or share REDIS_URL'),
+          );
   } catch (error) {
     logger.fatal({ err: error, dataDir: config.dataDir }, 'refusing to start: the idempotency records cannot be opened');
     process.exit(1);
@@ -96,7 +104,7 @@ async function main(): Promise<void> {
   let webhookLedger: (DeliveryLedger & { close(): Promise<void> }) | null = null;
   try {
     // One instance remembers its deliveries on disk: a redelivery after a restart is still a duplicate.
-    webhookLedger = config.redisUrl ? null : (await loadDiskLedger()).open(config.dataDir, config.webhookLedger);
+    webhookLedger = config.redisUrl || withoutFolder ? null : (await loadDiskLedger()).open(config.dataDir, config.webhookLedger);
   } catch (error) {
     logger.fatal({ err: error, dataDir: config.dataDir }, 'refusing to start: the webhook ledger cannot be opened');
     process.exit(1);

@@ -177,6 +177,11 @@ describe('production mode', () => {
     expect(loadConfig({ NODE_ENV: 'production', EMBEDDED_EMULATOR: 'true' })).toMatchObject({ production: true, embeddedEmulator: true });
   });
 
+  it('tells whether DATA_DIR was given, not only where it is', () => {
+    expect(loadConfig({})).toMatchObject({ dataDirSet: false, dataDir: expect.stringMatching(/\/data$/) });
+    expect(loadConfig({ DATA_DIR: '/srv/gateway' })).toMatchObject({ dataDirSet: true, dataDir: '/srv/gateway' });
+  });
+
   it('tells from the raw environment what loadConfig decides of the embedded emulator (main.ts asks before loading its names)', () => {
     const url = 'https://api.example.com';
     const envs: Record<string, string>[] = [

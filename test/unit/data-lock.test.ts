@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, w
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { DataDirInUseError, LOCK_FILE, lockDataDir, type Holder } from '../../src/data-lock.js';
+import { DataDirInUseError, LOCK_FILE, lockDataDir, runsWithoutFolder, type Holder } from '../../src/data-lock.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'data-lock-'));
 let dirs = 0;
@@ -105,5 +105,16 @@ describe('the DATA_DIR lock', () => {
     expect(lost.mock.calls[0]![0]).toMatchObject({ token: 'theirs' });
     lock.release();
     expect(holderIn(dir).token).toBe('theirs');
+  });
+});
+
+describe('a folder held by another gateway', () => {
+  const inUse = new DataDirInUseError('/srv/data', null);
+  it('is refused when DATA_DIR names it or in production; outside production, the default folder is run without', () => {
+    expect(runsWithoutFolder(inUse, { production: false, dataDirSet: false })).toBe(true);
+    expect(runsWithoutFolder(inUse, { production: false, dataDirSet: true })).toBe(false);
+    expect(runsWithoutFolder(inUse, { production: true, dataDirSet: false })).toBe(false);
+    // Any other failure (a folder that cannot be written) refuses the start.
+    expect(runsWithoutFolder(new Error('EACCES'), { production: false, dataDirSet: false })).toBe(false);
   });
 });
