@@ -103,8 +103,9 @@ async function main(): Promise<void> {
   }
   let webhookLedger: (DeliveryLedger & { close(): Promise<void> }) | null = null;
   try {
-    // One instance remembers its deliveries on disk: a redelivery after a restart is still a duplicate.
-    webhookLedger = config.redisUrl || withoutFolder ? null : (await loadDiskLedger()).open(config.dataDir, config.webhookLedger);
+    // One instance remembers its deliveries on disk: a redelivery after a restart is still a duplicate. Not with the
+    // embedded emulator: it is new at every start and numbers its events from 1 again, which would read as redeliveries.
+    webhookLedger = config.redisUrl || withoutFolder || emulator ? null : (await loadDiskLedger()).open(config.dataDir, config.webhookLedger);
   } catch (error) {
     logger.fatal({ err: error, dataDir: config.dataDir }, 'refusing to start: the webhook ledger cannot be opened');
     process.exit(1);

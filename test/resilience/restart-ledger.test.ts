@@ -1,7 +1,8 @@
 /**
  * One gateway without Redis receives signed webhooks, is SIGKILLed, and is started again on the same data folder.
  * The provider's redeliveries of what it had taken are duplicates still (published once in all), and an older
- * version of the object that arrives after the restart is not published over the newer one.
+ * version of the object that arrives after the restart is not published over the newer one. With the embedded
+ * emulator, new at every start and numbering its events from 1 again, the new run's events are news.
  */
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 import { factories } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
-import { gatewayReady, spawnMain, type GatewayProcess } from '../realtime/processes.js';
+import { gatewayReady, spawnMain, welcomePrinted, type GatewayProcess } from '../realtime/processes.js';
 import { postWebhook, sleep, subscribeLive, transactionEvent, wsClient, type Subscription } from '../realtime/support.js';
 
 const SECRET = 'whsec_restart_ledger_secret';
@@ -92,4 +93,46 @@ describe('a gateway without Redis SIGKILLed between webhooks, restarted on the s
     await after.client.dispose();
     await second.gateway.stop();
   }, 90_000);
+});
+
+describe('npm start (the embedded emulator) SIGKILLed and started again on the same data folder', () => {
+  let dataDir: string;
+  const started: GatewayProcess[] = [];
+  beforeAll(() => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'gateway-embedded-'));
+  });
+  afterAll(() => {
+    for (const g of started) g.child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** One run: a customer created through the gateway, and the event id its webhook brought to a subscriber. */
+  const oneRun = async (): Promise<{ gateway: GatewayProcess; eventId: string }> => {
+    const gateway = await spawnMain({ DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, welcomePrinted);
+    started.push(gateway);
+    const { url, key } = gateway.found as { url: string; key: string };
+    const wsUrl = url.replace(/^http/, 'ws');
+    const { client, connected } = wsClient(wsUrl, key);
+    await connected;
+    const events = await subscribeLive<{ paymentEvent: { id: string; type: string } }>(wsUrl, client, 'subscription { paymentEvent(types: ["customer.created"]) { id type } }');
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query: 'mutation { createCustomer(input: { firstname: "Ada", lastname: "L", email: "ada.embedded@example.com" }) { customer { id } } }' }),
+    });
+    expect(res.status).toBe(200);
+    const event = await events.nth(1, 15_000);
+    await client.dispose();
+    return { gateway, eventId: event.paymentEvent.id };
+  };
+
+  it('publishes the new run\'s events, whose ids the previous run used too', async () => {
+    const first = await oneRun();
+    const exited = once(first.gateway.child, 'exit');
+    first.gateway.child.kill('SIGKILL');
+    await exited;
+    const second = await oneRun();
+    expect(second.eventId).toBe(first.eventId);
+    await second.gateway.stop();
+  }, 120_000);
 });
