@@ -14,7 +14,9 @@
  * may be cached.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import ts from 'typescript';
@@ -134,12 +136,15 @@ export async function startServer(name: string, script: string, env: Record<stri
   // One directory per server: under tsx, its loader thread writes a profile of its own beside the main thread's (the larger one).
   const profile = profDir ? ['--cpu-prof', '--cpu-prof-dir', `${profDir}/${name.replace(/\W+/g, '-').replace(/-$/, '')}`] : [];
   const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  // A data folder of its own: gateways side by side without Redis may not share one (src/data-lock.ts).
+  const dataDir = env.DATA_DIR ? null : mkdtempSync(path.join(tmpdir(), 'bench-data-'));
   const child = spawn(process.execPath, [...nodeFlags, ...profile, ...loader, script], {
     cwd: ROOT,
     // As deployed unless `env` says otherwise: graphql-js, for one, skips its development-only checks in production.
-    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'silent', ...env },
+    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'silent', ...(dataDir ? { DATA_DIR: dataDir } : {}), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  if (dataDir) child.once('exit', () => rmSync(dataDir, { recursive: true, force: true }));
   const url = `http://127.0.0.1:${port}/${script.includes('peer') ? '' : 'graphql'}`;
   const until = Date.now() + 30_000;
   for (;;) {

@@ -47,8 +47,12 @@ export interface Config {
     redisPersistence: 'require' | 'warn';
     quarantineMs: number;
   };
-  /** Absolute: the idempotency records of a gateway without REDIS_URL (`DATA_DIR`). */
+  /** Absolute: the idempotency records and the webhook ledger of a gateway without REDIS_URL (`DATA_DIR`), one process's. */
   dataDir: string;
+  /** DATA_DIR was given: a folder another gateway holds refuses the start even outside production. */
+  dataDirSet: boolean;
+  /** Without REDIS_URL, the webhook ledger on disk (`WEBHOOK_LEDGER_MAX_BYTES`, `WEBHOOK_LEDGER_ACCOUNT_MAX_BYTES`). */
+  webhookLedger: { maxBytes: number; accountMaxBytes: number };
   shutdown: { graceMs: number; readinessDelayMs: number };
   production: boolean;
   embeddedEmulator: boolean;

@@ -115,6 +115,9 @@ const envSchema = z
     IDEMPOTENCY_QUARANTINE_MS: int(0).default(15 * 60 * 1000),
     // Where a gateway without REDIS_URL keeps what must outlive it; relative to the working directory.
     DATA_DIR: optional(z.string().trim().min(1).refine((v) => !v.includes('\0'), 'expected a folder path')).default('data'),
+    // About 1,250 bytes a delivery: 128 MiB holds a day of about 100,000 (docs/configuration.md).
+    WEBHOOK_LEDGER_MAX_BYTES: int(64 * 1024).default(128 * 1024 * 1024),
+    WEBHOOK_LEDGER_ACCOUNT_MAX_BYTES: int(4 * 1024).default(64 * 1024 * 1024),
     SHUTDOWN_GRACE_MS: ms.default(25_000),
     SHUTDOWN_READINESS_DELAY_MS: int(0).default(0),
     NODE_ENV: optional(z.string()),
@@ -218,6 +221,15 @@ const envSchema = z
       when: validFields('IDEMPOTENCY_RECORD_MAX_BYTES', 'IDEMPOTENCY_CALLER_MAX_BYTES', 'IDEMPOTENCY_MAX_BYTES'),
     },
   )
+  .refine(
+    (env) =>
+      !(typeof env.WEBHOOK_LEDGER_ACCOUNT_MAX_BYTES === 'number' && typeof env.WEBHOOK_LEDGER_MAX_BYTES === 'number' && env.WEBHOOK_LEDGER_ACCOUNT_MAX_BYTES > env.WEBHOOK_LEDGER_MAX_BYTES),
+    {
+      path: ['WEBHOOK_LEDGER_ACCOUNT_MAX_BYTES'],
+      error: given('must not exceed WEBHOOK_LEDGER_MAX_BYTES', 'WEBHOOK_LEDGER_ACCOUNT_MAX_BYTES', 'WEBHOOK_LEDGER_MAX_BYTES'),
+      when: validFields('WEBHOOK_LEDGER_ACCOUNT_MAX_BYTES', 'WEBHOOK_LEDGER_MAX_BYTES'),
+    },
+  )
   // Otherwise an answer under the per-answer cap could never be read: refused as busy, every time.
   .refine(
     (env) =>
@@ -272,6 +284,15 @@ export const SETTING_NAMES: readonly string[] = Object.freeze([...Object.keys(en
 /** A warning for each variable set that is not a setting but looks like one (`others`: the emulator's, with `npm start`). */
 export function settingLookalikes(env: Record<string, string | undefined>, others: readonly string[] = []): string[] {
   return lookalikes(env, [...SETTING_NAMES, ...others]).map(lookalikeMessage);
+}
+
+/**
+ * Whether `npm start` embeds the emulator: no PAYMENTS_API_URL, and outside production unless EMBEDDED_EMULATOR says
+ * so. Read from the raw environment, so main.ts can ask before the configuration is checked.
+ */
+export function embedsEmulator(env: Record<string, string | undefined>): boolean {
+  const production = env.NODE_ENV === 'production' || env.PAYMENTS_ENV === 'live';
+  return !env.PAYMENTS_API_URL && (!production || env.EMBEDDED_EMULATOR === 'true' || env.EMBEDDED_EMULATOR === '1');
 }
 
 /** Traces are opt-in; endpoint rules are the OTLP specification's (a signal URL as is, the general one + `/v1/traces`). */
@@ -365,9 +386,11 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       quarantineMs: e.IDEMPOTENCY_QUARANTINE_MS,
     }),
     dataDir: path.resolve(e.DATA_DIR),
+    dataDirSet: Boolean(env.DATA_DIR?.trim()),
+    webhookLedger: Object.freeze({ maxBytes: e.WEBHOOK_LEDGER_MAX_BYTES, accountMaxBytes: e.WEBHOOK_LEDGER_ACCOUNT_MAX_BYTES }),
     shutdown: Object.freeze({ graceMs: e.SHUTDOWN_GRACE_MS, readinessDelayMs: e.SHUTDOWN_READINESS_DELAY_MS }),
     production,
-    embeddedEmulator: !e.PAYMENTS_API_URL && (!production || e.EMBEDDED_EMULATOR === true),
+    embeddedEmulator: embedsEmulator(env),
     graphql: Object.freeze({
       introspection: e.GRAPHQL_INTROSPECTION ?? !production,
       suggestions: e.GRAPHQL_SUGGESTIONS ?? !production,

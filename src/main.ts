@@ -1,8 +1,10 @@
 /** Command-line entry: config, the gateway (and with no PAYMENTS_API_URL the seeded emulator), graceful stop. */
 import { randomBytes } from 'node:crypto';
 import { RedisLinks } from './redis.js';
-import { checkIdempotencyRedis, loadDiskStore, RedisContinuity, RedisIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
-import { ConfigError, loadConfig, settingLookalikes } from './config.js';
+import { checkIdempotencyRedis, loadDiskStore, MemoryIdempotencyStore, RedisContinuity, RedisIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
+import { ConfigError, embedsEmulator, loadConfig, settingLookalikes } from './config.js';
+import { DataDirInUseError, lockDataDir, runsWithoutFolder, type DataDirLock } from './data-lock.js';
+import { loadDiskLedger, type DeliveryLedger } from './realtime/index.js';
 import { createLogger } from './logger.js';
 import { startGateway, upstreamFor } from './server/index.js';
 import { exampleTabs } from './explorer/index.js';
@@ -13,10 +15,8 @@ const IDEMPOTENCY_PREFIX = 'gateway:idempotency:';
 
 async function main(): Promise<void> {
   // A near miss of a setting's name is ignored, so said at once: `WEBHOOK_SECRET` would leave webhooks off.
-  // The emulator's names are loaded only where it may run or is being configured: a gateway in front of the real API
-  // does not carry its modules.
-  const emulatorNamed = !process.env.PAYMENTS_API_URL || Object.keys(process.env).some((name) => name.startsWith('EMULATOR'));
-  const nearMisses = settingLookalikes(process.env, emulatorNamed ? (await import('../emulator/index.js')).EMULATOR_SETTING_NAMES : []);
+  // The emulator's names are loaded only where it runs: a gateway in front of the real API does not carry its modules.
+  const nearMisses = settingLookalikes(process.env, embedsEmulator(process.env) ? (await import('../emulator/index.js')).EMULATOR_SETTING_NAMES : []);
   let config;
   try {
     config = loadConfig(process.env);
@@ -29,6 +29,26 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel, { pretty: process.stdout.isTTY === true && process.env.NODE_ENV !== 'production' });
   for (const message of nearMisses) logger.warn(message);
+
+  // Before anything starts: a second process on the same folder would take the first's retries as new.
+  let dataLock: DataDirLock | null = null;
+  let withoutFolder = false;
+  if (!config.redisUrl) {
+    try {
+      dataLock = await lockDataDir(config.dataDir, {
+        onLost: (holder) => logger.error({ dataDir: config.dataDir, holder: holder && { pid: holder.pid, host: holder.host } }, 'the DATA_DIR lock was taken from this process: another gateway may now use the same folder'),
+      });
+    } catch (error) {
+      if (runsWithoutFolder(error, config)) {
+        withoutFolder = true;
+        logger.warn({ dataDir: config.dataDir }, `${error.message} This one keeps its idempotency records and webhook ledger in memory, lost when it stops: set DATA_DIR to give it a folder of its own.`);
+      } else {
+        const message = error instanceof DataDirInUseError ? error.message : 'the DATA_DIR lock cannot be taken';
+        logger.fatal({ ...(error instanceof DataDirInUseError ? {} : { err: error }), dataDir: config.dataDir }, `refusing to start: ${message}`);
+        process.exit(1);
+      }
+    }
+  }
 
   let emulator: RunningEmulator | null = null;
   let emulatorForwards = false;
@@ -71,12 +91,23 @@ async function main(): Promise<void> {
     await continuity?.start();
     idempotencyStore = idempotencyRedis
       ? new RedisIdempotencyStore(idempotencyRedis, IDEMPOTENCY_PREFIX, undefined, config.idempotency.ttlMs, continuity ?? undefined)
-      : // One instance keeps its records on disk: a retry after a crash or a deploy replays instead of paying twice.
-        (await loadDiskStore()).open(config.dataDir, { bytesPerCaller: config.idempotency.callerMaxBytes, maxBytes: config.idempotency.maxBytes }, (pid) =>
-          logger.warn({ dataDir: config.dataDir, pid }, 'another gateway process uses this DATA_DIR: a retry sent to the other may act again; give each process its own folder, or share REDIS_URL'),
-        );
+      : withoutFolder
+        ? new MemoryIdempotencyStore(undefined, undefined, config.idempotency.callerMaxBytes, config.idempotency.maxBytes)
+        : // One instance keeps its records on disk: a retry after a crash or a deploy replays instead of paying twice.
+          (await loadDiskStore()).open(config.dataDir, { bytesPerCaller: config.idempotency.callerMaxBytes, maxBytes: config.idempotency.maxBytes }, (pid) =>
+            logger.warn({ dataDir: config.dataDir, pid }, 'another gateway process uses this DATA_DIR: a retry sent to the other may act again; give each process its own folder, or share REDIS_URL'),
+          );
   } catch (error) {
     logger.fatal({ err: error, dataDir: config.dataDir }, 'refusing to start: the idempotency records cannot be opened');
+    process.exit(1);
+  }
+  let webhookLedger: (DeliveryLedger & { close(): Promise<void> }) | null = null;
+  try {
+    // One instance remembers its deliveries on disk: a redelivery after a restart is still a duplicate. Not with the
+    // embedded emulator: it is new at every start and numbers its events from 1 again, which would read as redeliveries.
+    webhookLedger = config.redisUrl || withoutFolder || emulator ? null : (await loadDiskLedger()).open(config.dataDir, config.webhookLedger);
+  } catch (error) {
+    logger.fatal({ err: error, dataDir: config.dataDir }, 'refusing to start: the webhook ledger cannot be opened');
     process.exit(1);
   }
   const upstream = upstreamFor(config, upstreamUrl);
@@ -86,6 +117,7 @@ async function main(): Promise<void> {
     logger,
     redisLinks,
     idempotencyStore,
+    ...(webhookLedger ? { webhookLedger } : {}),
     ...(demoKey ? { explorer: { defaultHeaders: { Authorization: `Bearer ${demoKey}` }, tabs: exampleTabs(startingTransaction) } } : {}),
   });
   // The gateway's port is known only now (PORT may be 0).
@@ -126,6 +158,8 @@ async function main(): Promise<void> {
     const { cutRequests } = await gateway.stop();
     upstream.close();
     await idempotencyStore.close();
+    await webhookLedger?.close();
+    dataLock?.release();
     await emulator?.stop();
     if (cutRequests > 0) {
       // A cut keyed mutation is safe to retry with the same Idempotency-Key.

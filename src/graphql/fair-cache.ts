@@ -28,13 +28,20 @@ export class FairCache<K extends NonNullable<unknown>, V extends NonNullable<unk
   private readonly entries: LRUCache<K, Entry<V>>;
   private readonly holdings = new Map<string, Holding<K>>();
 
-  constructor(options: FairCacheOptions) {
+  private readonly onDrop: ((key: K) => void) | undefined;
+
+  /** `onDrop` hears of each entry the cache lets go by itself (the whole's bound, its owner's share): a copy kept elsewhere goes too. */
+  constructor(options: FairCacheOptions & { onDrop?: (key: K) => void }) {
+    this.onDrop = options.onDrop;
     this.perCaller = Math.max(0, Math.floor(options.maxBytes * Math.min(1, Math.max(0, options.callerShare))));
     this.entries = new LRUCache<K, Entry<V>>({
       maxSize: Math.max(1, options.maxBytes),
       sizeCalculation: (entry) => entry.bytes,
       // Every way out (evicted by the whole, dropped by its owner's share, replaced) gives the owner its bytes back.
-      dispose: (entry, key) => this.release(entry, key),
+      dispose: (entry, key, reason) => {
+        this.release(entry, key);
+        if (reason === 'evict') this.onDrop?.(key);
+      },
     });
   }
 
@@ -58,6 +65,7 @@ export class FairCache<K extends NonNullable<unknown>, V extends NonNullable<unk
     for (const oldest of holding.keys) {
       if (holding.bytes + size <= this.perCaller) break;
       this.entries.delete(oldest);
+      this.onDrop?.(oldest);
     }
     // release() may have dropped an emptied holding: charge the one in the map.
     if (!this.holdings.has(owner)) this.holdings.set(owner, holding);

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import { STATE_PREFIX, type RedisLinks } from '../redis.js';
 import { memoryBus, type EventBus } from './bus.js';
-import { memoryLedger } from './ledger.js';
+import { memoryLedger, type DeliveryLedger } from './ledger.js';
 import { ledgerLog, type EventLog } from './log.js';
 import { redisLease, soleLease, type PollLease } from './poll-lease.js';
 import { redisEventLog } from './redis-log.js';
@@ -11,6 +11,10 @@ import { redisEventLog } from './redis-log.js';
 export { createWebhookIntake } from './receiver.js';
 export type { RealtimeSource } from './source.js';
 export type { PaymentEvent } from './events.js';
+export type { DeliveryLedger } from './ledger.js';
+export type { DiskLedger } from './disk-ledger.js';
+/** The disk ledger loads lmdb's native module: only a gateway without Redis pays its memory. */
+export const loadDiskLedger = async () => (await import('./disk-ledger.js')).DiskLedger;
 export { createReconciler, type Reconciler, type ReconcileStats, type SnapshotReader } from './reconciler.js';
 
 export interface RealtimeCore {
@@ -27,12 +31,14 @@ export interface RealtimeOptions {
   links: RedisLinks;
   /** EVENT_LOG_MAX_EVENTS: the Redis log's bound. */
   logMaxEvents: number;
+  /** Without Redis: the delivery ledger (on disk, from main.ts); in memory when absent. */
+  ledger?: DeliveryLedger | undefined;
 }
 
 export async function startRealtime(options: RealtimeOptions): Promise<RealtimeCore> {
   if (!options.redisUrl) {
     const bus = memoryBus(options.logger);
-    const ledger = memoryLedger();
+    const ledger = options.ledger ?? memoryLedger();
     return { bus, log: ledgerLog(ledger, bus), lease: soleLease, close: () => bus.close() };
   }
   const log = await redisEventLog({ url: options.redisUrl, prefix: STATE_PREFIX, logger: options.logger, links: options.links, maxEvents: options.logMaxEvents });

@@ -1,8 +1,6 @@
 /** Deliveries remembered: event ids taken (delivery is at least once) and each object's latest version (unordered). */
-import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { isNewer, type Version } from './events.js';
-import { LOG_PARTITIONS, logKeys } from './log-keys.js';
 
 export interface DeliveryLedger {
   claim(accountId: number, eventId: number): Promise<boolean>;
@@ -67,8 +65,8 @@ export function memoryLedger(maxEntries = 100_000): DeliveryLedger {
 }
 
 /**
- * The ordering record in Lua, shared with the event log's scripts (redis-log.ts), which advance it in the same
- * script as the append. A version is `<updatedAtMs>:<eventId>`, written from the arguments' text (a Lua number
+ * The ordering record in Lua, for the event log's scripts (redis-log.ts), which advance it in the same script as
+ * the append: with Redis that is the ledger (the memory and disk ledgers above are one instance's). A version is `<updatedAtMs>:<eventId>`, written from the arguments' text (a Lua number
  * would print a 16-digit id in exponent form).
  */
 export const LEDGER_LUA = `
@@ -91,53 +89,3 @@ local function record_version(last, prev, cur, ms, id, ttl)
   redis.call('SET', last, ms .. ':' .. id, 'EX', ttl)
 end
 `;
-
-/** Atomic, so two instances cannot both advance. */
-const ADVANCE_SCRIPT = `${LEDGER_LUA}
-local cur = redis.call('GET', KEYS[1])
-if not is_newer(cur, tonumber(ARGV[1]), tonumber(ARGV[2])) then return 0 end
-record_version(KEYS[1], KEYS[2], cur, ARGV[1], ARGV[2], ARGV[3])
-return 1
-`;
-
-const RETREAT_SCRIPT = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-local prev = redis.call('GET', KEYS[2])
-if prev then
-  redis.call('SET', KEYS[1], prev, 'EX', ARGV[2])
-else
-  redis.call('DEL', KEYS[1])
-end
-redis.call('DEL', KEYS[2])
-return 1
-`;
-
-const ADVANCE_TO_SCRIPT = `${LEDGER_LUA}
-if not is_later(redis.call('GET', KEYS[1]), tonumber(ARGV[1])) then return 0 end
-redis.call('SET', KEYS[1], ARGV[1] .. ':' .. ARGV[2], 'EX', ARGV[3])
-return 1
-`;
-
-/** The same keys as the event log's (log-keys.ts): a ledger over them sees what the log's scripts recorded. */
-export function redisLedger(redis: Redis, prefix: string, partitions = LOG_PARTITIONS): DeliveryLedger {
-  const keys = logKeys(prefix, partitions);
-  return {
-    async claim(accountId, eventId) {
-      return (await redis.set(keys.claim(accountId, eventId), '1', 'EX', DEDUPE_TTL_SECONDS, 'NX')) === 'OK';
-    },
-    async release(accountId, eventId) {
-      await redis.del(keys.claim(accountId, eventId));
-    },
-    async advance(objectKey, version) {
-      const result = await redis.eval(ADVANCE_SCRIPT, 2, keys.last(objectKey), keys.prev(objectKey), version[0], version[1], LAST_SEEN_TTL_SECONDS);
-      return result === 1;
-    },
-    async retreat(objectKey, version) {
-      await redis.eval(RETREAT_SCRIPT, 2, keys.last(objectKey), keys.prev(objectKey), `${version[0]}:${version[1]}`, LAST_SEEN_TTL_SECONDS);
-    },
-    async advanceTo(objectKey, updatedAtMs) {
-      const result = await redis.eval(ADVANCE_TO_SCRIPT, 1, keys.last(objectKey), updatedAtMs, SNAPSHOT_EVENT_ID, LAST_SEEN_TTL_SECONDS);
-      return result === 1;
-    },
-  };
-}

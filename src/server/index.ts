@@ -14,6 +14,7 @@ import type { Logger } from '../logger.js';
 import { buildSchema } from '../schema.js';
 import { createUpstreamClient, type UpstreamClient } from '../upstream/index.js';
 import type { IdempotencyStore } from '../idempotency/index.js';
+import type { DeliveryLedger } from '../realtime/index.js';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createAdmission } from '../access/admission.js';
 import { RedisLinks } from '../redis.js';
@@ -33,6 +34,8 @@ export interface GatewayDeps {
   logger: Logger;
   /** An in-memory store when absent. */
   idempotencyStore?: IdempotencyStore;
+  /** Without REDIS_URL, the webhook ledger (main.ts: on disk); in memory when absent. Closed by its opener. */
+  webhookLedger?: DeliveryLedger;
   /** Connections opened before the gateway (the idempotency store's) join the watched ones. */
   redisLinks?: RedisLinks;
   explorer?: Omit<ExplorerOptions, 'endpoint'>;
@@ -70,7 +73,7 @@ export function upstreamFor(config: Config, baseUrl: string): UpstreamClient {
   });
 }
 
-export async function startGateway({ config, upstream, logger, idempotencyStore, redisLinks, explorer: explorerOptions, observability: given, apolloReportingUrl }: GatewayDeps): Promise<RunningGateway> {
+export async function startGateway({ config, upstream, logger, idempotencyStore, webhookLedger, redisLinks, explorer: explorerOptions, observability: given, apolloReportingUrl }: GatewayDeps): Promise<RunningGateway> {
   const links = redisLinks ?? new RedisLinks(logger);
   const observability = given ?? new Observability(config.observability, logger);
   const detachUpstream = upstream.observe?.(observability.upstream);
@@ -110,7 +113,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     redis: shared.redis,
     onRateLimited: (limit) => observability.rateLimited(limit),
   });
-  const streams = await startStreams({ config, logger, links, keys, httpServer, schema, context: contextDeps, admission, formatError });
+  const streams = await startStreams({ config, logger, links, keys, httpServer, schema, context: contextDeps, admission, formatError, ledger: webhookLedger });
   observability.readFrom({
     routes: () => upstream.routeStats?.() ?? {},
     websocket: () => streams.websocket.stats(),

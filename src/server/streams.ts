@@ -13,7 +13,7 @@ import type { Admission } from '../access/admission.js';
 import { attachSubscriptions } from '../http/websocket.js';
 import { createSseRoute } from '../http/sse.js';
 import { createCallbackSubscriptions } from '../http/subscription-callback.js';
-import { createReconciler, startRealtime } from '../realtime/index.js';
+import { createReconciler, startRealtime, type DeliveryLedger } from '../realtime/index.js';
 import { keyId, UpstreamNotFoundError } from '../upstream/index.js';
 
 export interface StreamDeps {
@@ -26,11 +26,13 @@ export interface StreamDeps {
   context: ContextDeps;
   admission: Admission;
   formatError: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
+  /** Without REDIS_URL: the webhook ledger, in memory when absent. */
+  ledger?: DeliveryLedger | undefined;
 }
 
-export async function startStreams({ config, logger, links, keys, httpServer, schema, context, admission, formatError }: StreamDeps) {
+export async function startStreams({ config, logger, links, keys, httpServer, schema, context, admission, formatError, ledger }: StreamDeps) {
   const { upstream, polls } = context;
-  const realtime = await startRealtime({ redisUrl: config.redisUrl, logger, links, logMaxEvents: config.eventLogMaxEvents });
+  const realtime = await startRealtime({ redisUrl: config.redisUrl, logger, links, logMaxEvents: config.eventLogMaxEvents, ledger });
   const reconciler = createReconciler({
     settings: config.reconcile,
     bus: realtime.bus,

@@ -10,15 +10,15 @@ import { startGateway, upstreamFor, type RunningGateway } from '../../src/server
 import type { UpstreamClient } from '../../src/upstream/index.js';
 import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 import { factories } from '../support/factories.js';
-import { emulatorAdmin, newKey } from '../support/harness.js';
+import { newKey } from '../support/harness.js';
 import { describeWith } from '../support/tools.js';
-import { pollers, readStatus } from '../support/polling.js';
+import { readStatus } from '../support/polling.js';
 import { startRedisServer, type RedisServer } from '../realtime/redis-server.js';
-import { eventually, postWebhook, setUpstreamStatus, transactionEvent } from '../realtime/support.js';
+import { eventually } from '../realtime/support.js';
 import { accountIdOf } from './cache-support.js';
+import { approvalUnderPollers, pollsOneByOneThenTogether, proveKey, resetRouteReads, routeReads } from './pending-polls-support.js';
 
 const SECRET = 'whsec_pending_polls_two_instances';
-const ROUTE = 'GET /v1/transactions/:id';
 
 describeWith('redis-server', 'pending payments polled through two instances over redis-server', () => {
   let redis: RedisServer;
@@ -30,11 +30,8 @@ describeWith('redis-server', 'pending payments polled through two instances over
   let make: ReturnType<typeof factories>;
   let accountId: number;
 
-  const reads = async () => {
-    const stats = (await emulatorAdmin(emulator.url)('GET', '/_emulator/stats')) as { routes: Record<string, number> };
-    return stats.routes[ROUTE] ?? 0;
-  };
-  const resetCounts = () => emulatorAdmin(emulator.url)('DELETE', '/_emulator/stats');
+  const reads = () => routeReads(emulator.url);
+  const resetCounts = () => resetRouteReads(emulator.url);
 
   beforeAll(async () => {
     redis = await startRedisServer();
@@ -59,9 +56,7 @@ describeWith('redis-server', 'pending payments polled through two instances over
     [a, b] = await Promise.all([start(), start()]);
     make = factories(emulator, key);
     accountId = await accountIdOf(make);
-    // Proven on both: a key not proven lately is served nothing kept.
-    const other = await make.transaction({ amount: 1 });
-    await Promise.all([readStatus(a.url, key, other.id), readStatus(b.url, key, other.id)]);
+    await proveKey([a.url, b.url], key, make);
   }, 30_000);
   beforeEach(() => resetCounts());
   afterAll(async () => {
@@ -81,30 +76,11 @@ describeWith('redis-server', 'pending payments polled through two instances over
 
   it('shows an approval announced by webhook to one instance in every poll on either that starts after the acknowledgement', async () => {
     const pending = await make.transaction({ amount: 602 });
-    const late: string[] = [];
-    let ackedAt = Number.POSITIVE_INFINITY;
-    const run = pollers({
-      url: [a.url, b.url],
-      key,
-      id: pending.id,
-      count: 20,
-      intervalMs: 50,
-      durationMs: 2_000,
-      onAnswer: (status, startedAt) => {
-        if (startedAt > ackedAt && status !== 'APPROVED') late.push(String(status));
-      },
-    });
-    await new Promise((r) => setTimeout(r, 600));
-    await setUpstreamStatus(emulator.url, 'transactions', pending.id, 'approved');
-    // Kept on both until the webhook: the change is not known yet.
-    expect((await readStatus(b.url, key, pending.id)).status).toBe('PENDING');
-    const webhook = await postWebhook(a.port, transactionEvent({ accountId, transaction: { ...pending, status: 'approved', updated_at: new Date().toISOString() } }), { secret: SECRET });
-    ackedAt = Date.now();
-    expect(webhook.status).toBe(200);
-    expect((await readStatus(b.url, key, pending.id)).status).toBe('APPROVED');
-    const done = await run;
-    expect(done.errors).toEqual([]);
-    expect(late).toEqual([]);
+    const run = await approvalUnderPollers({ pollUrls: [a.url, b.url], checkUrl: b.url, webhookPort: a.port, emulatorUrl: emulator.url, secret: SECRET, key, accountId, pending });
+    // Kept on both until the webhook: the change is not known before.
+    expect([run.keptBeforeChange, run.keptBeforeWebhook, run.webhookStatus, run.afterAck]).toEqual(['PENDING', 'PENDING', 200, 'APPROVED']);
+    expect(run.errors).toEqual([]);
+    expect(run.late).toEqual([]);
   });
 
   // Last: it stops the shared redis-server.
@@ -114,9 +90,7 @@ describeWith('redis-server', 'pending payments polled through two instances over
     await redis.stop();
     await eventually(() => fetch(a.url.replace(/\/graphql$/, '/readyz')).then((r) => r.json() as Promise<{ degraded?: string[] }>), (r) => r.degraded?.includes('redis') === true, 5_000);
     await resetCounts();
-    for (let i = 0; i < 5; i++) expect((await readStatus(a.url, key, pending.id)).status).toBe('PENDING');
-    const together = await Promise.all(Array.from({ length: 5 }, () => readStatus(b.url, key, pending.id)));
-    expect(together.map((t) => t.status)).toEqual(Array.from({ length: 5 }, () => 'PENDING'));
+    expect(await pollsOneByOneThenTogether(a.url, b.url, key, pending.id)).toEqual(Array.from({ length: 10 }, () => 'PENDING'));
     expect(await reads()).toBe(10);
   });
 });

@@ -7,13 +7,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { factories, type RestObject } from '../support/factories.js';
 import { newKey, startGatewayOver, startStack, type GatewayOnly, type Stack } from '../support/harness.js';
-import { eventually, postWebhook, setUpstreamStatus, transactionEvent } from '../realtime/support.js';
+import { eventually, setUpstreamStatus } from '../realtime/support.js';
 import { accountIdOf } from './cache-support.js';
+import { approvalUnderPollers, pollsOneByOneThenTogether, proveKey, ROUTE } from './pending-polls-support.js';
 import { pollFor, pollers, readStatus } from '../support/polling.js';
 
 const SECRET = 'whsec_pending_polls_tests';
 const MAX_AGE_MS = 1_000;
-const ROUTE = 'GET /v1/transactions/:id';
 
 describe('pending payments polled, under webhook control, one instance', () => {
   let stack: Stack;
@@ -53,8 +53,7 @@ describe('pending payments polled, under webhook control, one instance', () => {
 
   it('makes one upstream read for 20 concurrent polls of an object not yet kept', async () => {
     const pending = await make.transaction({ amount: 502 });
-    // A key not proven lately reads for itself (as it is served nothing kept): proven by a first poll of another.
-    await readStatus(stack.gateway.url, key, (await make.transaction({ amount: 1 })).id);
+    await proveKey([stack.gateway.url], key, make);
     await stack.resetCounts();
     const answers = await Promise.all(Array.from({ length: 20 }, () => readStatus(stack.gateway.url, key, pending.id)));
     expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 20 }, () => 'PENDING'));
@@ -79,9 +78,7 @@ describe('pending payments polled, under webhook control, one instance', () => {
   it('reads a pending object upstream on every poll when no WEBHOOK_SECRETS are set', async () => {
     const pending: RestObject = await make.transaction({ amount: 508 });
     await stack.resetCounts();
-    for (let i = 0; i < 5; i++) expect((await readStatus(noSecrets.gateway.url, key, pending.id)).status).toBe('PENDING');
-    const together = await Promise.all(Array.from({ length: 5 }, () => readStatus(noSecrets.gateway.url, key, pending.id)));
-    expect(together.map((a) => a.status)).toEqual(Array.from({ length: 5 }, () => 'PENDING'));
+    expect(await pollsOneByOneThenTogether(noSecrets.gateway.url, noSecrets.gateway.url, key, pending.id)).toEqual(Array.from({ length: 10 }, () => 'PENDING'));
     expect(await stack.upstreamCalls(ROUTE)).toBe(10);
     // A final one is still kept there.
     await setUpstreamStatus(stack.emulator.url, 'transactions', pending.id, 'canceled');
@@ -115,32 +112,12 @@ describe('pending payments polled, under webhook control, one instance', () => {
 
   it('shows an approval announced by webhook to every poll that starts after the acknowledgement', async () => {
     const pending = await make.transaction({ amount: 503 });
-    const late: string[] = [];
-    let ackedAt = Number.POSITIVE_INFINITY;
     const gateway = webhookOnly.gateway;
-    const run = pollers({
-      url: gateway.url,
-      key,
-      id: pending.id,
-      count: 20,
-      intervalMs: 50,
-      durationMs: 2_000,
-      onAnswer: (status, startedAt) => {
-        if (startedAt > ackedAt && status !== 'APPROVED') late.push(String(status));
-      },
-    });
-    await new Promise((r) => setTimeout(r, 600));
-    // Still the kept copy: the upstream's change is not known yet.
-    expect((await readStatus(gateway.url, key, pending.id)).status).toBe('PENDING');
-    await setUpstreamStatus(stack.emulator.url, 'transactions', pending.id, 'approved');
-    expect((await readStatus(gateway.url, key, pending.id)).status).toBe('PENDING');
-    const webhook = await postWebhook(gateway.port, transactionEvent({ accountId, transaction: { ...pending, status: 'approved', updated_at: new Date().toISOString() } }), { secret: SECRET });
-    ackedAt = Date.now();
-    expect(webhook.status).toBe(200);
-    expect((await readStatus(gateway.url, key, pending.id)).status).toBe('APPROVED');
-    const done = await run;
-    expect(done.errors).toEqual([]);
-    expect(late).toEqual([]);
+    const run = await approvalUnderPollers({ pollUrls: [gateway.url], checkUrl: gateway.url, webhookPort: gateway.port, emulatorUrl: stack.emulator.url, secret: SECRET, key, accountId, pending });
+    // The kept copy until the webhook: the upstream's change is not known before.
+    expect([run.keptBeforeChange, run.keptBeforeWebhook, run.webhookStatus, run.afterAck]).toEqual(['PENDING', 'PENDING', 200, 'APPROVED']);
+    expect(run.errors).toEqual([]);
+    expect(run.late).toEqual([]);
   });
 
   it('answers 20 pollers with one upstream read per max age, plus the reconciler\'s re-reads', async () => {

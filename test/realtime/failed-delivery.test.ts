@@ -1,21 +1,21 @@
 /**
  * A delivery the gateway could not finish is answered 503 and leaves nothing
  * behind that would make its redelivery a duplicate or a stale state: a
- * failed eviction and a failed hand-over to the subscribers are both taken
- * again, whole, when the upstream redelivers. Real HTTP into the webhook
- * route, over the memory ledger and the Redis one.
+ * failed eviction and a failed append (a hand-over to this instance's
+ * subscribers, or the Redis event log's script) are both taken again, whole,
+ * when the upstream redelivers. Real HTTP into the webhook route, over one
+ * instance's log with the memory ledger, and over the Redis event log.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookReceiver } from '../../src/http/webhook-route.js';
-import { memoryBus, type MemoryBus } from '../../src/realtime/bus.js';
 import type { PaymentEvent } from '../../src/realtime/events.js';
-import { memoryLedger, redisLedger, type DeliveryLedger } from '../../src/realtime/ledger.js';
-import { ledgerLog } from '../../src/realtime/log.js';
+import { memoryLedger } from '../../src/realtime/ledger.js';
 import { describeWith } from '../support/tools.js';
-import { redisForSuite } from './redis-server.js';
+import { ledgerLogUnderTest, redisLogUnderTest, type LogUnderTest } from '../unit/realtime/log.contract.js';
+import { redisClientsForSuite } from './redis-server.js';
 import { postWebhook, transactionEvent } from './support.js';
 
 const SECRET = 'whsec_failed_delivery_0123456789';
@@ -27,37 +27,19 @@ interface Receiver {
   published: PaymentEvent[];
   /** Objects evicted, as `kind:id`. */
   evicted: string[];
-  /** The next publish (or eviction) fails, once. */
+  /** The next append (or eviction) fails, once. */
   failNextPublish(): void;
   failNextEviction(): void;
   close(): Promise<void>;
 }
 
-async function startReceiver(ledger: DeliveryLedger): Promise<Receiver> {
+async function startReceiver(under: LogUnderTest): Promise<Receiver> {
   const logger = pino({ level: 'silent' });
-  const inner = memoryBus(logger);
-  const published: PaymentEvent[] = [];
   const evicted: string[] = [];
-  inner.subscribe(ACCOUNT, (e) => published.push(e));
-  let publishFails = false;
   let evictionFails = false;
-  // The bus of a Redis that refused one PUBLISH: the receiver's only sign of it is the rejection.
-  const bus: MemoryBus = {
-    ...inner,
-    subscribe: inner.subscribe.bind(inner),
-    listenerCount: inner.listenerCount.bind(inner),
-    close: inner.close.bind(inner),
-    async publish(event) {
-      if (publishFails) {
-        publishFails = false;
-        throw new Error('bus unreachable');
-      }
-      return inner.publish(event);
-    },
-  };
   const receive = createWebhookReceiver({
     secrets: [SECRET],
-    log: ledgerLog(ledger, bus),
+    log: under.log,
     logger,
     async evict(e) {
       if (evictionFails) {
@@ -71,11 +53,14 @@ async function startReceiver(ledger: DeliveryLedger): Promise<Receiver> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     port: (server.address() as AddressInfo).port,
-    published,
+    published: under.published,
     evicted,
-    failNextPublish: () => void (publishFails = true),
+    failNextPublish: () => under.failNextAppend(),
     failNextEviction: () => void (evictionFails = true),
-    close: () => new Promise((r) => server.close(() => r())),
+    close: async () => {
+      await new Promise((r) => server.close(() => r(undefined)));
+      await under.close();
+    },
   };
 }
 
@@ -83,11 +68,11 @@ const tx = (id: number, status: string, updatedAt: string) => ({ id, status, amo
 /** Nothing is published after the answer any more; kept as a margin that would show a late one. */
 const settle = () => new Promise((r) => setTimeout(r, 30));
 
-function failedDeliveryTests(makeLedger: () => DeliveryLedger): void {
+function failedDeliveryTests(makeLog: () => Promise<LogUnderTest> | LogUnderTest): void {
   let receiver: Receiver;
   let objectId = 700;
   beforeAll(async () => {
-    receiver = await startReceiver(makeLedger());
+    receiver = await startReceiver(await makeLog());
   });
   afterAll(() => receiver.close());
   const deliver = (body: string) => postWebhook(receiver.port, body, { secret: SECRET });
@@ -162,10 +147,10 @@ function failedDeliveryTests(makeLedger: () => DeliveryLedger): void {
 }
 
 describe('a webhook whose delivery failed, memory ledger', () => {
-  failedDeliveryTests(() => memoryLedger());
+  failedDeliveryTests(() => ledgerLogUnderTest(memoryLedger(), ACCOUNT));
 });
 
-describeWith('redis-server', 'a webhook whose delivery failed, Redis ledger', () => {
-  const client = redisForSuite();
-  failedDeliveryTests(() => redisLedger(client(), 'failed-delivery:'));
+describeWith('redis-server', 'a webhook whose delivery failed, Redis event log', () => {
+  const client = redisClientsForSuite();
+  failedDeliveryTests(() => redisLogUnderTest(`redis://127.0.0.1:${client().options.port}`, 'failed-delivery:', ACCOUNT));
 });

@@ -75,16 +75,16 @@ export function spawnMain(
 
 /**
  * Runs src/main.ts with only `env` (and PATH) to its exit, for start-ups that
- * must refuse: its exit code and everything it printed. Killed after 15 s.
+ * must refuse: its exit code and everything it printed. Killed after `timeoutMs`.
  */
-export function runMainToExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+export function runMainToExit(env: Record<string, string>, timeoutMs = 15_000): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const own = { PATH: process.env.PATH ?? '', ...env };
     const child = withDataDir(own, () => spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: own, stdio: ['ignore', 'pipe', 'pipe'] }));
     let output = '';
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, output });

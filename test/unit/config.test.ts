@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, SETTING_NAMES, settingLookalikes } from '../../src/config.js';
+import { ConfigError, embedsEmulator, loadConfig, SETTING_NAMES, settingLookalikes } from '../../src/config.js';
 
 describe('loadConfig', () => {
   it('defaults to the embedded emulator in sandbox on port 4000', () => {
@@ -175,6 +175,32 @@ describe('production mode', () => {
 
   it('an explicit EMBEDDED_EMULATOR=true runs the sandbox emulator in production on purpose', () => {
     expect(loadConfig({ NODE_ENV: 'production', EMBEDDED_EMULATOR: 'true' })).toMatchObject({ production: true, embeddedEmulator: true });
+  });
+
+  it('tells whether DATA_DIR was given, not only where it is', () => {
+    expect(loadConfig({})).toMatchObject({ dataDirSet: false, dataDir: expect.stringMatching(/\/data$/) });
+    expect(loadConfig({ DATA_DIR: '/srv/gateway' })).toMatchObject({ dataDirSet: true, dataDir: '/srv/gateway' });
+  });
+
+  it('tells from the raw environment what loadConfig decides of the embedded emulator (main.ts asks before loading its names)', () => {
+    const url = 'https://api.example.com';
+    const envs: Record<string, string>[] = [
+      {},
+      { PAYMENTS_API_URL: '' },
+      { PAYMENTS_API_URL: url },
+      // The emulator's own variables set in front of the real API do not embed it.
+      { PAYMENTS_API_URL: url, EMULATOR_PORT: '4010', EMULATOR_SETTLE_MS: '10' },
+      { NODE_ENV: 'production', PAYMENTS_API_URL: url },
+      { NODE_ENV: 'production', EMBEDDED_EMULATOR: 'true' },
+      { NODE_ENV: 'production', EMBEDDED_EMULATOR: '1' },
+      { NODE_ENV: 'production', EMBEDDED_EMULATOR: 'true', PAYMENTS_API_URL: url },
+      { EMBEDDED_EMULATOR: 'false' },
+    ];
+    expect(envs.map((env) => embedsEmulator(env))).toEqual(envs.map((env) => loadConfig(env).embeddedEmulator));
+    expect(envs.map((env) => embedsEmulator(env))).toEqual([true, true, false, false, false, true, true, false, true]);
+    // Refused by loadConfig, and not embedded either: production without PAYMENTS_API_URL or EMBEDDED_EMULATOR.
+    expect(embedsEmulator({ NODE_ENV: 'production', EMULATOR_PORT: '4010' })).toBe(false);
+    expect(embedsEmulator({ PAYMENTS_ENV: 'live' })).toBe(false);
   });
 
   it('turns introspection and suggestions off in production, on elsewhere, and both can be set', () => {

@@ -1,9 +1,14 @@
 /**
- * The memory ledger holds what it has seen, not its bound: a gateway that never got a webhook does not
- * carry 100,000 empty slots, and the bound still holds once the ledger is full.
+ * The memory ledger: the ledger contract, and it holds what it has seen, not its bound: a gateway that never got
+ * a webhook does not carry 100,000 empty slots, and the bound still holds once the ledger is full.
  */
 import { describe, expect, it } from 'vitest';
 import { memoryLedger } from '../../../src/realtime/ledger.js';
+import { ledgerTests } from './ledger.contract.js';
+
+describe('memory ledger', () => {
+  ledgerTests(() => memoryLedger());
+});
 
 const MB = 1024 * 1024;
 
