@@ -26,6 +26,8 @@ interface Payment {
   answered: string | null;
   /** What the resend with the same key answered. */
   replayed: string | null;
+  /** What a resend once the fault was over answered. */
+  late?: string | null;
 }
 
 export interface PaymentsCount {
@@ -33,6 +35,8 @@ export interface PaymentsCount {
   answered: number;
   /** Resends that answered the same transaction. */
   replayed: number;
+  /** Of the resends once the fault was over (every answered payment once more), those that answered the same. */
+  replayedAfter: number;
   /** Keys with more than one transaction upstream, or a resend answering another. */
   doubled: number;
   /** The client's retry window ran out: nothing was created. */
@@ -45,6 +49,8 @@ export interface PaymentsLoad {
   refusals: PaymentRefusal[];
   /** Stops starting payments; resolves when those under way are done. */
   stop(): Promise<void>;
+  /** Every answered payment sent once more with its key, as clients that lost their answers before a restart. */
+  resendAnswered(): Promise<void>;
   count(): Promise<PaymentsCount>;
 }
 
@@ -116,6 +122,9 @@ export function startPayments(options: PaymentsOptions): PaymentsLoad {
       stopped = true;
       await clients;
     },
+    async resendAnswered() {
+      for (const payment of payments) if (payment.answered) payment.late = await untilAnswered(payment.key, true);
+    },
     async count() {
       const created = new Map<string, number>();
       const f = factories(options.emulator, options.apiKey);
@@ -130,7 +139,8 @@ export function startPayments(options: PaymentsOptions): PaymentsLoad {
         keyed: payments.length,
         answered: payments.filter((p) => p.answered).length,
         replayed: payments.filter((p) => p.answered && p.replayed === p.answered).length,
-        doubled: payments.filter((p) => upstream(p) > 1 || (p.replayed !== null && p.replayed !== p.answered)).length,
+        replayedAfter: payments.filter((p) => p.answered && p.late === p.answered).length,
+        doubled: payments.filter((p) => upstream(p) > 1 || (p.replayed !== null && p.replayed !== p.answered) || (p.late && p.late !== p.answered)).length,
         gaveUp: payments.filter((p) => !p.answered && upstream(p) === 0).length,
         createdUnanswered: payments.filter((p) => !p.answered && upstream(p) === 1).length,
       };
