@@ -22,6 +22,8 @@ export interface Count {
   seen: number;
   lost: number;
   twice: number;
+  /** Which approvals were lost, by their order (1 is the first made): those around the fault's moment, or not. */
+  lostAt?: number[];
 }
 
 interface Listeners {
@@ -85,12 +87,16 @@ export async function openAudience(emulator: RunningEmulator, key: string, gatew
     },
     tally(approved) {
       const counts: Record<string, Count> = {};
-      const count = (times: (id: number) => number, twice: (id: number) => boolean): Count => ({
-        approved: approved.length,
-        seen: approved.filter((id) => times(id) > 0).length,
-        lost: approved.filter((id) => times(id) === 0).length,
-        twice: approved.filter(twice).length,
-      });
+      const count = (times: (id: number) => number, twice: (id: number) => boolean): Count => {
+        const lostAt = approved.flatMap((id, i) => (times(id) === 0 ? [i + 1] : []));
+        return {
+          approved: approved.length,
+          seen: approved.length - lostAt.length,
+          lost: lostAt.length,
+          twice: approved.filter(twice).length,
+          ...(lostAt.length > 0 ? { lostAt } : {}),
+        };
+      };
       const approvals = (sub: Subscription<Updated>, id?: number) =>
         sub.values.filter((v) => v.transactionUpdated.status === 'APPROVED' && (id === undefined || v.transactionUpdated.id === String(id))).length;
       for (const [name, l] of listeners) {

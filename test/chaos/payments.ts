@@ -37,6 +37,8 @@ export interface PaymentsCount {
   replayed: number;
   /** Of the resends once the fault was over (every answered payment once more), those that answered the same. */
   replayedAfter: number;
+  /** Those refused for the whole retry window (a record left running by a write that failed holds its key for its lock). */
+  refusedAfter: number;
   /** Keys with more than one transaction upstream, or a resend answering another. */
   doubled: number;
   /** The client's retry window ran out: nothing was created. */
@@ -140,6 +142,7 @@ export function startPayments(options: PaymentsOptions): PaymentsLoad {
         answered: payments.filter((p) => p.answered).length,
         replayed: payments.filter((p) => p.answered && p.replayed === p.answered).length,
         replayedAfter: payments.filter((p) => p.answered && p.late === p.answered).length,
+        refusedAfter: payments.filter((p) => p.answered && p.late === null).length,
         doubled: payments.filter((p) => upstream(p) > 1 || (p.replayed !== null && p.replayed !== p.answered) || (p.late && p.late !== p.answered)).length,
         gaveUp: payments.filter((p) => !p.answered && upstream(p) === 0).length,
         createdUnanswered: payments.filter((p) => !p.answered && upstream(p) === 1).length,

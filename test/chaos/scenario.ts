@@ -40,7 +40,10 @@ export interface FaultReport {
   payments: PaymentsCount;
   /** Refusals meanwhile, by kind: what the webhook sender and the payment clients were told. */
   refused: Record<string, number>;
-  /** Refusals before the fault began or after its window (its end, the quarantine, one retry window) closed. */
+  /**
+   * Refusals before the fault began or after its window closed: its end (and quarantine), then one retry window; for
+   * IDEMPOTENCY_IN_PROGRESS, a running record's lock.
+   */
   outsideWindow: number;
   /** The fault's window, from its beginning. */
   windowMs: number;
@@ -76,6 +79,9 @@ interface Fault {
 type Readyz = { idempotency?: { state: string; until?: string } };
 const readyz = async (gateway: Gateway): Promise<Readyz> => (await (await fetch(new URL('/readyz', gateway.url))).json()) as Readyz;
 const LOSS_LINE = 'idempotency Redis lost records';
+/** A running record's lock (OPERATION_DEADLINE_MS, 15 s, and 5 s) and how long a duplicate waits on it, by default. */
+const LOCK_MS = 20_000;
+const WAIT_MS = 5_000;
 
 /** Kills the first gateway while the upstream is creating a payment sent to it, then starts it again. */
 const killMidPayment: Fault['begin'] = async (phase) => {
@@ -241,9 +247,12 @@ async function runFault(name: FaultName, world: World, relay: WebhookRelay, opti
   await payments.stop();
   if (fault.resend) await payments.resendAnswered();
   mark('webhooks delivered, payments stopped and resent');
-  // Refusals may go on after the fault for a payment under way when it ended: one retry window, and a second.
+  // Refusals may go on after the fault for a payment under way when it ended: one retry window, and a second. A
+  // record left running (its gateway killed, or its result not written while Redis was away) holds its key for its
+  // lock, a duplicate waiting IDEMPOTENCY_WAIT_MS before it is told so.
   const over = Math.max(endedAt, phase.quarantineEnds ?? 0);
   const windowEnds = over + options.retryWindowMs + 1_000;
+  const runningEnds = Math.max(windowEnds, over + LOCK_MS + WAIT_MS + 1_000);
 
   // Every subscriber has every approval, or the deadline passed; then a moment for any second copy.
   const everyoneSaw = () => Object.values(audience.tally(audience.transactions)).every((c) => c.seen === c.approved);
@@ -268,7 +277,7 @@ async function runFault(name: FaultName, world: World, relay: WebhookRelay, opti
     subscribers,
     payments: await payments.count(),
     refused,
-    outsideWindow: refusals.filter((r) => r.at < begun || r.at > windowEnds).length,
+    outsideWindow: refusals.filter((r) => r.at < begun || r.at > (r.kind === 'IDEMPOTENCY_IN_PROGRESS' ? runningEnds : windowEnds)).length,
     windowMs: windowEnds - begun,
     ...phase.report,
     recovered,
