@@ -28,7 +28,7 @@ function tables(reports: FaultReport[]): string {
     const p = r.payments;
     const refused = Object.entries(r.refused).map(([kind, n]) => `${kind} ${n}`).join(', ') || 'none';
     const quarantine = r.quarantine ? `found in ${r.quarantine.foundMs.join(' / ')} ms, lines ${r.quarantine.lossLines.join(' / ')}` : '-';
-    return [r.fault, String(p.keyed), String(p.answered), `${p.replayed} / ${p.replayedAfter} (${p.refusedAfter} refused)`, String(p.doubled), `${p.gaveUp} / ${p.createdUnanswered}`, refused, String(r.outsideWindow), `${(r.windowMs / 1000).toFixed(1)} s`, quarantine, r.recovered ? 'yes' : 'NO'];
+    return [r.fault, String(p.keyed), String(p.answered), r.fault === 'redis-empty' ? `${p.replayed} / -` : `${p.replayed} / ${p.replayedAfter} (${p.refusedAfter} refused)`, String(p.doubled), `${p.gaveUp} / ${p.createdUnanswered}`, refused, String(r.outsideWindow), `${(r.windowMs / 1000).toFixed(1)} s`, quarantine, r.recovered ? 'yes' : 'NO'];
   });
   return [
     markdownTable(['fault', 'subscriber', 'approved', 'seen', 'lost', 'twice'], events),

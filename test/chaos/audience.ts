@@ -26,8 +26,11 @@ export interface Count {
   lostAt?: number[];
 }
 
+/** A gateway takes at most 100 operations per connection (src/server/streams.ts). */
+const PER_CONNECTION = 90;
+
 interface Listeners {
-  client: Client;
+  clients: Client[];
   /** Per transaction, one subscription per life of the gateway. */
   byId: Map<number, Subscription<Updated>[]>;
   withoutId: Subscription<Updated> | null;
@@ -54,13 +57,18 @@ export async function openAudience(emulator: RunningEmulator, key: string, gatew
   const listeners = new Map<string, Listeners>();
 
   const listen = async (gateway: Gateway, previous?: Listeners): Promise<Listeners> => {
-    const { client, connected } = wsClient(gateway.wsUrl, key);
-    await connected;
+    const clients: Client[] = [];
+    for (let n = 0; n < Math.ceil((transactions.length + 2) / PER_CONNECTION); n++) {
+      const { client, connected } = wsClient(gateway.wsUrl, key);
+      await connected;
+      clients.push(client);
+    }
+    const client = clients[0]!;
     const before = await liveSubscriptions(gateway.wsUrl);
     const byId = previous?.byId ?? new Map<number, Subscription<Updated>[]>();
     const opened: Subscription<Updated>[] = [];
-    for (const id of transactions) {
-      const sub = subscribe<Updated>(client, BY_ID, { id: String(id) });
+    for (const [i, id] of transactions.entries()) {
+      const sub = subscribe<Updated>(clients[Math.floor((i + 2) / PER_CONNECTION)]!, BY_ID, { id: String(id) });
       opened.push(sub);
       byId.set(id, [...(byId.get(id) ?? []), sub]);
     }
@@ -72,7 +80,7 @@ export async function openAudience(emulator: RunningEmulator, key: string, gatew
     await eventually(() => liveSubscriptions(gateway.wsUrl), (n) => n >= expected, 30_000);
     // Each subscription with an id has its current state first: then it is listening.
     await Promise.all(opened.map((s) => s.nth(1, 30_000)));
-    return { client, byId, withoutId, events };
+    return { clients, byId, withoutId, events };
   };
   for (const gateway of gateways) listeners.set(gateway.name, await listen(gateway));
 
@@ -82,7 +90,7 @@ export async function openAudience(emulator: RunningEmulator, key: string, gatew
     approve: (id) => setUpstreamStatus(emulator.url, 'transactions', id, 'approved'),
     async reopen(gateway) {
       const previous = listeners.get(gateway.name)!;
-      await previous.client.dispose();
+      await Promise.all(previous.clients.map((c) => c.dispose()));
       listeners.set(gateway.name, await listen(gateway, previous));
     },
     tally(approved) {
@@ -115,7 +123,7 @@ export async function openAudience(emulator: RunningEmulator, key: string, gatew
       return counts;
     },
     async close() {
-      await Promise.all([...listeners.values()].map((l) => l.client.dispose()));
+      await Promise.all([...listeners.values()].flatMap((l) => l.clients.map((c) => c.dispose())));
     },
   };
 }

@@ -49,6 +49,11 @@ export interface FaultReport {
   windowMs: number;
   /** A gateway killed while one of its payments was at the upstream. */
   killedMidPayment?: boolean;
+  /**
+   * Redis restarted empty: the approvals (by order) answered 2xx in the 500 ms before it died. Their entries died
+   * with it: the appending gateway delivered them, another that had not read them yet cannot (a known loss).
+   */
+  atRisk?: number[];
   /** Redis restarted empty: how long each gateway took to quarantine, and its error lines. */
   quarantine?: { foundMs: number[]; lossLines: number[] };
   /** Once the fault (and its quarantine) is over: a keyed payment answered at once by every gateway. */
@@ -70,6 +75,8 @@ interface Fault {
   shape: World['shape'];
   /** Every answered payment is sent again once the fault is over: its record must have outlived it. */
   resend: boolean;
+  /** The event log's last entries die with it. */
+  emptiesTheLog?: boolean;
   /** Resolves once the fault has struck. */
   begin(phase: Phase): Promise<void>;
   /** Resolves once the fault is over (Redis back, the gateway restarted and its subscribers back). */
@@ -82,6 +89,10 @@ const LOSS_LINE = 'idempotency Redis lost records';
 /** A running record's lock (OPERATION_DEADLINE_MS, 15 s, and 5 s) and how long a duplicate waits on it, by default. */
 const LOCK_MS = 20_000;
 const WAIT_MS = 5_000;
+/** A killed Redis stays down past the append's 2 s command timeout, so webhooks meanwhile are refused, not held. */
+const DOWN_MS = 2_500;
+/** How long before Redis dies an appended entry may still be unread by another gateway (a loaded machine's lag). */
+const AT_RISK_MS = 500;
 
 /** Kills the first gateway while the upstream is creating a payment sent to it, then starts it again. */
 const killMidPayment: Fault['begin'] = async (phase) => {
@@ -113,7 +124,7 @@ const FAULT: Record<FaultName, Fault> = {
     resend: true,
     begin: async ({ world }) => world.redis().kill(),
     async end({ world }) {
-      await sleep(500);
+      await sleep(DOWN_MS);
       await world.redis().restartFromFile();
     },
   },
@@ -131,9 +142,10 @@ const FAULT: Record<FaultName, Fault> = {
     shape: 'redis',
     // Its records are gone: a resend after the quarantine acts again where the upstream ignores the key (documented).
     resend: false,
+    emptiesTheLog: true,
     begin: async ({ world }) => world.redis().kill(),
     async end(phase) {
-      await sleep(500);
+      await sleep(DOWN_MS);
       await phase.world.redis().restartEmpty();
       const since = Date.now();
       const foundMs: number[] = [];
@@ -170,7 +182,7 @@ export async function runChaos(options: ChaosOptions): Promise<FaultReport[]> {
       }
       if (!worlds.has(shape)) {
         const at = Date.now();
-        const world = await startWorld({ shape, quarantineMs: options.quarantineMs, env: { WS_MAX_SUBSCRIPTIONS_PER_KEY: String(options.events + 10) } });
+        const world = await startWorld({ shape, quarantineMs: options.quarantineMs, env: { WS_MAX_SUBSCRIPTIONS_PER_KEY: String(options.events + 10), WS_SUBSCRIBE_PER_MINUTE: String(4 * (options.events + 10)) } });
         const relay = await startWebhookRelay(world.emulator, () => world.gateways()[0]!);
         worlds.set(shape, { world, relay });
         options.progress?.(`${shape} world started in ${Date.now() - at} ms`);
@@ -226,6 +238,7 @@ async function runFault(name: FaultName, world: World, relay: WebhookRelay, opti
   const started = Date.now();
   let begun = 0;
   let ended: Promise<void> | null = null;
+  let struckAt = 0;
   let endedAt = 0;
   // A quiet part first: refusals before the fault are outside its window.
   await sleep(300);
@@ -234,6 +247,7 @@ async function runFault(name: FaultName, world: World, relay: WebhookRelay, opti
     if (i === Math.floor(audience.transactions.length / 3)) {
       begun = Date.now();
       await fault.begin(phase);
+      struckAt = Date.now();
       mark('fault struck');
       ended = fault.end(phase).then(() => {
         endedAt = Date.now();
@@ -259,6 +273,12 @@ async function runFault(name: FaultName, world: World, relay: WebhookRelay, opti
   for (const deadline = Date.now() + 20_000; !everyoneSaw() && Date.now() < deadline; ) await sleep(50);
   await sleep(500);
   const subscribers = audience.tally(audience.transactions);
+  if (fault.emptiesTheLog) {
+    phase.report.atRisk = audience.transactions.flatMap((id, i) => {
+      const at = relay.deliveredAt(id) ?? 0;
+      return at >= begun - AT_RISK_MS && at <= struckAt ? [i + 1] : [];
+    });
+  }
 
   // Recovered: once the fault and its quarantine are over, a new keyed payment is answered at once by every gateway.
   if (Date.now() < over) await sleep(over - Date.now());
