@@ -3,6 +3,7 @@
  * `npm run bench -- --help` lists the benches and their options.
  */
 import { abuseBench } from './abuse.js';
+import { chaosBench } from './chaos.js';
 import { eventLogBench } from './event-log.js';
 import { gatewayBench } from './gateway.js';
 import { idleBench } from './idle.js';
@@ -16,7 +17,7 @@ import { resilienceBench } from './resilience.js';
 import { routerCacheBench } from './router-cache.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, eventLogBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench, idleBench, pollingBench, pagesBench];
+const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, eventLogBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench, idleBench, pollingBench, pagesBench, chaosBench];
 const DEFAULT = 'gateway';
 
 function help(): string {

@@ -163,9 +163,11 @@ function keyedRun(context: GuardContext, scope: IdempotencyScope, key: string, f
     }
   };
 
+  let claimedAt = 0;
   const take = async (): Promise<string> => {
     const waitUntil = Math.min(Date.now() + settings.waitMs, deadlineAt);
     for (;;) {
+      claimedAt = Date.now();
       const found = await store.claim(recordKey, fp, settings.lockMs, context.callerId).catch(unavailable);
       if (found.kind === 'acquired') return found.owner;
       if (found.kind === 'completed') {
@@ -195,10 +197,14 @@ function keyedRun(context: GuardContext, scope: IdempotencyScope, key: string, f
         await replayIfDone();
         return result;
       }
-      // The side effect has happened: answer it even if the record cannot be stored.
+      // The side effect has happened: answer it even if the record cannot be stored now.
       const json = encodeResult(result, args, settings.recordMaxBytes ?? DEFAULT_RECORD_MAX_BYTES);
-      await store.complete(recordKey, owner, fp, json, settings.ttlMs, context.callerId).catch((e: unknown) => {
+      const complete = () => store.complete(recordKey, owner!, fp, json, settings.ttlMs, context.callerId);
+      await complete().catch((e: unknown) => {
         context.logger.error({ err: e }, 'idempotency result could not be stored');
+        // Tried again while the claim's lock holds the key: a store back within it keeps the result, so a resend
+        // replays instead of claiming the key anew once the lock lapses and acting a second time.
+        completeLater(complete, claimedAt + settings.lockMs);
       });
       return result;
     },
@@ -211,6 +217,17 @@ function keyedRun(context: GuardContext, scope: IdempotencyScope, key: string, f
       });
     },
   };
+}
+
+/** How often a result the store refused is offered again, until its claim's lock lapses. */
+export const COMPLETE_RETRY_MS = 250;
+
+function completeLater(complete: () => Promise<boolean>, until: number): void {
+  const again = () => {
+    if (Date.now() >= until) return;
+    complete().catch(() => setTimeout(again, COMPLETE_RETRY_MS).unref());
+  };
+  setTimeout(again, COMPLETE_RETRY_MS).unref();
 }
 
 /** Scoped by caller, and hashed: the raw key never becomes a storage key. */

@@ -13,7 +13,12 @@ export interface KeyStrippingUpstream {
   close(): Promise<void>;
 }
 
-export async function startKeyStrippingUpstream(target: string): Promise<KeyStrippingUpstream> {
+export interface StrippingOptions {
+  /** Awaited before a request with a body is forwarded: a test can act at the moment a write reaches the upstream. */
+  beforeWrite?(method: string, path: string, body: string): Promise<void> | void;
+}
+
+export async function startKeyStrippingUpstream(target: string, options: StrippingOptions = {}): Promise<KeyStrippingUpstream> {
   let stripped = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -26,6 +31,7 @@ export async function startKeyStrippingUpstream(target: string): Promise<KeyStri
           else if (typeof value === 'string' && !['host', 'connection', 'content-length', 'accept-encoding'].includes(name)) headers[name] = value;
         }
         const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+        if (body) await options.beforeWrite?.(req.method ?? 'POST', req.url ?? '/', body.toString());
         const upstream = await fetch(`${target}${req.url}`, { method: req.method, headers, body });
         const text = Buffer.from(await upstream.arrayBuffer());
         res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' }).end(text);

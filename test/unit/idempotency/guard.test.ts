@@ -6,7 +6,7 @@
  */
 import { GraphQLError, GraphQLInt, GraphQLObjectType, GraphQLSchema, GraphQLString, graphql, type ExecutionResult } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, fingerprint, idempotent, MemoryIdempotencyStore, type IdempotencyOutcome, type IdempotencyStore, type IdempotentCall } from '../../../src/idempotency/index.js';
+import { canonicalJson, fingerprint, idempotent, MemoryIdempotencyStore, recordKeyFor, type IdempotencyOutcome, type IdempotencyStore, type IdempotentCall } from '../../../src/idempotency/index.js';
 import type { Logger } from '../../../src/logger.js';
 import { UpstreamAuthenticationError, UpstreamServerError } from '../../../src/upstream/errors.js';
 
@@ -421,6 +421,26 @@ describe('idempotency guard: a store that cannot keep records', () => {
     expect((await w.run('mutation { send(amount: 1, idempotencyKey: "k") { n } }')).data).toEqual({ send: { n: 1 } });
     expect(w.logged).toEqual(['idempotency result could not be stored']);
     expect(w.loggedErrors).toEqual([new Error('redis down')]);
+  });
+
+  it('a result the store refused is stored once it is back, within the lock: the resend replays and acts once', async () => {
+    let refusals = 2;
+    const memory = new MemoryIdempotencyStore();
+    const store = broken({
+      complete: (...a: Parameters<IdempotencyStore['complete']>) => (refusals-- > 0 ? Promise.reject(new Error('redis down')) : memory.complete(...a)),
+      claim: (...a: Parameters<IdempotencyStore['claim']>) => memory.claim(...a),
+      peek: (...a: Parameters<IdempotencyStore['peek']>) => memory.peek(...a),
+    });
+    const w = world({ ttlMs: 60_000, waitMs: 100, lockMs: 5_000 }, store);
+    const query = 'mutation { send(amount: 1, idempotencyKey: "k") { n } }';
+    expect((await w.run(query)).data).toEqual({ send: { n: 1 } });
+    for (const deadline = Date.now() + 3_000; (await memory.peek(recordKeyFor('caller-a', 'k'), fingerprint('send', { amount: 1 }), 'caller-a')).kind !== 'completed'; ) {
+      if (Date.now() > deadline) throw new Error('the result was never stored');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect((await w.run(query)).data).toEqual({ send: { n: 1 } });
+    expect(w.writes).toHaveLength(1);
+    expect(w.logged).toEqual(['idempotency result could not be stored']);
   });
 
   it('a release that fails leaves the failure as the answer, and is logged', async () => {
