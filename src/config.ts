@@ -2,6 +2,7 @@
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import { DEFAULT_BYTE_BUDGET } from './upstream/index.js';
+import { redisTarget, redisTargetProblems, type RedisEnv } from './redis-target.js';
 import { EXPLORERS, LOG_LEVELS, MAX_UPSTREAM_RESPONSE_BYTES, UPSTREAM_HTTP_CLIENTS, UPSTREAM_RESPONSE_BYTES, type Config, type ObservabilityConfig } from './config-types.js';
 
 export type { Config, Limits, ObservabilityConfig, ReconcileSettings } from './config-types.js';
@@ -53,6 +54,15 @@ const envSchema = z
     WEBHOOK_SECRETS: optional(z.string()),
     WEBHOOK_MAX_BODY_BYTES: int(1024).default(256 * 1024),
     REDIS_URL: optional(z.url({ protocol: /^rediss?$/ })),
+    REDIS_CLUSTER_NODES: optional(z.string()),
+    REDIS_SENTINELS: optional(z.string()),
+    REDIS_SENTINEL_MASTER: optional(z.string()),
+    REDIS_USERNAME: optional(z.string()),
+    REDIS_PASSWORD: optional(z.string()),
+    REDIS_TLS: optional(boolean),
+    REDIS_CONNECT_TIMEOUT_MS: optional(positiveMs),
+    REDIS_REPLICA_ACKS: int(0, 16),
+    REDIS_REPLICA_ACK_TIMEOUT_MS: optional(positiveMs),
     LOG_LEVEL: optional(z.enum(LOG_LEVELS)).default('info'),
     UPSTREAM_TIMEOUT_MS: optional(positiveMs).default(10_000),
     UPSTREAM_HTTP_CLIENT: optional(z.enum(UPSTREAM_HTTP_CLIENTS)).default('got'),
@@ -223,11 +233,18 @@ export class ConfigError extends Error {
 
 const DECODED_ITEMS = 2_000;
 
+/** The Redis mode rules read the raw strings, so they are named even when another setting failed to parse. */
+function blankAsUnset(env: Record<string, string | undefined>): RedisEnv {
+  const pick = (name: keyof RedisEnv) => (env[name] === '' ? undefined : env[name]);
+  return { REDIS_URL: pick('REDIS_URL'), REDIS_CLUSTER_NODES: pick('REDIS_CLUSTER_NODES'), REDIS_SENTINELS: pick('REDIS_SENTINELS'), REDIS_SENTINEL_MASTER: pick('REDIS_SENTINEL_MASTER') };
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Readonly<Config> {
   const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
+  const redisProblems = redisTargetProblems(blankAsUnset(env));
+  if (!parsed.success || redisProblems.length > 0) {
     // Name the variable, never echo its value: it may be a secret.
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+    throw new ConfigError([...(parsed.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`) ?? []), ...redisProblems]);
   }
   const e = parsed.data;
   const production = e.NODE_ENV === 'production' || e.PAYMENTS_ENV === 'live';
@@ -240,7 +257,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     webhookSecrets: Object.freeze(
       (e.WEBHOOK_SECRETS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     ),
-    redisUrl: e.REDIS_URL ?? null,
+    redis: redisTarget(e),
     logLevel: e.LOG_LEVEL,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     upstreamHttpClient: e.UPSTREAM_HTTP_CLIENT,

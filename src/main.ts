@@ -43,7 +43,7 @@ async function main(): Promise<void> {
     ? Object.freeze({ ...config, webhookSecrets: Object.freeze([...config.webhookSecrets, forwardSecret]) })
     : config;
   const redisLinks = new RedisLinks(logger);
-  const idempotencyRedis = config.redisUrl ? redisLinks.open(config.redisUrl, 'idempotency') : null;
+  const idempotencyRedis = config.redis ? redisLinks.open(config.redis, 'idempotency') : null;
   if (idempotencyRedis) {
     // A Redis that forgets records on restart lets retries of payments in flight act twice.
     try {

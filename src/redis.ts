@@ -2,8 +2,14 @@
  * Every Redis connection, each with the options its use needs; keys live under `payments-gateway:` (idempotency
  * records keep their first prefix: docs/architecture.md, Where state lives).
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Logger } from './logger.js';
+import type { RedisTarget } from './redis-target.js';
+
+export type { RedisTarget } from './redis-target.js';
+
+/** One server, a Sentinel-watched master (both `Redis`) or a cluster: the roles use only what all three share. */
+export type RedisClient = Redis | Cluster;
 
 export const STATE_PREFIX = 'payments-gateway:';
 
@@ -35,15 +41,15 @@ const WHAT_FAILS: Readonly<Record<RedisRole, string>> = {
 
 /** The connections by role: readiness, and one log line when Redis goes and one when all are back. */
 export class RedisLinks {
-  private readonly connections: { role: RedisRole; redis: Redis }[] = [];
+  private readonly connections: { role: RedisRole; redis: RedisClient }[] = [];
   private lost = false;
   private quiet = false;
   private settling: NodeJS.Timeout | null = null;
 
   constructor(private readonly logger: Logger) {}
 
-  open(url: string, role: RedisRole): Redis {
-    const redis = new Redis(url, OPTIONS[role]);
+  open(target: RedisTarget, role: RedisRole): RedisClient {
+    const redis = connect(target, OPTIONS[role]);
     this.connections.push({ role, redis });
     // Each failed reconnect attempt emits one: the transitions below are what the log says.
     redis.on('error', (error: Error) => this.logger.debug({ err: { message: error.message }, client: role }, 'redis connection error'));
@@ -92,4 +98,38 @@ export class RedisLinks {
     this.lost = false;
     this.logger.info({ redis: 'up' }, 'redis reachable again: shared state restored');
   }
+}
+
+function connect(target: RedisTarget, role: RedisOptions): RedisClient {
+  const access: RedisOptions = {
+    ...(target.username ? { username: target.username } : {}),
+    ...(target.password ? { password: target.password } : {}),
+    ...(target.tls ? { tls: {} } : {}),
+    connectTimeout: target.connectTimeoutMs,
+  };
+  if (target.mode === 'url') {
+    // Credentials and TLS written in the URL win over REDIS_PASSWORD / REDIS_TLS.
+    return new Redis(target.url, { ...access, ...role });
+  }
+  if (target.mode === 'sentinel') {
+    // failoverDetector: the sentinels' +switch-master moves the connection at once, not at its next error.
+    return new Redis({
+      ...access,
+      ...role,
+      sentinels: target.sentinels.map(({ host, port }) => ({ host, port })),
+      name: target.master,
+      failoverDetector: true,
+      ...(target.password ? { sentinelPassword: target.password } : {}),
+      ...(target.tls ? { enableTLSForSentinelMode: true } : {}),
+    });
+  }
+  const { lazyConnect, enableOfflineQueue, ...perNode } = role;
+  const options: ClusterOptions = {
+    redisOptions: { ...access, ...perNode },
+    ...(lazyConnect !== undefined ? { lazyConnect } : {}),
+    ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
+    // Managed clusters announce node addresses that only resolve as TLS names: keep them as given.
+    ...(target.tls ? { dnsLookup: (address: string, callback: (error: null, address: string) => void) => callback(null, address) } : {}),
+  };
+  return new Cluster(target.nodes.map(({ host, port }) => ({ host, port })), options);
 }

@@ -1,5 +1,5 @@
 /** Checked at start: only append-only persistence keeps the records a retry of an in-flight payment relies on. */
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis.js';
 import type { Logger } from '../logger.js';
 
 /** Policies that never drop a running claim ahead of old finished records. */

@@ -3,7 +3,7 @@
  * instances. Waiting duplicates poll: a record changes once or twice in its life.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis.js';
 import { DEFAULT_RECORDS_PER_CALLER, peekRecord, type Claim, type IdempotencyStore, type Peek, type RecordBody } from './store.js';
 
 /** A new record past the caller's quota drops that caller's oldest records (KEYS[2], by claim time), never another's. */

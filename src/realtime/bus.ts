@@ -2,8 +2,8 @@
  * The event bus from the webhook receiver to the subscriptions: in memory, or Redis pub/sub across instances. Local
  * delivery is indexed by account, so an event only ever visits its own account's listeners.
  */
-import type { Redis } from 'ioredis';
-import { RedisLinks } from '../redis.js';
+import type { RedisClient as Redis } from '../redis.js';
+import { RedisLinks, type RedisTarget } from '../redis.js';
 import type { Logger } from '../logger.js';
 import { decode, encode } from '../upstream/index.js';
 import type { PaymentEvent } from './events.js';
@@ -66,7 +66,7 @@ export function memoryBus(logger: Logger): EventBus {
 }
 
 export interface RedisBusOptions {
-  url: string;
+  target: RedisTarget;
   channel: string;
   logger: Logger;
   links?: RedisLinks;
@@ -76,9 +76,9 @@ export interface RedisBusOptions {
  * Every instance, the publisher included, delivers what comes back from the channel: each subscriber gets each event
  * once. Written with upstream/codec.ts, so `Decimal` amounts stay `Decimal`s on every instance.
  */
-export async function redisBus({ url, channel, logger, links = new RedisLinks(logger) }: RedisBusOptions): Promise<EventBus & { publisher: Redis }> {
-  const publisher = links.open(url, 'bus-publisher');
-  const subscriber = links.open(url, 'bus-subscriber');
+export async function redisBus({ target, channel, logger, links = new RedisLinks(logger) }: RedisBusOptions): Promise<EventBus & { publisher: Redis }> {
+  const publisher = links.open(target, 'bus-publisher');
+  const subscriber = links.open(target, 'bus-subscriber');
   await Promise.all([publisher.connect(), subscriber.connect()]);
   const fanout = new Fanout(logger);
   subscriber.on('message', (ch: string, message: string) => {

@@ -1,5 +1,5 @@
 /** Deliveries remembered: event ids taken (delivery is at least once) and each object's latest version (unordered). */
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis.js';
 import { LRUCache } from 'lru-cache';
 import { isNewer, type Version } from './events.js';
 

@@ -30,7 +30,7 @@ export interface StreamDeps {
 
 export async function startStreams({ config, logger, links, keys, httpServer, schema, context, admission, formatError }: StreamDeps) {
   const { upstream } = context;
-  const realtime = await startRealtime({ redisUrl: config.redisUrl, logger, links });
+  const realtime = await startRealtime({ redis: config.redis, logger, links });
   const reconciler = createReconciler({
     settings: config.reconcile,
     bus: realtime.bus,

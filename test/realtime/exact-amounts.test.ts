@@ -21,6 +21,7 @@ import { factories } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
 import { describeWith } from '../support/tools.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
+import { singleServer } from '../../src/redis-target.js';
 import { disposeLive, eventually, postWebhook, startRealtimeStack, subscribeLive, transactionEvent, wsClient, type RealtimeStack } from './support.js';
 
 interface TransactionUpdated {
@@ -156,7 +157,7 @@ describeWith('redis-server', 'exact amounts over the Redis bus, between two inst
 
   it("carries a reconciler's re-read amount over the channel as the Decimal the decoder made", async () => {
     const logger = createLogger('silent');
-    const bus = await redisBus({ url: redis.url, channel: `exact-amounts-${Date.now()}`, logger });
+    const bus = await redisBus({ target: singleServer(redis.url), channel: `exact-amounts-${Date.now()}`, logger });
     const amount = Decimal.fromJsonNumber(BIG);
     const reconciler = createReconciler({
       settings: { initialMs: 20, maxMs: 20, jitter: 0, readsPerSecond: 1000 },
