@@ -2,7 +2,7 @@
  * Every Redis connection, each with the options its use needs; keys live under `payments-gateway:` (idempotency
  * records keep their first prefix: docs/architecture.md, Where state lives).
  */
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Logger } from './logger.js';
 import type { RedisTarget } from './redis-target.js';
 
@@ -132,4 +132,36 @@ function connect(target: RedisTarget, role: RedisOptions): RedisClient {
     ...(target.tls ? { dnsLookup: (address: string, callback: (error: null, address: string) => void) => callback(null, address) } : {}),
   };
   return new Cluster(target.nodes.map(({ host, port }) => ({ host, port })), options);
+}
+
+/** A money write that reached its master but not the replicas asked for: not acted on (docs/deployment.md, Replicas). */
+export class ReplicaAckError extends Error {
+  constructor(readonly wanted: number, readonly got: number) {
+    super(`redis write confirmed by ${got} of ${wanted} replicas`);
+    this.name = 'ReplicaAckError';
+  }
+}
+
+export interface ReplicaAcks {
+  replicaAcks: number;
+  replicaAckTimeoutMs: number;
+}
+
+/**
+ * Sends the commands `queue` adds, then WAIT on the same connection (on a cluster: the node of their slot), so an
+ * idempotency record or a logged event is on `replicaAcks` replicas before the gateway acts on it: replication is
+ * asynchronous, and a master that dies first takes an acknowledged write with it. Resolves to the commands' replies.
+ */
+export async function writeConfirmed(redis: RedisClient, acks: ReplicaAcks, queue: (pipeline: ChainableCommander) => void): Promise<unknown[]> {
+  const pipeline = redis.pipeline();
+  queue(pipeline);
+  const commands = pipeline.length;
+  if (acks.replicaAcks > 0) pipeline.wait(acks.replicaAcks, acks.replicaAckTimeoutMs);
+  const results = (await pipeline.exec()) ?? [];
+  for (const [error] of results) if (error) throw error;
+  if (acks.replicaAcks > 0) {
+    const got = Number(results[commands]?.[1] ?? 0);
+    if (got < acks.replicaAcks) throw new ReplicaAckError(acks.replicaAcks, got);
+  }
+  return results.slice(0, commands).map(([, reply]) => reply);
 }
