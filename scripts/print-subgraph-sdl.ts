@@ -5,18 +5,15 @@
  * when the committed file differs (scripts/check-generated.sh).
  */
 import { writeFileSync } from 'node:fs';
-import { graphql } from 'graphql';
-import { buildSchema } from '../src/schema.js';
+import { workingTreeSdl } from './schema-check/inputs.js';
 
 const OUTPUT = new URL('../supergraph/payments.graphql', import.meta.url);
 
-const result = await graphql({ schema: buildSchema(), source: '{ _service { sdl } }' });
-const sdl = (result.data as { _service?: { sdl?: string } } | null | undefined)?._service?.sdl;
-if (result.errors?.length || typeof sdl !== 'string') {
-  console.error('could not read _service { sdl }:', result.errors);
+try {
+  const text = await workingTreeSdl();
+  if (process.argv.includes('--stdout')) process.stdout.write(text);
+  else writeFileSync(OUTPUT, text);
+} catch (error) {
+  console.error((error as Error).message);
   process.exit(1);
 }
-
-const text = sdl.endsWith('\n') ? sdl : `${sdl}\n`;
-if (process.argv.includes('--stdout')) process.stdout.write(text);
-else writeFileSync(OUTPUT, text);

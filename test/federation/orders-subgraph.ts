@@ -2,36 +2,17 @@
  * A small second subgraph for composition tests: orders that reference the
  * payments subgraph's Transaction and Customer by id, and add a field
  * (`orderCount`) to Customer. Served by Apollo Server's standalone server.
+ * Its SDL is a module of its own (orders-sdl.ts): the schema check composes
+ * it without loading a server.
  */
 import { ApolloServer } from '@apollo/server';
 import { startStandaloneServer } from '@apollo/server/standalone';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { parse } from 'graphql';
 import { createLogger } from '../../src/logger.js';
+import { ORDERS_SDL } from './orders-sdl.js';
 
-export const ORDERS_SDL = `
-extend schema @link(url: "https://specs.apollo.dev/federation/v2.5", import: ["@key"])
-
-type Query {
-  orders: [Order!]!
-}
-
-type Order @key(fields: "id") {
-  id: ID!
-  reference: String!
-  transaction: Transaction
-  customer: Customer
-}
-
-type Transaction @key(fields: "id", resolvable: false) {
-  id: ID!
-}
-
-type Customer @key(fields: "id") {
-  id: ID!
-  orderCount: Int!
-}
-`;
+export { ORDERS_SDL };
 
 export interface OrderRow {
   id: string;
