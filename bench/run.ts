@@ -3,6 +3,7 @@
  * `npm run bench -- --help` lists the benches and their options.
  */
 import { abuseBench } from './abuse.js';
+import { eventLogBench } from './event-log.js';
 import { gatewayBench } from './gateway.js';
 import { observabilityBench } from './observability.js';
 import { peerBench } from './peer.js';
@@ -12,7 +13,7 @@ import { resilienceBench } from './resilience.js';
 import { routerCacheBench } from './router-cache.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench];
+const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, eventLogBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench];
 const DEFAULT = 'gateway';
 
 function help(): string {

@@ -71,6 +71,8 @@ export interface Config {
   observability: ObservabilityConfig;
   /** Guards `/metrics` and operational detail on the public port; null: open outside production, closed in it. */
   opsToken: string | null;
+  /** With REDIS_URL: the event log keeps about this many events, all accounts together (docs/realtime.md). */
+  eventLogMaxEvents: number;
   reconcile: ReconcileSettings;
 }
 

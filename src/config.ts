@@ -161,6 +161,7 @@ const envSchema = z
     RECONCILE_MAX_MS: int(10).default(30_000),
     RECONCILE_JITTER: num(0, 0.9).default(0.2),
     RECONCILE_READS_PER_SECOND: num(0).default(20),
+    EVENT_LOG_MAX_EVENTS: int(1_000, 100_000_000).default(100_000),
   })
   // Cross-field rules run even when a field failed, so every problem is named at once (hence the guards).
   .refine((env) => !(env.PAYMENTS_ENV === 'live' && !env.PAYMENTS_API_URL), {
@@ -358,6 +359,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
         ? Object.freeze({ key: e.APOLLO_KEY, graphRef: e.APOLLO_GRAPH_REF ?? null, usageReporting: e.APOLLO_USAGE_REPORTING ?? false })
         : null,
     }),
+    eventLogMaxEvents: e.EVENT_LOG_MAX_EVENTS,
     reconcile: Object.freeze({
       initialMs: e.RECONCILE_INITIAL_MS,
       maxMs: e.RECONCILE_MAX_MS,

@@ -23,7 +23,8 @@ const OPTIONS: Readonly<Record<RedisRole, RedisOptions>> = {
   // A slow cache must cost less than the upstream call it saves: fail fast, read the upstream.
   'entity-cache': { lazyConnect: true, maxRetriesPerRequest: 1, commandTimeout: 500, enableOfflineQueue: false },
   idempotency: { maxRetriesPerRequest: 2 },
-  'bus-publisher': { lazyConnect: true, maxRetriesPerRequest: 2 },
+  // Appends to the event log: a webhook sender waits on it, so a stalled Redis answers 503 rather than hanging.
+  'bus-publisher': { lazyConnect: true, maxRetriesPerRequest: 2, commandTimeout: 2000 },
   'bus-subscriber': { lazyConnect: true },
 };
 
@@ -35,8 +36,8 @@ const WHAT_FAILS: Readonly<Record<RedisRole, string>> = {
   'key-news': 'key revocations not shared',
   'entity-cache': 'entity cache bypassed (reads go upstream)',
   idempotency: 'keyed mutations answer IDEMPOTENCY_UNAVAILABLE',
-  'bus-publisher': 'webhooks not shared between instances',
-  'bus-subscriber': 'events from other instances not received',
+  'bus-publisher': 'webhooks refused with 503 (the sender redelivers them) and re-reads paused',
+  'bus-subscriber': 'events from other instances not received (read from the event log when it returns)',
 };
 
 /** The connections by role: readiness, and one log line when Redis goes and one when all are back. */

@@ -40,6 +40,5 @@ export function createWebhookReceiver(deps: WebhookRouteDeps) {
     const result = await intake.receive({ raw, signatureHeader, remoteAddress });
     deps.onResult?.(result.result);
     sendJson(res, result.status, result.body);
-    result.afterReply?.();
   };
 }

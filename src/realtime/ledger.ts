@@ -2,6 +2,7 @@
 import type { RedisClient as Redis } from '../redis.js';
 import { LRUCache } from 'lru-cache';
 import { isNewer, type Version } from './events.js';
+import { LOG_PARTITIONS, logKeys } from './log-keys.js';
 
 export interface DeliveryLedger {
   claim(accountId: number, eventId: number): Promise<boolean>;
@@ -18,11 +19,11 @@ export interface DeliveryLedger {
 }
 
 /** Above any real event id, so the same instant never counts twice. */
-const SNAPSHOT_EVENT_ID = Number.MAX_SAFE_INTEGER;
+export const SNAPSHOT_EVENT_ID = Number.MAX_SAFE_INTEGER;
 
 /** Upstream retries span minutes to hours; a day covers them. */
-const DEDUPE_TTL_SECONDS = 24 * 60 * 60;
-const LAST_SEEN_TTL_SECONDS = 24 * 60 * 60;
+export const DEDUPE_TTL_SECONDS = 24 * 60 * 60;
+export const LAST_SEEN_TTL_SECONDS = 24 * 60 * 60;
 
 interface Seen {
   version: Version;
@@ -63,21 +64,37 @@ export function memoryLedger(maxEntries = 100_000): DeliveryLedger {
   };
 }
 
-/** Atomic, so two instances cannot both advance; the first key keeps its format for the previous version's instances. */
-const ADVANCE_SCRIPT = `
-local cur = redis.call('GET', KEYS[1])
-local ms = tonumber(ARGV[1])
-local id = tonumber(ARGV[2])
-if cur then
+/**
+ * The ordering record in Lua, shared with the event log's scripts (redis-log.ts), which advance it in the same
+ * script as the append. A version is `<updatedAtMs>:<eventId>`, written from the arguments' text (a Lua number
+ * would print a 16-digit id in exponent form).
+ */
+export const LEDGER_LUA = `
+local function version_of(cur)
   local sep = string.find(cur, ':', 1, true)
-  local cms = tonumber(string.sub(cur, 1, sep - 1))
-  local cid = tonumber(string.sub(cur, sep + 1))
-  if ms < cms or (ms == cms and id <= cid) then return 0 end
-  redis.call('SET', KEYS[2], cur, 'EX', ARGV[3])
-else
-  redis.call('DEL', KEYS[2])
+  return tonumber(string.sub(cur, 1, sep - 1)), tonumber(string.sub(cur, sep + 1))
 end
-redis.call('SET', KEYS[1], ARGV[1] .. ':' .. ARGV[2], 'EX', ARGV[3])
+local function is_newer(cur, ms, id)
+  if not cur then return true end
+  local cms, cid = version_of(cur)
+  return ms > cms or (ms == cms and id > cid)
+end
+local function is_later(cur, ms)
+  if not cur then return true end
+  local cms = version_of(cur)
+  return ms > cms
+end
+local function record_version(last, prev, cur, ms, id, ttl)
+  if cur then redis.call('SET', prev, cur, 'EX', ttl) else redis.call('DEL', prev) end
+  redis.call('SET', last, ms .. ':' .. id, 'EX', ttl)
+end
+`;
+
+/** Atomic, so two instances cannot both advance. */
+const ADVANCE_SCRIPT = `${LEDGER_LUA}
+local cur = redis.call('GET', KEYS[1])
+if not is_newer(cur, tonumber(ARGV[1]), tonumber(ARGV[2])) then return 0 end
+record_version(KEYS[1], KEYS[2], cur, ARGV[1], ARGV[2], ARGV[3])
 return 1
 `;
 
@@ -93,35 +110,31 @@ redis.call('DEL', KEYS[2])
 return 1
 `;
 
-const ADVANCE_TO_SCRIPT = `
-local cur = redis.call('GET', KEYS[1])
-local ms = tonumber(ARGV[1])
-if cur then
-  local sep = string.find(cur, ':', 1, true)
-  if ms <= tonumber(string.sub(cur, 1, sep - 1)) then return 0 end
-end
+const ADVANCE_TO_SCRIPT = `${LEDGER_LUA}
+if not is_later(redis.call('GET', KEYS[1]), tonumber(ARGV[1])) then return 0 end
 redis.call('SET', KEYS[1], ARGV[1] .. ':' .. ARGV[2], 'EX', ARGV[3])
 return 1
 `;
 
-export function redisLedger(redis: Redis, prefix: string): DeliveryLedger {
-  const claimKey = (accountId: number, eventId: number) => `${prefix}event:${accountId}:${eventId}`;
+/** The same keys as the event log's (log-keys.ts): a ledger over them sees what the log's scripts recorded. */
+export function redisLedger(redis: Redis, prefix: string, partitions = LOG_PARTITIONS): DeliveryLedger {
+  const keys = logKeys(prefix, partitions);
   return {
     async claim(accountId, eventId) {
-      return (await redis.set(claimKey(accountId, eventId), '1', 'EX', DEDUPE_TTL_SECONDS, 'NX')) === 'OK';
+      return (await redis.set(keys.claim(accountId, eventId), '1', 'EX', DEDUPE_TTL_SECONDS, 'NX')) === 'OK';
     },
     async release(accountId, eventId) {
-      await redis.del(claimKey(accountId, eventId));
+      await redis.del(keys.claim(accountId, eventId));
     },
     async advance(objectKey, version) {
-      const result = await redis.eval(ADVANCE_SCRIPT, 2, `${prefix}last:${objectKey}`, `${prefix}prev:${objectKey}`, version[0], version[1], LAST_SEEN_TTL_SECONDS);
+      const result = await redis.eval(ADVANCE_SCRIPT, 2, keys.last(objectKey), keys.prev(objectKey), version[0], version[1], LAST_SEEN_TTL_SECONDS);
       return result === 1;
     },
     async retreat(objectKey, version) {
-      await redis.eval(RETREAT_SCRIPT, 2, `${prefix}last:${objectKey}`, `${prefix}prev:${objectKey}`, `${version[0]}:${version[1]}`, LAST_SEEN_TTL_SECONDS);
+      await redis.eval(RETREAT_SCRIPT, 2, keys.last(objectKey), keys.prev(objectKey), `${version[0]}:${version[1]}`, LAST_SEEN_TTL_SECONDS);
     },
     async advanceTo(objectKey, updatedAtMs) {
-      const result = await redis.eval(ADVANCE_TO_SCRIPT, 1, `${prefix}last:${objectKey}`, updatedAtMs, SNAPSHOT_EVENT_ID, LAST_SEEN_TTL_SECONDS);
+      const result = await redis.eval(ADVANCE_TO_SCRIPT, 1, keys.last(objectKey), updatedAtMs, SNAPSHOT_EVENT_ID, LAST_SEEN_TTL_SECONDS);
       return result === 1;
     },
   };

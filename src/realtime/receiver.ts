@@ -1,12 +1,11 @@
 /**
- * The event side of `POST /webhooks/payments`: signature, exact read, dedupe, ordering, answer, and only then
- * publish, so the upstream waits on nothing but two store operations.
+ * The event side of `POST /webhooks/payments`: signature, exact read, eviction, then the event log's append
+ * (dedupe, ordering, kept, delivered here), and only then the answer: a 2xx means the event is kept.
  */
 import type { Logger } from '../logger.js';
-import type { EventBus } from './bus.js';
 import type { PaymentEvent } from './events.js';
-import { objectKey, parseWebhookBody, toPaymentEvent, versionOf, webhookPayloadSchema } from './events.js';
-import type { DeliveryLedger } from './ledger.js';
+import { parseWebhookBody, toPaymentEvent, webhookPayloadSchema } from './events.js';
+import type { EventLog } from './log.js';
 import { readSignatureHeader, SIGNATURE_HEADER, verifySignature, type SignatureCheck } from './signature.js';
 import { MAX_NESTING, nestsWithin } from '../upstream/index.js';
 
@@ -14,8 +13,7 @@ export interface ReceiverDeps {
   secrets: readonly string[];
   /** Live with no secret means real payments go unseen until reconciliation reads them. */
   live?: boolean;
-  ledger: DeliveryLedger;
-  bus: EventBus;
+  log: EventLog;
   logger: Logger;
   toleranceSeconds?: number;
   now?: () => number;
@@ -37,7 +35,6 @@ export interface Intake {
   result: IntakeResult;
   status: number;
   body: Record<string, unknown>;
-  afterReply?: () => void;
 }
 
 export { SIGNATURE_HEADER };
@@ -51,11 +48,24 @@ export const LIVE_WITHOUT_SECRETS =
   'PAYMENTS_ENV=live with WEBHOOK_SECRETS empty: webhook intake is OFF (every delivery refused with 401); live updates rely on reconciliation polling alone. Register https://<host>/webhooks/payments with the provider and set its secret in WEBHOOK_SECRETS';
 
 export function createWebhookIntake(deps: ReceiverDeps): WebhookIntake {
-  const { secrets, ledger, bus, logger } = deps;
+  const { secrets, log, logger } = deps;
   if (secrets.length === 0 && deps.live) logger.error(LIVE_WITHOUT_SECRETS);
   else if (secrets.length === 0) logger.warn('WEBHOOK_SECRETS is empty: every webhook will be refused');
-  const reply = (result: IntakeResult, status: number, body: Record<string, unknown>, afterReply?: () => void): Intake => ({ result, status, body, ...(afterReply ? { afterReply } : {}) });
+  const reply = (result: IntakeResult, status: number, body: Record<string, unknown>): Intake => ({ result, status, body });
   const now = deps.now ?? Date.now;
+
+  // A store outage refuses every delivery meanwhile: one error line when it starts, the count when one is kept again.
+  let refusedInOutage = 0;
+  const unavailable = (error: unknown, eventId: number, msg: string): Intake => {
+    if (refusedInOutage === 0) logger.error({ err: { message: error instanceof Error ? error.message : String(error) }, eventId }, msg);
+    refusedInOutage += 1;
+    return reply('unavailable', 503, { error: 'try again later' });
+  };
+  const kept = () => {
+    if (refusedInOutage === 0) return;
+    logger.warn({ refused: refusedInOutage }, 'webhook intake recovered: refused: deliveries answered 503 while the store failed (the sender redelivers them)');
+    refusedInOutage = 0;
+  };
 
   // Forged deliveries must not become a flood of log lines: one warning per interval with the count.
   let refusedSinceLine = 0;
@@ -105,41 +115,28 @@ export function createWebhookIntake(deps: ReceiverDeps): WebhookIntake {
       try {
         await deps.evict?.(event);
       } catch (error) {
-        logger.error({ err: error, eventId: event.id }, 'webhook not recorded: cache store failed');
-        return reply('unavailable', 503, { error: 'try again later' });
+        return unavailable(error, event.id, 'webhook not recorded: cache store failed');
       }
       logger.warn({ eventId: event.id, type: event.type }, 'webhook refused: nested too deep');
       return reply('invalid', 400, { error: 'not an event' });
     }
 
-    let current: boolean;
-    const key = event.objectId === null ? null : objectKey(event.accountId, event.object, event.objectId);
-    const version = versionOf(event);
+    let result: Awaited<ReturnType<EventLog['append']>>;
     try {
       // Duplicates evict too: eviction is idempotent and never wrong.
       await deps.evict?.(event);
-      if (!(await ledger.claim(event.accountId, event.id))) {
-        logger.debug({ eventId: event.id }, 'duplicate webhook delivery acknowledged');
-        return reply('duplicate', 200, { received: true, duplicate: true });
-      }
-      current = key === null ? true : await ledger.advance(key, version);
+      result = await log.append(event);
     } catch (error) {
-      // Unrecorded: let the upstream retry later rather than lose the event.
-      logger.error({ err: error, eventId: event.id }, 'webhook not recorded: delivery or cache store failed');
-      return reply('unavailable', 503, { error: 'try again later' });
+      // Nothing kept: the upstream retries later, and the retry is taken whole.
+      return unavailable(error, event.id, 'webhook not recorded: delivery or cache store failed');
     }
-
-    if (!current) logger.info({ eventId: event.id, type: event.type }, 'out-of-order webhook: published as an event, not as a state change');
-    return reply(current ? 'accepted' : 'out_of_order', 200, { received: true, duplicate: false }, () => {
-      setImmediate(() => {
-        bus.publish({ ...event, current }).catch(async (error: unknown) => {
-          logger.error({ err: error, eventId: event.id }, 'webhook event could not be published');
-          // Nothing stays recorded; the version first, so a redelivery that passes the claim finds it undone.
-          if (current && key !== null) await ledger.retreat(key, version).catch(() => undefined);
-          await ledger.release(event.accountId, event.id).catch(() => undefined);
-        });
-      });
-    });
+    kept();
+    if (result === 'duplicate') {
+      logger.debug({ eventId: event.id }, 'duplicate webhook delivery acknowledged');
+      return reply('duplicate', 200, { received: true, duplicate: true });
+    }
+    if (result === 'out_of_order') logger.info({ eventId: event.id, type: event.type }, 'out-of-order webhook: published as an event, not as a state change');
+    return reply(result, 200, { received: true, duplicate: false });
   };
 
   return { precheck, receive };

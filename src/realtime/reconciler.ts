@@ -1,6 +1,6 @@
 /**
- * Re-reads objects subscribers wait on when no webhook came (they get lost), published through the same ledger as
- * webhooks. Cost and bounds: docs/realtime.md, Reconciliation.
+ * Re-reads objects subscribers wait on when no webhook came (they get lost), appended to the event log through the
+ * same ledger as webhooks. Cost and bounds: docs/realtime.md, Reconciliation.
  */
 import type { ReconcileSettings } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -8,7 +8,7 @@ import { UpstreamAuthenticationError, UpstreamPermissionError } from '../upstrea
 import type { EventBus } from './bus.js';
 import { FairQueue } from './fair-queue.js';
 import { objectKey, type PaymentEvent } from './events.js';
-import type { DeliveryLedger } from './ledger.js';
+import type { EventLog } from './log.js';
 import type { PollLease } from './poll-lease.js';
 
 export type WatchedKind = 'transaction' | 'payout';
@@ -44,8 +44,9 @@ export interface Reconciler {
 
 export interface ReconcilerDeps {
   settings: ReconcileSettings;
+  /** Listened to: a change by webhook starts the waits over. */
   bus: EventBus;
-  ledger: DeliveryLedger;
+  log: EventLog;
   lease: PollLease;
   read: SnapshotReader;
   logger: Logger;
@@ -69,7 +70,7 @@ function toEntity(snapshot: Snapshot): Record<string, unknown> {
 }
 
 export function createReconciler(deps: ReconcilerDeps): Reconciler {
-  const { settings, bus, ledger, lease, logger } = deps;
+  const { settings, bus, log, lease, logger } = deps;
   const random = deps.random ?? Math.random;
   const enabled = settings.readsPerSecond > 0;
   const watches = new Map<string, Watch>();
@@ -119,7 +120,6 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
 
   async function publish(accountId: number, kind: WatchedKind, snapshot: Snapshot): Promise<boolean> {
     const ms = Date.parse(snapshot.updated_at ?? '');
-    if (!(await ledger.advanceTo(objectKey(accountId, kind, snapshot.id), Number.isFinite(ms) ? ms : 0))) return false;
     const event: PaymentEvent = {
       id: 0,
       type: `${kind}.${snapshot.status}`,
@@ -131,8 +131,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       current: true,
       origin: 'snapshot',
     };
-    await bus.publish(event);
-    return true;
+    return log.appendSnapshot(event, Number.isFinite(ms) ? ms : 0);
   }
 
   const failed = (w: Watch, error: unknown) => {

@@ -30,11 +30,11 @@ export interface StreamDeps {
 
 export async function startStreams({ config, logger, links, keys, httpServer, schema, context, admission, formatError }: StreamDeps) {
   const { upstream } = context;
-  const realtime = await startRealtime({ redis: config.redis, logger, links });
+  const realtime = await startRealtime({ redis: config.redis, logger, links, logMaxEvents: config.eventLogMaxEvents });
   const reconciler = createReconciler({
     settings: config.reconcile,
     bus: realtime.bus,
-    ledger: realtime.ledger,
+    log: realtime.log,
     lease: realtime.lease,
     logger,
     // With a subscriber's own key, and an operation's deadline: a re-read is the subscriber's read, made later.

@@ -8,11 +8,12 @@
  * A reconciler's re-read keeps its exact amounts over the Redis channel too
  * (over the in-memory bus: reconciler.test.ts).
  */
+import { singleServer } from '../../src/redis-target.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import { redisBus } from '../../src/realtime/bus.js';
 import type { PaymentEvent } from '../../src/realtime/events.js';
-import { memoryLedger } from '../../src/realtime/ledger.js';
+import { RedisLinks } from '../../src/redis.js';
+import { redisEventLog } from '../../src/realtime/redis-log.js';
 import { soleLease } from '../../src/realtime/poll-lease.js';
 import { createReconciler } from '../../src/realtime/reconciler.js';
 import { Decimal } from '../../src/upstream/decimal.js';
@@ -21,7 +22,6 @@ import { factories } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
 import { describeWith } from '../support/tools.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
-import { singleServer } from '../../src/redis-target.js';
 import { disposeLive, eventually, postWebhook, startRealtimeStack, subscribeLive, transactionEvent, wsClient, type RealtimeStack } from './support.js';
 
 interface TransactionUpdated {
@@ -155,20 +155,22 @@ describeWith('redis-server', 'exact amounts over the Redis bus, between two inst
     await disposeLive(b.wsUrl, client);
   });
 
-  it("carries a reconciler's re-read amount over the channel as the Decimal the decoder made", async () => {
+  it("carries a reconciler's re-read amount through the event log to another instance as the Decimal the decoder made", async () => {
     const logger = createLogger('silent');
-    const bus = await redisBus({ target: singleServer(redis.url), channel: `exact-amounts-${Date.now()}`, logger });
+    const prefix = `exact-amounts-${Date.now()}:`;
+    const open = () => redisEventLog({ target: singleServer(redis.url), prefix, logger, links: new RedisLinks(logger), maxEvents: 1000 });
+    const [here, there] = await Promise.all([open(), open()]);
     const amount = Decimal.fromJsonNumber(BIG);
     const reconciler = createReconciler({
       settings: { initialMs: 20, maxMs: 20, jitter: 0, readsPerSecond: 1000 },
-      bus,
-      ledger: memoryLedger(),
+      bus: here,
+      log: here,
       lease: soleLease,
       logger,
       read: async (_key, _kind, id) => ({ id, status: 'approved', updated_at: new Date().toISOString(), amount, fees: Decimal.fromJsonNumber(TINY) }),
     });
     const published: PaymentEvent[] = [];
-    bus.subscribe(7, (e) => published.push(e));
+    there.subscribe(7, (e) => published.push(e));
     try {
       const release = reconciler.watch({ accountId: 7, kind: 'transaction', id: 1, apiKey: 'sk_sandbox_a', isFinal: (status) => status === 'approved' });
       const [event] = await eventually(async () => published, (p) => p.length > 0);
@@ -179,7 +181,7 @@ describeWith('redis-server', 'exact amounts over the Redis bus, between two inst
       expect([String(parsed.amount), String(parsed.fees)]).toEqual([BIG, TINY]);
     } finally {
       await reconciler.close();
-      await bus.close();
+      await Promise.all([here.close(), there.close()]);
     }
   });
 });

@@ -22,7 +22,7 @@ export interface GatewayProcess {
 export function spawnMain(
   env: Record<string, string>,
   ready: (output: string) => Record<string, string> | null,
-  timeoutMs = 20_000,
+  timeoutMs = 60_000,
 ): Promise<GatewayProcess> {
   const fullEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const name of SCRUBBED) delete fullEnv[name];

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { memoryBus } from '../../src/realtime/bus.js';
 import type { PaymentEvent } from '../../src/realtime/events.js';
 import { memoryLedger, type DeliveryLedger } from '../../src/realtime/ledger.js';
+import { ledgerLog } from '../../src/realtime/log.js';
 import { createWebhookReceiver } from '../../src/http/webhook-route.js';
 import { signWebhookBody } from '../../emulator/index.js';
 import { Decimal } from '../../src/upstream/decimal.js';
@@ -27,7 +28,7 @@ async function startReceiver(ledger: DeliveryLedger = memoryLedger(), evict?: (e
   const bus = memoryBus(logger);
   const published: PaymentEvent[] = [];
   bus.subscribe(ACCOUNT, (e) => published.push(e));
-  const receive = createWebhookReceiver({ secrets: [OLD_SECRET, NEW_SECRET], ledger, bus, logger, ...(evict ? { evict } : {}) });
+  const receive = createWebhookReceiver({ secrets: [OLD_SECRET, NEW_SECRET], log: ledgerLog(ledger, bus), logger, ...(evict ? { evict } : {}) });
   const server = http.createServer((req, res) => void receive(req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {

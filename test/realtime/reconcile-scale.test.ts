@@ -63,7 +63,7 @@ describeWith('redis-server', 'reconciliation across two gateway processes sharin
       };
     };
     instances = await Promise.all([start(), start()]);
-  }, 30_000);
+  }, 90_000);
 
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.dispose()));
@@ -151,7 +151,7 @@ describeWith('redis-server', 'reconciliation next to working webhooks, two proce
     );
     // Webhooks reach the first instance only, as a load balancer would send them to one.
     emulator.forwardEventsTo(instances[0]!.wsUrl.replace(/^ws/, 'http').replace(/\/graphql$/, '/webhooks/payments'), SECRET);
-  }, 30_000);
+  }, 90_000);
 
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.dispose()));

@@ -60,7 +60,7 @@ describeWith('redis-server', 'the shared redis-server lost and restarted under t
     // Reconciliation off: what a subscriber sees comes from webhooks and the shared bus alone.
     const env = { REDIS_URL: redis.url, PAYMENTS_API_URL: emulator.url, WEBHOOK_SECRETS: SECRET, LOG_LEVEL: 'info', RECONCILE_READS_PER_SECOND: '0' };
     [a, b] = (await startInstances(env)) as [Instance, Instance];
-  }, 30_000);
+  }, 90_000);
 
   afterAll(async () => {
     await Promise.all([a?.process.stop(), b?.process.stop()]);

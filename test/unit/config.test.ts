@@ -108,6 +108,18 @@ describe('reconciliation settings', () => {
   });
 });
 
+describe('event log setting', () => {
+  it('keeps about 100,000 events by default, and takes a bound from 1,000 to 100,000,000', () => {
+    expect(loadConfig({}).eventLogMaxEvents).toBe(100_000);
+    expect(loadConfig({ EVENT_LOG_MAX_EVENTS: '1000' }).eventLogMaxEvents).toBe(1000);
+    expect(loadConfig({ EVENT_LOG_MAX_EVENTS: '100000000' }).eventLogMaxEvents).toBe(100_000_000);
+  });
+
+  it.each(['999', '100000001', '1.5', 'lots'])('refuses EVENT_LOG_MAX_EVENTS=%s, naming it', (value) => {
+    expect(() => loadConfig({ EVENT_LOG_MAX_EVENTS: value })).toThrow(expect.objectContaining({ problems: [expect.stringMatching(/^EVENT_LOG_MAX_EVENTS:/)] }));
+  });
+});
+
 describe('entity cache settings', () => {
   it('is on by default, with a TTL for customers and a longer one for final objects', () => {
     expect(loadConfig({}).entityCache).toEqual({ enabled: true, maxObjects: 50_000, maxBytes: 64 * 1024 * 1024, maxEntryBytes: 256 * 1024, customerTtlMs: 60_000, finalTtlMs: 3_600_000, decodedItems: 2_000 });

@@ -9,6 +9,7 @@ import { signWebhookBody } from '../../../emulator/index.js';
 import { memoryBus } from '../../../src/realtime/bus.js';
 import type { PaymentEvent } from '../../../src/realtime/events.js';
 import { memoryLedger, type DeliveryLedger } from '../../../src/realtime/ledger.js';
+import { ledgerLog } from '../../../src/realtime/log.js';
 import { createWebhookIntake, LIVE_WITHOUT_SECRETS } from '../../../src/realtime/receiver.js';
 import { transactionEvent } from '../../realtime/support.js';
 
@@ -24,11 +25,9 @@ function intakeWith(options: { ledger?: DeliveryLedger; evict?: () => Promise<vo
   const published: PaymentEvent[] = [];
   bus.subscribe(ACCOUNT, (e) => published.push(e));
   if (options.publishFails) bus.publish = () => Promise.reject(new Error('bus down'));
-  const intake = createWebhookIntake({ secrets: options.secrets ?? [SECRET], ledger: options.ledger ?? memoryLedger(), bus, logger, now: () => NOW_MS, ...(options.live ? { live: true } : {}), ...(options.evict ? { evict: options.evict } : {}) });
+  const intake = createWebhookIntake({ secrets: options.secrets ?? [SECRET], log: ledgerLog(options.ledger ?? memoryLedger(), bus), logger, now: () => NOW_MS, ...(options.live ? { live: true } : {}), ...(options.evict ? { evict: options.evict } : {}) });
   const deliver = async (body: string, header: string | undefined = signWebhookBody(SECRET, body, NOW)) => {
     const answer = await intake.receive({ raw: Buffer.from(body), signatureHeader: header, remoteAddress: '127.0.0.1' });
-    answer.afterReply?.();
-    await new Promise((r) => setTimeout(r, 10));
     return { result: answer.result, status: answer.status, body: answer.body };
   };
   const logged = (msg: string) => lines.filter((l) => l.msg === msg);
@@ -112,11 +111,13 @@ describe('webhook intake outcomes', () => {
     const accountEvent = JSON.stringify({ id: 77, name: 'account.updated', type: 'account.updated', object: 'account', entity: null, object_id: null, account_id: ACCOUNT, created_at: '2024-05-01T10:00:00.000Z' });
     expect(await t.deliver(accountEvent)).toEqual(accepted);
     expect(t.published.map((e) => e.current)).toEqual([true]);
-    // Nor anything to undo when its publish fails: only the claim is released.
+    // Nor anything to undo when its fan-out fails: only the claim is released, and the redelivery is taken.
     const failing = intakeWith({ ledger, publishFails: true });
-    expect(await failing.deliver(accountEvent.replace('"id":77', '"id":78'))).toEqual(accepted);
-    expect(failing.logged('webhook event could not be published')).toHaveLength(1);
+    const next = accountEvent.replace('"id":77', '"id":78');
+    expect(await failing.deliver(next)).toEqual(unavailable);
     expect(calls).toEqual([]);
+    expect(await t.deliver(next)).toEqual(accepted);
+    expect(t.published.map((e) => e.id)).toEqual([77, 78]);
   });
 
   it('answers 503 when the delivery store fails, and logs which event', async () => {
@@ -126,17 +127,37 @@ describe('webhook intake outcomes', () => {
     expect(t.logged('webhook not recorded: delivery or cache store failed')).toEqual([expect.objectContaining({ eventId: expect.any(Number) })]);
   });
 
-  it('undoes only what it recorded when a publish fails: an out-of-order event advanced nothing', async () => {
+  it('undoes only what it recorded when a fan-out fails: an out-of-order event advanced nothing', async () => {
     const calls: string[] = [];
     const inner = memoryLedger();
     const ledger: DeliveryLedger = { ...inner, retreat: (...args) => (calls.push(`retreat ${String(args[1])}`), inner.retreat(...args)) };
     const t = intakeWith({ ledger });
     await t.deliver(tx(5, 'approved', '2024-05-01T10:00:05.000Z'));
     const failing = intakeWith({ ledger, publishFails: true });
-    expect(await failing.deliver(tx(5, 'pending', '2024-05-01T10:00:00.000Z'))).toMatchObject({ result: 'out_of_order' });
+    expect(await failing.deliver(tx(5, 'pending', '2024-05-01T10:00:00.000Z'))).toEqual(unavailable);
     expect(calls).toEqual([]);
-    expect(failing.logged('webhook event could not be published')).toEqual([expect.objectContaining({ eventId: expect.any(Number) })]);
+    expect(failing.logged('webhook not recorded: delivery or cache store failed')).toEqual([expect.objectContaining({ eventId: expect.any(Number) })]);
     await failing.deliver(tx(5, 'refunded', '2024-05-01T10:00:09.000Z'));
     expect(calls).toEqual([`retreat ${Date.parse('2024-05-01T10:00:09.000Z')},${calls[0]?.split(',')[1]}`]);
+  });
+
+  it('logs one error line for a store outage, without a stack, and the count of refused deliveries when one is kept again', async () => {
+    let down = true;
+    const inner = memoryLedger();
+    const ledger: DeliveryLedger = { ...inner, claim: (...args) => (down ? Promise.reject(new Error('store down')) : inner.claim(...args)) };
+    const t = intakeWith({ ledger });
+    for (let id = 20; id < 27; id += 1) expect(await t.deliver(tx(id, 'approved', '2024-05-01T10:00:00.000Z'))).toEqual(unavailable);
+    const errors = t.lines.filter((l) => l.level === 50);
+    expect(errors).toEqual([expect.objectContaining({ msg: 'webhook not recorded: delivery or cache store failed', err: expect.objectContaining({ message: 'store down' }) })]);
+    expect((errors[0]!.err as { stack?: string }).stack).toBeFalsy();
+    down = false;
+    expect(await t.deliver(tx(20, 'approved', '2024-05-01T10:00:00.000Z'))).toEqual(accepted);
+    expect(await t.deliver(tx(21, 'approved', '2024-05-01T10:00:00.000Z'))).toEqual(accepted);
+    const recovered = t.lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('webhook intake recovered'));
+    expect(recovered).toEqual([expect.objectContaining({ level: 40, refused: 7 })]);
+    // A second outage is a second line.
+    down = true;
+    expect(await t.deliver(tx(30, 'approved', '2024-05-01T10:00:00.000Z'))).toEqual(unavailable);
+    expect(t.lines.filter((l) => l.level === 50)).toHaveLength(2);
   });
 });

@@ -9,6 +9,7 @@ import { createLogger } from '../../../src/logger.js';
 import { memoryBus } from '../../../src/realtime/bus.js';
 import type { PaymentEvent } from '../../../src/realtime/events.js';
 import { memoryLedger } from '../../../src/realtime/ledger.js';
+import { ledgerLog } from '../../../src/realtime/log.js';
 import { soleLease } from '../../../src/realtime/poll-lease.js';
 import { objectKey } from '../../../src/realtime/events.js';
 import { createReconciler, type Snapshot } from '../../../src/realtime/reconciler.js';
@@ -30,7 +31,7 @@ function setup(settings: Partial<ReconcileSettings> = {}, revoked: ReadonlySet<s
   const reconciler = createReconciler({
     settings: { initialMs: 20, maxMs: 20, jitter: 0, readsPerSecond: 1000, ...settings },
     bus,
-    ledger,
+    log: ledgerLog(ledger, bus),
     lease: soleLease,
     logger,
     read: async (key, _kind, id) => {

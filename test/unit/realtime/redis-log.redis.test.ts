@@ -1,0 +1,93 @@
+/**
+ * The Redis event log between two instances on one real redis-server: each
+ * append reaches the appending instance's listeners at once and the other's
+ * through its reader, once each; the ledger's verdicts travel with the entry;
+ * and every key one append touches carries its partition's hash tag.
+ */
+import { singleServer } from '../../../src/redis-target.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createLogger } from '../../../src/logger.js';
+import { RedisLinks } from '../../../src/redis.js';
+import type { PaymentEvent } from '../../../src/realtime/events.js';
+import { partitionOf } from '../../../src/realtime/log-keys.js';
+import { redisEventLog, type RedisEventLog } from '../../../src/realtime/redis-log.js';
+import { describeWith } from '../../support/tools.js';
+import { eventually, sleep } from '../../realtime/support.js';
+import { redisClientsForSuite } from '../../realtime/redis-server.js';
+
+const ACCOUNT = 37;
+const logger = createLogger('silent');
+
+const webhook = (id: number, objectId: number, status: string, at: string): Omit<PaymentEvent, 'current'> => ({
+  id,
+  type: `transaction.${status}`,
+  object: 'transaction',
+  objectId,
+  accountId: ACCOUNT,
+  entity: { id: objectId, status, updated_at: at },
+  createdAt: at,
+});
+
+describeWith('redis-server', 'the Redis event log, two instances', () => {
+  const client = redisClientsForSuite();
+  const prefix = `redis-log-${Date.now()}:`;
+  let here: RedisEventLog;
+  let there: RedisEventLog;
+  const got = { here: [] as PaymentEvent[], there: [] as PaymentEvent[] };
+
+  beforeAll(async () => {
+    const url = `redis://127.0.0.1:${client().options.port}`;
+    const open = () => redisEventLog({ target: singleServer(url), prefix, logger, links: new RedisLinks(logger), maxEvents: 1000 });
+    [here, there] = await Promise.all([open(), open()]);
+    here.subscribe(ACCOUNT, (e) => got.here.push(e));
+    there.subscribe(ACCOUNT, (e) => got.there.push(e));
+  });
+  afterAll(async () => {
+    await Promise.all([here?.close(), there?.close()]);
+  });
+
+  const statuses = (events: PaymentEvent[], objectId: number) => events.filter((e) => e.objectId === objectId).map((e) => [e.entity?.status, e.current]);
+
+  it('hands an append to its own instance before it returns, and to the other through the log, once each', async () => {
+    expect(await here.append(webhook(1, 100, 'pending', '2026-01-01T10:00:00.000Z'))).toBe('accepted');
+    expect(statuses(got.here, 100)).toEqual([['pending', true]]);
+    expect(await here.append(webhook(1, 100, 'pending', '2026-01-01T10:00:00.000Z'))).toBe('duplicate');
+    expect(await there.append(webhook(1, 100, 'pending', '2026-01-01T10:00:00.000Z'))).toBe('duplicate');
+    expect(await there.append(webhook(3, 100, 'approved', '2026-01-01T10:00:05.000Z'))).toBe('accepted');
+    expect(await here.append(webhook(2, 100, 'pending', '2026-01-01T09:59:00.000Z'))).toBe('out_of_order');
+    const expected = [
+      ['pending', true],
+      ['approved', true],
+      ['pending', false],
+    ];
+    await eventually(async () => [got.here.length, got.there.length], ([h, t]) => h! >= 3 && t! >= 3);
+    // Long enough for a second copy from a reader to show.
+    await sleep(300);
+    expect(statuses(got.here, 100)).toEqual(expected);
+    expect(statuses(got.there, 100)).toEqual(expected);
+  });
+
+  it('keeps a re-read snapshot only when it is news, ordered with the webhooks of its object', async () => {
+    const snapshot = (at: string, status: string): PaymentEvent => ({ ...webhook(0, 200, status, at), current: true, origin: 'snapshot' });
+    expect(await here.appendSnapshot(snapshot('2026-01-01T10:00:00.000Z', 'pending'), Date.parse('2026-01-01T10:00:00.000Z'))).toBe(true);
+    expect(await there.appendSnapshot(snapshot('2026-01-01T10:00:00.000Z', 'pending'), Date.parse('2026-01-01T10:00:00.000Z'))).toBe(false);
+    // The webhook of the state the snapshot brought: an event, not a state change.
+    expect(await there.append(webhook(20, 200, 'pending', '2026-01-01T10:00:00.000Z'))).toBe('out_of_order');
+    expect(await there.appendSnapshot(snapshot('2026-01-01T10:00:09.000Z', 'approved'), Date.parse('2026-01-01T10:00:09.000Z'))).toBe(true);
+    await eventually(async () => [statuses(got.here, 200).length, statuses(got.there, 200).length], ([h, t]) => h === 3 && t === 3);
+    await sleep(300);
+    for (const events of [got.here, got.there])
+      expect(statuses(events, 200)).toEqual([
+        ['pending', true],
+        ['pending', false],
+        ['approved', true],
+      ]);
+  });
+
+  it('gives every key an append touches its partition hash tag, so one script stays on one Cluster node', async () => {
+    const keys = (await client().keys(`${prefix}*`)).filter((k) => k.includes(`:${ACCOUNT}:`) || k.endsWith(':log'));
+    const tags = new Set(keys.map((k) => /\{[^}]*\}/.exec(k)?.[0]));
+    expect(keys.length).toBeGreaterThan(3);
+    expect([...tags]).toEqual([`{events:${partitionOf(ACCOUNT)}}`]);
+  });
+});
