@@ -138,6 +138,9 @@ export async function startRedisCluster(): Promise<RedisClusterHandle> {
         },
         30_000,
       );
+      // Back on its port with its nodes.conf: it rejoins as the replica of the node that took its slots.
+      victim.child = spawnNode(victim.args);
+      await ping(port);
       return { promoted, tookMs: Date.now() - started };
     },
     stop,
@@ -162,9 +165,12 @@ export async function startRedisSentinel(): Promise<SentinelHandle> {
     await Promise.all(children.map((c) => end(c, 'SIGKILL')));
     rmSync(dir, { recursive: true, force: true });
   };
+  const argsOf = new Map<number, string[]>();
   const data = async (role: string, extra: string[]) => {
     const port = await freePort();
-    const child = spawnNode(['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--dbfilename', `${role}.rdb`, '--appendonly', 'yes', '--appendfilename', `${role}.aof`, '--appenddirname', `aof-${role}`, '--save', '', ...extra]);
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--dbfilename', `${role}.rdb`, '--appendonly', 'yes', '--appendfilename', `${role}.aof`, '--appenddirname', `aof-${role}`, '--save', '', ...extra];
+    argsOf.set(port, args);
+    const child = spawnNode(args);
     children.push(child);
     await ping(port);
     return { port, child };
@@ -220,6 +226,11 @@ export async function startRedisSentinel(): Promise<SentinelHandle> {
           promoted = await askMaster();
           return promoted !== before && (await info(promoted, 'replication')).includes('role:master');
         }, 30_000);
+        // Back on its port: the sentinels turn the old master into the new one's replica.
+        const child = spawnNode(argsOf.get(before)!);
+        children.push(child);
+        ports.set(before, child);
+        await ping(before);
         return { promoted, tookMs: Date.now() - started };
       },
       stop,
