@@ -17,6 +17,9 @@ ENV NODE_ENV=production \
     PORT=4000 \
     HOST=0.0.0.0
 WORKDIR /app
+# DATA_DIR's default: without REDIS_URL the idempotency records live here; mount a volume on it to keep them
+# across a new container (docs/deployment.md).
+RUN mkdir -p /app/data && chown node:node /app/data
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist

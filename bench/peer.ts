@@ -106,10 +106,10 @@ function peakRssMb(pid: number | undefined): number {
   return Number(line?.replace(/\D+/g, '') ?? Number.NaN) / 1024;
 }
 
-/** The V8 flags `npm start` runs the gateway with (the Dockerfile's are the same): the bench measures it as deployed. */
+/** The V8 flags of the Dockerfile's CMD: the bench measures the gateway as deployed. */
 export function gatewayNodeFlags(): string[] {
-  const start = (JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start;
-  return start.split(/\s+/).filter((word) => /^--max-(semi|old)-space-size=\d+$/.test(word));
+  const cmd = /^CMD\s+(\[.*\])\s*$/m.exec(readFileSync(`${ROOT}/Dockerfile`, 'utf8'))?.[1];
+  return (cmd ? (JSON.parse(cmd) as string[]) : []).filter((word) => word.startsWith('--'));
 }
 
 /**
@@ -136,8 +136,8 @@ export async function startServer(name: string, script: string, env: Record<stri
   const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
   const child = spawn(process.execPath, [...nodeFlags, ...profile, ...loader, script], {
     cwd: ROOT,
-    // As deployed: graphql-js, for one, skips its development-only checks in production.
-    env: { ...process.env, ...env, NODE_ENV: 'production', LOG_LEVEL: 'silent' },
+    // As deployed unless `env` says otherwise: graphql-js, for one, skips its development-only checks in production.
+    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}/${script.includes('peer') ? '' : 'graphql'}`;
@@ -173,7 +173,7 @@ export const PAGE_OF_50: Operation = {
   },
 };
 
-function operations(ids: number[]): Operation[] {
+export function operations(ids: number[]): Operation[] {
   return [
     PAGE_OF_50,
     {
@@ -348,7 +348,7 @@ async function runPeerBench(s: Settings): Promise<void> {
     console.log('# peer bench: the gateway beside the hand-written alternative');
     console.log(machineLine());
     console.log(codeLine());
-    console.log(`the gateways run with ${gatewayNodeFlags().join(' ') || 'no V8 flags'}, as \`npm start\` and the Dockerfile run it; the peer with Node's defaults`);
+    console.log(`the gateways run with ${gatewayNodeFlags().join(' ') || 'no V8 flags'}, as the Dockerfile runs it; the peer with Node's defaults`);
     console.log(s.fromSource ? 'gateways and peer from their TypeScript under tsx, as `npm start` runs the gateway' : `gateways from ${entry.gateway} (npm run build), as the Dockerfile runs it; the peer transpiled the same way; both on plain node`);
     console.log(`L = ${s.latencyMs} ms per upstream request; ${s.warmup} warm-up + ${s.iterations} iterations at concurrency 1, then ${s.concurrentOps} operations at concurrency ${s.concurrency}; each run in ${s.rounds} rounds, the servers taking turns in each`);
     console.log(`seed: ${SEED.customers} customers, ${SEED.transactions} canceled (final) transactions spread over them; one sandbox key`);

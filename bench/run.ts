@@ -5,15 +5,17 @@
 import { abuseBench } from './abuse.js';
 import { eventLogBench } from './event-log.js';
 import { gatewayBench } from './gateway.js';
+import { idleBench } from './idle.js';
 import { observabilityBench } from './observability.js';
 import { peerBench } from './peer.js';
+import { pollingBench } from './polling.js';
 import { realtimeBench } from './realtime.js';
 import { reconcileBench } from './reconcile.js';
 import { resilienceBench } from './resilience.js';
 import { routerCacheBench } from './router-cache.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, eventLogBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench];
+const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, eventLogBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench, idleBench, pollingBench];
 const DEFAULT = 'gateway';
 
 function help(): string {

@@ -12,9 +12,13 @@ import { join } from 'node:path';
 import { startEmulator, type RunningEmulator } from './start.js';
 import type { EmulatorOptions } from './options.js';
 
-/** Port 4010 when free (a standalone emulator may hold it: then any free port), on loopback. */
-export async function startEmbeddedEmulator(options: EmulatorOptions, fixedPort: boolean): Promise<RunningEmulator> {
-  const settings = { ...options, host: '127.0.0.1', seed: false, console: true };
+/**
+ * Port 4010 when free (a standalone emulator may hold it: then any free port), on the gateway's own `host`
+ * (loopback unless HOST opens both): EMULATOR_HOST is the standalone emulator's.
+ */
+export async function startEmbeddedEmulator(options: EmulatorOptions, fixedPort: boolean, host: string): Promise<RunningEmulator> {
+  // Sandbox only: a live rehearsal is a standalone emulator (npm run emulator), never the one npm start embeds.
+  const settings = { ...options, host, seed: false, console: true, liveRehearsal: false };
   try {
     return await startEmulator(settings);
   } catch (error) {
@@ -67,6 +71,18 @@ function createExclusive(file: string, token: string): boolean {
   }
 }
 
+/**
+ * The owner rule, on the file's own stats: why user `uid` does not adopt it (null: it does), and whether the
+ * file is that user's to replace. Root is no exception: a file another user owns is theirs.
+ */
+export function tokenFileRefusal(stat: { isFile(): boolean; uid: number; mode: number }, uid: number): { why: string; mine: boolean } | null {
+  const mine = stat.uid === uid;
+  if (!stat.isFile()) return { why: 'it is not a regular file', mine };
+  if (!mine) return { why: 'another user owns it', mine };
+  const mode = stat.mode & 0o777;
+  return mode === 0o600 ? null : { why: `its mode is ${mode.toString(8)}, not 600`, mine };
+}
+
 /** The token of a file this user alone owns and reads, opened without following a link. */
 function readOwn(file: string): { token: string | null; refusal: { why: string; mine: boolean } | null } {
   const uid = process.getuid?.() ?? -1;
@@ -79,15 +95,8 @@ function readOwn(file: string): { token: string | null; refusal: { why: string; 
     return { token: null, refusal: { why, mine } };
   }
   try {
-    const stat = fstatSync(fd);
-    const refusal: string | null = !stat.isFile()
-      ? 'it is not a regular file'
-      : stat.uid !== uid
-        ? 'another user owns it'
-        : (stat.mode & 0o777) !== 0o600
-          ? `its mode is ${(stat.mode & 0o777).toString(8)}, not 600`
-          : null;
-    if (refusal !== null) return { token: null, refusal: { why: refusal, mine: stat.uid === uid } };
+    const refusal = tokenFileRefusal(fstatSync(fd), uid);
+    if (refusal !== null) return { token: null, refusal };
     const kept = readFileSync(fd, 'utf8').trim();
     return TOKEN_SHAPE.test(kept) ? { token: kept, refusal: null } : { token: null, refusal: { why: 'it holds no token', mine: true } };
   } catch {

@@ -117,10 +117,11 @@ export class Engine {
     let id = 100_000 + (digest.readUInt32BE(0) % 900_000);
     while (this.accountIds.has(id)) id++;
     const now = this.now();
+    const live = apiKey.startsWith('sk_live_');
     const account: AccountRow = {
       id,
-      name: `Sandbox account ${digest.toString('hex').slice(0, 6)}`,
-      environment: 'sandbox',
+      name: `${live ? 'Live rehearsal' : 'Sandbox'} account ${digest.toString('hex').slice(0, 6)}`,
+      environment: live ? 'live' : 'sandbox',
       balance_id: this.nextId('balance'),
       created_at: now,
       updated_at: now,

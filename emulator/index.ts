@@ -3,7 +3,7 @@
  * from here (the embedded start and the option loader); the emulator imports
  * nothing from the gateway.
  */
-export { loadEmulatorOptionsFromEnv, parseEmulatorEnv, EmulatorConfigError, defaultEmulatorOptions } from './options.js';
+export { loadEmulatorOptionsFromEnv, parseEmulatorEnv, EmulatorConfigError, defaultEmulatorOptions, EMULATOR_SETTING_NAMES } from './options.js';
 export type { EmulatorOptions, EmulatorLogger, FaultSpec, ResponseStyle } from './options.js';
 export type { StatsSnapshot } from './server.js';
 export type { Fault } from './faults.js';

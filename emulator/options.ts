@@ -73,11 +73,18 @@ export interface EmulatorOptions {
    * pending objects with buttons that settle them, webhook deliveries, faults.
    */
   console: boolean;
+  /**
+   * Live rehearsal: `sk_live_` keys are accepted too, each its own account with
+   * the sandbox's phone numbers, so a gateway with PAYMENTS_ENV=live can be
+   * tried end to end before the real provider. Never the default; no money moves.
+   */
+  liveRehearsal: boolean;
 }
 
 export const defaultEmulatorOptions: Readonly<EmulatorOptions> = Object.freeze({
   adminToken: undefined,
   console: false,
+  liveRehearsal: false,
   port: 0,
   host: '127.0.0.1',
   responseStyle: 'enveloped',
@@ -134,7 +141,14 @@ const envSchema = z
     EMULATOR_FAULTS: z.string().optional(),
     EMULATOR_WEBHOOK_RETRY_BASE_MS: intFrom('EMULATOR_WEBHOOK_RETRY_BASE_MS', 0, 3_600_000).default(1000),
     EMULATOR_WEBHOOK_MAX_ATTEMPTS: intFrom('EMULATOR_WEBHOOK_MAX_ATTEMPTS', 1, 50).default(5),
+    EMULATOR_LIVE_REHEARSAL: z
+      .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'EMULATOR_LIVE_REHEARSAL must be true or false' })
+      .transform((v) => v === 'true' || v === '1' || v === 'yes')
+      .default(false),
   });
+
+/** Every EMULATOR_* variable read here: `npm start` names a near miss of one ("did you mean"). */
+export const EMULATOR_SETTING_NAMES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
 
 export type EnvResult = { ok: true; options: EmulatorOptions } | { ok: false; problems: string[] };
 
@@ -186,6 +200,7 @@ export function parseEmulatorEnv(env: Record<string, string | undefined>): EnvRe
       faults,
       webhookRetryBaseMs: e.EMULATOR_WEBHOOK_RETRY_BASE_MS,
       webhookMaxAttempts: e.EMULATOR_WEBHOOK_MAX_ATTEMPTS,
+      liveRehearsal: e.EMULATOR_LIVE_REHEARSAL,
     }),
   };
 }

@@ -141,7 +141,7 @@ export class EmulatorApp implements AdminHost {
     } else if (path.startsWith('/_emulator/')) {
       work = adminAllowed(this.engine, req) ? handleAdmin(this, req, res, method, path) : Promise.resolve(void sendJson(res, 401, { message: 'Admin token required', errors: {} }));
     }
-    else if (path === '/healthz') work = Promise.resolve(void sendJson(res, 200, { status: 'ok' }));
+    else if (path === '/healthz') work = Promise.resolve(void sendJson(res, 200, this.engine.options.liveRehearsal ? { status: 'ok', liveRehearsal: true } : { status: 'ok' }));
     else if (path.startsWith('/checkout/') || path.startsWith('/receipts/')) {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       res.end('<!doctype html><title>Sandbox</title><p>Payments emulator: sandbox page. Nothing to pay here.</p>');
@@ -160,10 +160,16 @@ export class EmulatorApp implements AdminHost {
     if (key === undefined) {
       return { error: new ApiError(401, 'Missing or malformed Authorization header', { authorization: ['expected "Bearer sk_sandbox_..."'] }) };
     }
-    if (key.startsWith('sk_live_')) {
-      return { error: new ApiError(401, 'Live keys are not accepted by the sandbox', { authorization: ['use a sk_sandbox_ key'] }) };
+    const live = key.startsWith('sk_live_');
+    if (live && !this.engine.options.liveRehearsal) {
+      return {
+        error: new ApiError(401, 'Live keys are not accepted by the sandbox', {
+          authorization: ['use a sk_sandbox_ key, or start the emulator with EMULATOR_LIVE_REHEARSAL=true to rehearse the live path'],
+        }),
+      };
     }
-    if (!key.startsWith('sk_sandbox_') || key.length === 'sk_sandbox_'.length) {
+    const prefix = live ? 'sk_live_' : 'sk_sandbox_';
+    if (!key.startsWith(prefix) || key.length === prefix.length) {
       return { error: new ApiError(401, 'Invalid API key', { authorization: ['expected "Bearer sk_sandbox_..."'] }) };
     }
     if (this.revoked.has(key)) return { error: new ApiError(401, 'This API key was revoked', { authorization: ['use a current key'] }) };

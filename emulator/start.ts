@@ -12,6 +12,8 @@ export interface RunningEmulator {
   /** `http://127.0.0.1:<port>`, no trailing slash. */
   readonly url: string;
   readonly port: number;
+  /** The address bound, as the system reports it (`127.0.0.1`, `0.0.0.0`, `::`). */
+  readonly boundAddress: string;
   readonly options: Readonly<EmulatorOptions>;
   /** Closes every socket and clears every timer. */
   stop(): Promise<void>;
@@ -44,17 +46,19 @@ export async function startEmulator(partial: Partial<EmulatorOptions> = {}): Pro
       resolve();
     });
   });
-  const port = (server.address() as AddressInfo).port;
+  const { port, address: boundAddress } = server.address() as AddressInfo;
   const host = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   engine.baseUrl = url;
   if (options.seed) app.seedDemo(DEMO_API_KEY);
   options.logger?.info({ url, style: options.responseStyle, listParams: options.listParams }, 'payments emulator listening');
+  if (options.liveRehearsal) options.logger?.warn({ url }, 'LIVE REHEARSAL: sk_live_ keys are accepted; this is the emulator, not the payments provider, and no money moves');
 
   let stopping: Promise<void> | undefined;
   return {
     url,
     port,
+    boundAddress,
     options,
     stop: () =>
       (stopping ??= new Promise<void>((resolve) => {

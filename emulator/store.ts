@@ -13,7 +13,8 @@ export interface Row {
 export interface AccountRow {
   id: number;
   name: string;
-  environment: 'sandbox';
+  /** From the key's prefix: a live key is a live account (only in a live rehearsal). */
+  environment: 'sandbox' | 'live';
   balance_id: number;
   created_at: string;
   updated_at: string;

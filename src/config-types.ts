@@ -32,7 +32,7 @@ export interface Config {
   upstreamBytesInFlight: Readonly<ByteBudgetOptions>;
   currencyCacheTtlMs: number;
   /** A TTL of 0 keeps that kind out; `decodedItems`: items remembered with what they decoded to (validated once). */
-  entityCache: { enabled: boolean; maxObjects: number; maxBytes: number; maxEntryBytes: number; customerTtlMs: number; finalTtlMs: number; decodedItems: number };
+  entityCache: { enabled: boolean; maxObjects: number; maxBytes: number; maxEntryBytes: number; customerTtlMs: number; finalTtlMs: number; pendingMaxAgeMs: number; decodedItems: number };
   pagination: { defaultFirst: number; maxFirst: number };
   subscriptionQueueLimit: number;
   subscriptionMaxBufferedBytes: number;
@@ -47,7 +47,10 @@ export interface Config {
     callerMaxBytes: number;
     maxBytes: number;
     redisPersistence: 'require' | 'warn';
+    quarantineMs: number;
   };
+  /** Absolute: the idempotency records of a gateway without REDIS_URL (`DATA_DIR`). */
+  dataDir: string;
   shutdown: { graceMs: number; readinessDelayMs: number };
   production: boolean;
   embeddedEmulator: boolean;

@@ -1,21 +1,20 @@
 /** Environment -> one validated, frozen config; every problem is reported at once, so a bad deployment is fixed in one go. */
+import path from 'node:path';
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
+import { lookalikeMessage, lookalikes } from './config-lookalikes.js';
+import { decimal, flag, list, milliseconds, oneOf, optional, port, secret, shown, url, wholeNumber } from './config-fields.js';
 import { DEFAULT_BYTE_BUDGET } from './upstream/index.js';
 import { redisTarget, redisTargetProblems, type RedisEnv } from './redis-target.js';
 import { EXPLORERS, LOG_LEVELS, MAX_UPSTREAM_RESPONSE_BYTES, UPSTREAM_HTTP_CLIENTS, UPSTREAM_RESPONSE_BYTES, type Config, type ObservabilityConfig } from './config-types.js';
 
 export type { Config, Limits, ObservabilityConfig, ReconcileSettings } from './config-types.js';
 
-const port = z.coerce.number().int().min(0).max(65_535);
-const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
-const positiveMs = z.coerce.number().int().positive();
-
 const proxyList = (value: string | undefined): readonly string[] =>
   Object.freeze((value ?? '').split(',').map((v) => v.trim()).filter((v) => v !== ''));
-function validProxyList(value: string): boolean {
+function validProxy(entry: string): boolean {
   try {
-    proxyaddr.compile([...proxyList(value)]);
+    proxyaddr.compile([entry]);
     return true;
   } catch {
     return false;
@@ -31,56 +30,79 @@ function callbackList(value: string | undefined): string[] {
     return url.href.endsWith('/') ? url.href : `${url.href}/`;
   });
 }
-function validCallbackList(value: string): boolean {
-  return callbackEntries(value).every((v) => {
-    if (!URL.canParse(v)) return false;
-    const url = new URL(v);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password && !url.search && !url.hash && !v.includes('#');
-  });
+function validCallback(v: string): boolean {
+  if (!URL.canParse(v)) return false;
+  const url = new URL(v);
+  return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password && !url.search && !url.hash && !v.includes('#');
 }
-/** An empty string counts as unset: `PAYMENTS_API_URL= npm start` means "use the emulator". */
-const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
-const int = (min: number, max?: number) => optional(max === undefined ? z.coerce.number().int().min(min) : z.coerce.number().int().min(min).max(max));
-const num = (min: number, max?: number) => optional(max === undefined ? z.coerce.number().min(min) : z.coerce.number().min(min).max(max));
+/** A cross-field rule's message, with the values it compared (numbers: never a secret). */
+const given =
+  (rule: string, ...names: string[]) =>
+  (issue: { input?: unknown }): string => {
+    const env = (issue.input ?? {}) as Record<string, unknown>;
+    return `${rule}, got ${names.map((n) => `${n}=${String(env[n])}`).join(', ')}`;
+  };
+
+/** A cross-field rule runs even when other fields failed, but not over a field already named as bad. */
+const validFields =
+  (...names: string[]) =>
+  (payload: { issues: readonly { path?: readonly PropertyKey[] }[] }): boolean =>
+    !payload.issues.some((issue) => names.includes(String(issue.path?.[0])));
+
+const MIN_LIVE_SECRET = 16;
+const secretList = (value: string | undefined): string[] => (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+/** The first webhook secret too short for live, by its place and length only. */
+function shortSecret(value: string | undefined): { place: number; count: number; length: number } | null {
+  const secrets = secretList(value);
+  const place = secrets.findIndex((s) => s.length < MIN_LIVE_SECRET);
+  return place === -1 ? null : { place: place + 1, count: secrets.length, length: secrets[place]!.length };
+}
+
+const int = (min: number, max?: number) => optional(wholeNumber(min, max));
+const num = (min: number, max?: number) => optional(decimal(min, max));
+const ms = optional(milliseconds);
+const web = url(['http', 'https']);
+const OTLP_JSON = oneOf(['http/json'], ' (OTLP over HTTP, JSON encoded: the only protocol supported)');
 
 const envSchema = z
   .object({
     PORT: optional(port).default(4000),
-    HOST: optional(z.string()).default('0.0.0.0'),
-    PAYMENTS_API_URL: optional(z.url({ protocol: /^https?$/ })),
-    PAYMENTS_ENV: optional(z.enum(['sandbox', 'live'])).default('sandbox'),
+    HOST: optional(z.string()),
+    PAYMENTS_API_URL: optional(web),
+    PAYMENTS_ENV: optional(oneOf(['sandbox', 'live'])).default('sandbox'),
     WEBHOOK_SECRETS: optional(z.string()),
     WEBHOOK_MAX_BODY_BYTES: int(1024).default(256 * 1024),
-    REDIS_URL: optional(z.url({ protocol: /^rediss?$/ })),
+    REDIS_URL: optional(url(['redis', 'rediss'])),
     REDIS_CLUSTER_NODES: optional(z.string()),
     REDIS_SENTINELS: optional(z.string()),
     REDIS_SENTINEL_MASTER: optional(z.string()),
     REDIS_USERNAME: optional(z.string()),
     REDIS_PASSWORD: optional(z.string()),
-    REDIS_TLS: optional(boolean),
-    REDIS_CONNECT_TIMEOUT_MS: optional(positiveMs),
+    REDIS_TLS: optional(flag),
+    REDIS_CONNECT_TIMEOUT_MS: ms,
     REDIS_REPLICA_ACKS: int(0, 16),
-    REDIS_REPLICA_ACK_TIMEOUT_MS: optional(positiveMs),
-    LOG_LEVEL: optional(z.enum(LOG_LEVELS)).default('info'),
-    UPSTREAM_TIMEOUT_MS: optional(positiveMs).default(10_000),
-    UPSTREAM_HTTP_CLIENT: optional(z.enum(UPSTREAM_HTTP_CLIENTS)).default('got'),
+    REDIS_REPLICA_ACK_TIMEOUT_MS: ms,
+    LOG_LEVEL: optional(oneOf(LOG_LEVELS)).default('info'),
+    UPSTREAM_TIMEOUT_MS: ms.default(10_000),
+    UPSTREAM_HTTP_CLIENT: optional(oneOf(UPSTREAM_HTTP_CLIENTS)).default('got'),
     UPSTREAM_MAX_RESPONSE_BYTES: int(1024, MAX_UPSTREAM_RESPONSE_BYTES).default(UPSTREAM_RESPONSE_BYTES),
     UPSTREAM_BYTES_IN_FLIGHT: int(1024).default(DEFAULT_BYTE_BUDGET.totalBytes),
     UPSTREAM_BYTES_IN_FLIGHT_PER_KEY: int(1024).default(DEFAULT_BYTE_BUDGET.perKeyBytes),
     CURRENCY_CACHE_TTL_MS: int(0).default(60_000),
-    ENTITY_CACHE: optional(boolean).default(true),
+    ENTITY_CACHE: optional(flag).default(true),
     ENTITY_CACHE_MAX_OBJECTS: int(1).default(50_000),
     ENTITY_CACHE_MAX_BYTES: int(1024).default(64 * 1024 * 1024),
     ENTITY_CACHE_MAX_ENTRY_BYTES: int(256).default(256 * 1024),
     CUSTOMER_CACHE_TTL_MS: int(0).default(60_000),
     FINAL_OBJECT_CACHE_TTL_MS: int(0).default(60 * 60 * 1000),
+    // A change whose webhook was lost stays unseen this long at most: a few polls of a checkout page (docs/performance.md).
+    PENDING_OBJECT_MAX_AGE_MS: int(0, 60_000).default(5_000),
     MAX_PAGE_SIZE: int(1, 100).default(100),
     DEFAULT_PAGE_SIZE: int(1, 100).default(20),
     SUBSCRIPTION_QUEUE_LIMIT: int(1, 100_000).default(256),
     SUBSCRIPTION_MAX_BUFFERED_BYTES: int(1024).default(4 * 1024 * 1024),
-    OPERATION_DEADLINE_MS: optional(positiveMs).default(15_000),
+    OPERATION_DEADLINE_MS: ms.default(15_000),
     UPSTREAM_MAX_ATTEMPTS: int(1, 10).default(3),
     UPSTREAM_RETRY_BASE_MS: int(0).default(50),
     UPSTREAM_RETRY_MAX_DELAY_MS: int(0).default(1_000),
@@ -90,33 +112,36 @@ const envSchema = z
     UPSTREAM_ROUTE_QUEUE_LIMIT: int(0).default(1_024),
     BREAKER_ERROR_PERCENT: int(1, 100).default(50),
     BREAKER_VOLUME_THRESHOLD: int(1).default(20),
-    BREAKER_WINDOW_MS: optional(positiveMs).default(10_000),
-    BREAKER_RESET_MS: optional(positiveMs).default(10_000),
+    BREAKER_WINDOW_MS: ms.default(10_000),
+    BREAKER_RESET_MS: ms.default(10_000),
     BREAKER_MIN_KEYS: int(1).default(3),
     BREAKER_KEY_SHARE: num(0, 1).default(0.5),
-    IDEMPOTENCY_TTL_MS: optional(positiveMs).default(24 * 60 * 60 * 1000),
+    IDEMPOTENCY_TTL_MS: ms.default(24 * 60 * 60 * 1000),
     IDEMPOTENCY_WAIT_MS: int(0).default(5_000),
     IDEMPOTENCY_MAX_BYTES: int(64 * 1024).default(256 * 1024 * 1024),
     IDEMPOTENCY_CALLER_MAX_BYTES: int(4 * 1024).default(8 * 1024 * 1024),
     IDEMPOTENCY_RECORD_MAX_BYTES: int(1024).default(1024 * 1024),
-    IDEMPOTENCY_REDIS_PERSISTENCE: optional(z.enum(['require', 'warn'])),
-    SHUTDOWN_GRACE_MS: optional(positiveMs).default(25_000),
+    IDEMPOTENCY_REDIS_PERSISTENCE: optional(oneOf(['require', 'warn'])),
+    IDEMPOTENCY_QUARANTINE_MS: int(0).default(15 * 60 * 1000),
+    // Where a gateway without REDIS_URL keeps what must outlive it; relative to the working directory.
+    DATA_DIR: optional(z.string().trim().min(1).refine((v) => !v.includes('\0'), 'expected a folder path')).default('data'),
+    SHUTDOWN_GRACE_MS: ms.default(25_000),
     SHUTDOWN_READINESS_DELAY_MS: int(0).default(0),
     NODE_ENV: optional(z.string()),
-    EMBEDDED_EMULATOR: optional(boolean),
-    GRAPHQL_INTROSPECTION: optional(boolean),
-    GRAPHQL_SUGGESTIONS: optional(boolean),
-    ROUTER_SHARED_SECRET: optional(z.string().min(16)),
-    ROUTER_INVALIDATION_URL: optional(z.url({ protocol: /^https?$/ })),
-    ROUTER_INVALIDATION_KEY: optional(z.string().min(16)),
-    SUBSCRIPTION_CALLBACK_URLS: optional(z.string().refine(validCallbackList, 'must be comma-separated http(s) URLs without credentials, query or fragment')),
+    EMBEDDED_EMULATOR: optional(flag),
+    GRAPHQL_INTROSPECTION: optional(flag),
+    GRAPHQL_SUGGESTIONS: optional(flag),
+    ROUTER_SHARED_SECRET: optional(secret(16)),
+    ROUTER_INVALIDATION_URL: optional(web),
+    ROUTER_INVALIDATION_KEY: optional(secret(16)),
+    SUBSCRIPTION_CALLBACK_URLS: optional(list('comma-separated http(s) URLs without credentials, query or fragment', validCallback, false)),
     SUBSCRIPTION_CALLBACK_TIMEOUT_MS: int(100, 60_000).default(5_000),
     SUBSCRIPTION_CALLBACK_MAX: int(1).default(10_000),
     TRUSTED_DOCUMENTS: optional(z.string()),
-    TRUSTED_PROXIES: optional(z.string().refine(validProxyList, 'must be comma-separated IP addresses, CIDR ranges or loopback/linklocal/uniquelocal')),
+    TRUSTED_PROXIES: optional(list('comma-separated IP addresses, CIDR ranges or loopback/linklocal/uniquelocal', validProxy, true)),
     MAX_OPERATION_COST: int(1).default(1_000),
-    COST_EXTENSIONS: boolean.default(true),
-    GRAPHQL_JIT: boolean.default(true),
+    COST_EXTENSIONS: optional(flag).default(true),
+    GRAPHQL_JIT: optional(flag).default(true),
     GRAPHQL_JIT_CACHE_BYTES: int(64 * 1024).default(64 * 1024 * 1024),
     GRAPHQL_DOCUMENT_CACHE_BYTES: int(64 * 1024).default(32 * 1024 * 1024),
     GRAPHQL_CACHE_CALLER_SHARE: num(0.01, 1).default(0.25),
@@ -141,22 +166,22 @@ const envSchema = z
     WS_MAX_SUBSCRIPTIONS_PER_KEY: int(1).default(200),
     WS_SUBSCRIBE_PER_MINUTE: int(1).default(120),
     WS_CONNECTS_PER_MINUTE: int(1).default(60),
-    GRAPHQL_EXPLORER: optional(z.enum(EXPLORERS)),
-    METRICS_ENABLED: optional(boolean).default(true),
+    GRAPHQL_EXPLORER: optional(oneOf(EXPLORERS)),
+    METRICS_ENABLED: optional(flag).default(true),
     METRICS_PORT: optional(port),
     METRICS_HOST: optional(z.string()),
-    OPS_TOKEN: optional(z.string().min(16)),
+    OPS_TOKEN: optional(secret(16)),
     // The SDK reads the other OTEL_* variables itself.
-    OTEL_SDK_DISABLED: optional(boolean),
-    OTEL_TRACES_EXPORTER: optional(z.enum(['otlp', 'none'])),
-    OTEL_EXPORTER_OTLP_ENDPOINT: optional(z.url({ protocol: /^https?$/ })),
-    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optional(z.url({ protocol: /^https?$/ })),
-    OTEL_EXPORTER_OTLP_PROTOCOL: optional(z.literal('http/json', { error: 'only http/json is supported (OTLP over HTTP, JSON encoded)' })),
-    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: optional(z.literal('http/json', { error: 'only http/json is supported (OTLP over HTTP, JSON encoded)' })),
+    OTEL_SDK_DISABLED: optional(flag),
+    OTEL_TRACES_EXPORTER: optional(oneOf(['otlp', 'none'])),
+    OTEL_EXPORTER_OTLP_ENDPOINT: optional(web),
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optional(web),
+    OTEL_EXPORTER_OTLP_PROTOCOL: optional(OTLP_JSON),
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: optional(OTLP_JSON),
     OTEL_SERVICE_NAME: optional(z.string()),
     APOLLO_KEY: optional(z.string()),
-    APOLLO_GRAPH_REF: optional(z.string().regex(/^[^@\s]+@[^@\s]+$|^[^@\s]+$/, 'must be <graph id>@<variant>')),
-    APOLLO_USAGE_REPORTING: optional(boolean),
+    APOLLO_GRAPH_REF: optional(z.string().regex(/^[^@\s]+@[^@\s]+$|^[^@\s]+$/, { error: (issue) => `expected <graph id>@<variant>, got ${shown(issue.input)}` })),
+    APOLLO_USAGE_REPORTING: optional(flag),
     RECONCILE_INITIAL_MS: int(10).default(2_000),
     RECONCILE_MAX_MS: int(10).default(30_000),
     RECONCILE_JITTER: num(0, 0.9).default(0.2),
@@ -182,12 +207,12 @@ const envSchema = z
   .refine(
     (env) =>
       !(typeof env.RECONCILE_INITIAL_MS === 'number' && typeof env.RECONCILE_MAX_MS === 'number' && env.RECONCILE_INITIAL_MS > env.RECONCILE_MAX_MS),
-    { path: ['RECONCILE_INITIAL_MS'], message: 'must not exceed RECONCILE_MAX_MS', when: () => true },
+    { path: ['RECONCILE_INITIAL_MS'], error: given('must not exceed RECONCILE_MAX_MS', 'RECONCILE_INITIAL_MS', 'RECONCILE_MAX_MS'), when: validFields('RECONCILE_INITIAL_MS', 'RECONCILE_MAX_MS') },
   )
   .refine(
     (env) =>
       !(typeof env.DEFAULT_PAGE_SIZE === 'number' && typeof env.MAX_PAGE_SIZE === 'number' && env.DEFAULT_PAGE_SIZE > env.MAX_PAGE_SIZE),
-    { path: ['DEFAULT_PAGE_SIZE'], message: 'must not exceed MAX_PAGE_SIZE', when: () => true },
+    { path: ['DEFAULT_PAGE_SIZE'], error: given('must not exceed MAX_PAGE_SIZE', 'DEFAULT_PAGE_SIZE', 'MAX_PAGE_SIZE'), when: validFields('DEFAULT_PAGE_SIZE', 'MAX_PAGE_SIZE') },
   )
   .refine(
     (env) =>
@@ -197,7 +222,11 @@ const envSchema = z
         typeof env.IDEMPOTENCY_MAX_BYTES === 'number' &&
         (env.IDEMPOTENCY_RECORD_MAX_BYTES > env.IDEMPOTENCY_CALLER_MAX_BYTES || env.IDEMPOTENCY_CALLER_MAX_BYTES > env.IDEMPOTENCY_MAX_BYTES)
       ),
-    { path: ['IDEMPOTENCY_CALLER_MAX_BYTES'], message: 'must lie between IDEMPOTENCY_RECORD_MAX_BYTES and IDEMPOTENCY_MAX_BYTES', when: () => true },
+    {
+      path: ['IDEMPOTENCY_CALLER_MAX_BYTES'],
+      error: given('must lie between IDEMPOTENCY_RECORD_MAX_BYTES and IDEMPOTENCY_MAX_BYTES', 'IDEMPOTENCY_RECORD_MAX_BYTES', 'IDEMPOTENCY_CALLER_MAX_BYTES', 'IDEMPOTENCY_MAX_BYTES'),
+      when: validFields('IDEMPOTENCY_RECORD_MAX_BYTES', 'IDEMPOTENCY_CALLER_MAX_BYTES', 'IDEMPOTENCY_MAX_BYTES'),
+    },
   )
   // Otherwise an answer under the per-answer cap could never be read: refused as busy, every time.
   .refine(
@@ -209,13 +238,51 @@ const envSchema = z
         env.UPSTREAM_MAX_RESPONSE_BYTES <= MAX_UPSTREAM_RESPONSE_BYTES &&
         (env.UPSTREAM_MAX_RESPONSE_BYTES > env.UPSTREAM_BYTES_IN_FLIGHT_PER_KEY || env.UPSTREAM_BYTES_IN_FLIGHT_PER_KEY > env.UPSTREAM_BYTES_IN_FLIGHT)
       ),
-    { path: ['UPSTREAM_BYTES_IN_FLIGHT_PER_KEY'], message: 'must be at least UPSTREAM_MAX_RESPONSE_BYTES and at most UPSTREAM_BYTES_IN_FLIGHT', when: () => true },
+    {
+      path: ['UPSTREAM_BYTES_IN_FLIGHT_PER_KEY'],
+      error: given('must be at least UPSTREAM_MAX_RESPONSE_BYTES and at most UPSTREAM_BYTES_IN_FLIGHT', 'UPSTREAM_MAX_RESPONSE_BYTES', 'UPSTREAM_BYTES_IN_FLIGHT_PER_KEY', 'UPSTREAM_BYTES_IN_FLIGHT'),
+      when: validFields('UPSTREAM_MAX_RESPONSE_BYTES', 'UPSTREAM_BYTES_IN_FLIGHT_PER_KEY', 'UPSTREAM_BYTES_IN_FLIGHT'),
+    },
   )
   .refine((env) => !env.ROUTER_INVALIDATION_URL === !env.ROUTER_INVALIDATION_KEY, {
     path: ['ROUTER_INVALIDATION_URL'],
     message: 'and ROUTER_INVALIDATION_KEY are set together',
     when: () => true,
+  })
+  // A short secret can be guessed, and then any webhook forged: live refuses it (sandbox tests may use short ones).
+  .refine((env) => !(env.PAYMENTS_ENV === 'live' && shortSecret(env.WEBHOOK_SECRETS) !== null), {
+    path: ['WEBHOOK_SECRETS'],
+    error: (issue) => {
+      const { place, count, length } = shortSecret((issue.input as { WEBHOOK_SECRETS?: string }).WEBHOOK_SECRETS)!;
+      return `expected every secret to be ${MIN_LIVE_SECRET} characters or more when PAYMENTS_ENV=live, got one of ${length} (secret ${place} of ${count})`;
+    },
+    when: () => true,
   });
+
+/** The OpenTelemetry SDK's own variables docs/configuration.md lists: read by the SDK, never a near miss of ours. */
+const OTEL_SDK_NAMES = [
+  'OTEL_RESOURCE_ATTRIBUTES',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
+  'OTEL_EXPORTER_OTLP_TIMEOUT',
+  'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
+  'OTEL_BSP_SCHEDULE_DELAY',
+  'OTEL_BSP_EXPORT_TIMEOUT',
+  'OTEL_BSP_MAX_QUEUE_SIZE',
+  'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
+  'OTEL_PROPAGATORS',
+  'OTEL_LOG_LEVEL',
+];
+
+/** Every variable the gateway reads. */
+export const SETTING_NAMES: readonly string[] = Object.freeze([...Object.keys(envSchema.shape), ...OTEL_SDK_NAMES]);
+
+/** A warning for each variable set that is not a setting but looks like one (`others`: the emulator's, with `npm start`). */
+export function settingLookalikes(env: Record<string, string | undefined>, others: readonly string[] = []): string[] {
+  return lookalikes(env, [...SETTING_NAMES, ...others]).map(lookalikeMessage);
+}
 
 /** Traces are opt-in; endpoint rules are the OTLP specification's (a signal URL as is, the general one + `/v1/traces`). */
 function tracingConfig(e: z.infer<typeof envSchema>): ObservabilityConfig['tracing'] {
@@ -245,19 +312,20 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
   const redisProblems = redisTargetProblems(blankAsUnset(env));
   if (!parsed.success || redisProblems.length > 0) {
     // Name the variable, never echo its value: it may be a secret.
-    throw new ConfigError([...(parsed.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`) ?? []), ...redisProblems]);
+    // One line per problem: a value failing two checks the same way (1.5 is neither whole nor in range) says it once.
+    throw new ConfigError([...new Set([...(parsed.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`) ?? []), ...redisProblems])]);
   }
   const e = parsed.data;
   const production = e.NODE_ENV === 'production' || e.PAYMENTS_ENV === 'live';
+  // Local unless asked: `npm start` serves a sandbox key and the emulator's console; the image sets HOST=0.0.0.0.
+  const host = e.HOST ?? (production ? '0.0.0.0' : '127.0.0.1');
   return Object.freeze({
     port: e.PORT,
-    host: e.HOST,
+    host,
     paymentsApiUrl: e.PAYMENTS_API_URL?.replace(/\/+$/, '') ?? null,
     paymentsEnv: e.PAYMENTS_ENV,
     webhookMaxBodyBytes: e.WEBHOOK_MAX_BODY_BYTES,
-    webhookSecrets: Object.freeze(
-      (e.WEBHOOK_SECRETS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-    ),
+    webhookSecrets: Object.freeze(secretList(e.WEBHOOK_SECRETS)),
     redis: redisTarget(e),
     logLevel: e.LOG_LEVEL,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
@@ -272,6 +340,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       maxEntryBytes: e.ENTITY_CACHE_MAX_ENTRY_BYTES,
       customerTtlMs: e.CUSTOMER_CACHE_TTL_MS,
       finalTtlMs: e.FINAL_OBJECT_CACHE_TTL_MS,
+      pendingMaxAgeMs: e.PENDING_OBJECT_MAX_AGE_MS,
       decodedItems: e.ENTITY_CACHE ? DECODED_ITEMS : 0,
     }),
     pagination: Object.freeze({ defaultFirst: e.DEFAULT_PAGE_SIZE, maxFirst: e.MAX_PAGE_SIZE }),
@@ -309,7 +378,10 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
       maxBytes: e.IDEMPOTENCY_MAX_BYTES,
       // A Redis that loses records on restart lets a retry act twice: production refuses to start on one.
       redisPersistence: e.IDEMPOTENCY_REDIS_PERSISTENCE ?? (production ? 'require' : 'warn'),
+      // Redis found to have lost records: new claims are refused this long, while clients retry what was lost.
+      quarantineMs: e.IDEMPOTENCY_QUARANTINE_MS,
     }),
+    dataDir: path.resolve(e.DATA_DIR),
     shutdown: Object.freeze({ graceMs: e.SHUTDOWN_GRACE_MS, readinessDelayMs: e.SHUTDOWN_READINESS_DELAY_MS }),
     production,
     embeddedEmulator: !e.PAYMENTS_API_URL && (!production || e.EMBEDDED_EMULATOR === true),
@@ -353,7 +425,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     explorer: e.GRAPHQL_EXPLORER ?? (production ? 'off' : 'graphiql'),
     trustedDocumentsPath: e.TRUSTED_DOCUMENTS ?? null,
     observability: Object.freeze({
-      metrics: Object.freeze({ enabled: e.METRICS_ENABLED, port: e.METRICS_PORT ?? null, host: e.METRICS_HOST ?? e.HOST }),
+      metrics: Object.freeze({ enabled: e.METRICS_ENABLED, port: e.METRICS_PORT ?? null, host: e.METRICS_HOST ?? host }),
       tracing: tracingConfig(e),
       apollo: e.APOLLO_KEY
         ? Object.freeze({ key: e.APOLLO_KEY, graphRef: e.APOLLO_GRAPH_REF ?? null, usageReporting: e.APOLLO_USAGE_REPORTING ?? false })

@@ -4,11 +4,12 @@ import type { Caller } from './auth.js';
 import { createLoaders, type Loaders } from './loaders/index.js';
 import type { PaginationLimits } from './pagination.js';
 import type { Logger } from './logger.js';
-import type { EntityCache, EntityCacheScope } from './cache/index.js';
+import type { EntityCache, EntityCacheScope, PendingKind } from './cache/index.js';
+import type { PollWatches } from './cache/poll-watches.js';
 import { uncached } from './cache/index.js';
 import type { RealtimeSource } from './realtime/source.js';
 import type { IdempotencyScope, IdempotencyStore } from './idempotency/index.js';
-import type { PaymentsApi } from './upstream/index.js';
+import type { PaymentsApi, PayoutModel, TransactionModel } from './upstream/index.js';
 import type { BreakerState, OperationScope, RouteStats, UpstreamObserver } from './upstream/index.js';
 import { unauthenticated } from './errors.js';
 import { UpstreamGate } from './access/upstream-budget.js';
@@ -51,6 +52,8 @@ export interface ContextDeps {
   upstream: UpstreamClientFactory;
   logger: Logger;
   entityCache: EntityCache;
+  /** Pending objects polled, re-read by the reconciler while polls last; absent: none is. */
+  polls?: PollWatches;
   idempotencyStore: IdempotencyStore;
   observability: Observability;
 }
@@ -67,6 +70,8 @@ export interface OperationInput {
   telemetry: OperationTelemetry;
   /** The caller's account, when the door looked it up (streams). */
   accountId?: number;
+  /** False for a stream's reads: its subscription watches the object itself, and no poll follows. */
+  watchPolls?: boolean;
 }
 
 export function createContext(deps: ContextDeps, input: OperationInput): Context {
@@ -82,7 +87,9 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
     : anonymousApi();
   // A key not proven lately reads the upstream first: a revoked key gets none of its cached objects.
   const refresh = record !== undefined && !record.proven;
-  const entityCache = caller ? deps.entityCache.scope(callerId, { bypass: input.bypassCache ?? false, refresh }) : uncached;
+  const polls = deps.polls;
+  const polled = caller && polls && input.watchPolls !== false ? (kind: PendingKind, value: TransactionModel | PayoutModel) => polls.polled(callerId, caller.apiKey, kind, value) : undefined;
+  const entityCache = caller ? deps.entityCache.scope(callerId, { bypass: input.bypassCache ?? false, refresh, ...(polled ? { polled } : {}) }) : uncached;
   return new OperationContext({
     api,
     ...(upstreamGate ? { upstreamGate } : {}),

@@ -1,35 +1,46 @@
 /** Command-line entry: config, the gateway (and with no PAYMENTS_API_URL the seeded emulator), graceful stop. */
 import { randomBytes } from 'node:crypto';
 import { RedisLinks } from './redis.js';
-import { checkIdempotencyRedis, RedisIdempotencyStore } from './idempotency/index.js';
-import { ConfigError, loadConfig } from './config.js';
+import { checkIdempotencyRedis, loadDiskStore, RedisContinuity, RedisIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
+import { ConfigError, loadConfig, settingLookalikes } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway, upstreamFor } from './server/index.js';
 import { exampleTabs } from './explorer/index.js';
-import { embeddedAdminToken, loadEmulatorOptionsFromEnv, startEmbeddedEmulator, type RunningEmulator } from '../emulator/index.js';
+import { welcome } from './welcome.js';
+import type { RunningEmulator } from '../emulator/index.js';
+
+const IDEMPOTENCY_PREFIX = 'gateway:idempotency:';
 
 async function main(): Promise<void> {
+  // A near miss of a setting's name is ignored, so said at once: `WEBHOOK_SECRET` would leave webhooks off.
+  // The emulator's names are loaded only where it may run or is being configured: a gateway in front of the real API
+  // does not carry its modules.
+  const emulatorNamed = !process.env.PAYMENTS_API_URL || Object.keys(process.env).some((name) => name.startsWith('EMULATOR'));
+  const nearMisses = settingLookalikes(process.env, emulatorNamed ? (await import('../emulator/index.js')).EMULATOR_SETTING_NAMES : []);
   let config;
   try {
     config = loadConfig(process.env);
   } catch (error) {
     if (error instanceof ConfigError) {
-      console.error(error.message);
+      console.error([error.message, ...nearMisses.map((m) => `  - ${m}`)].join('\n'));
       process.exit(1);
     }
     throw error;
   }
   const logger = createLogger(config.logLevel, { pretty: process.stdout.isTTY === true && process.env.NODE_ENV !== 'production' });
+  for (const message of nearMisses) logger.warn(message);
 
   let emulator: RunningEmulator | null = null;
   let emulatorForwards = false;
   let consolePortTaken: number | null = null;
-  // Loopback only, admin API behind this user's token: never reachable from outside.
-  const adminToken = config.embeddedEmulator ? embeddedAdminToken(undefined, (message) => logger.warn(message)) : '';
-  if (config.embeddedEmulator) {
-    const options = loadEmulatorOptionsFromEnv(process.env);
+  // Loaded only when embedded: a gateway in front of the real API does not carry the emulator's modules.
+  const embedded = config.embeddedEmulator ? await import('../emulator/index.js') : null;
+  // On the gateway's HOST (loopback unless asked), admin API behind this user's token.
+  const adminToken = embedded ? embedded.embeddedAdminToken(undefined, (message) => logger.warn(message)) : '';
+  if (embedded) {
+    const options = embedded.loadEmulatorOptionsFromEnv(process.env);
     // 4010 when free, so the console keeps its address.
-    emulator = await startEmbeddedEmulator({ ...options, adminToken }, Boolean(process.env.EMULATOR_PORT));
+    emulator = await embedded.startEmbeddedEmulator({ ...options, adminToken }, Boolean(process.env.EMULATOR_PORT), config.host);
     if (options.port !== 0 && new URL(emulator.url).port !== String(options.port)) consolePortTaken = options.port;
     emulatorForwards = Boolean(options.forwardTo);
   }
@@ -53,14 +64,28 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   }
-  const idempotencyStore = idempotencyRedis ? new RedisIdempotencyStore(idempotencyRedis, undefined, undefined, config.idempotency.ttlMs) : undefined;
+  let idempotencyStore: IdempotencyStore;
+  try {
+    // Records lost in Redis (emptied, an older snapshot, a replica behind) are found and new claims refused a while.
+    const continuity = idempotencyRedis ? new RedisContinuity(idempotencyRedis, `${IDEMPOTENCY_PREFIX}continuity`, { quarantineMs: config.idempotency.quarantineMs, logger }) : null;
+    await continuity?.start();
+    idempotencyStore = idempotencyRedis
+      ? new RedisIdempotencyStore(idempotencyRedis, IDEMPOTENCY_PREFIX, undefined, config.idempotency.ttlMs, continuity ?? undefined)
+      : // One instance keeps its records on disk: a retry after a crash or a deploy replays instead of paying twice.
+        (await loadDiskStore()).open(config.dataDir, { bytesPerCaller: config.idempotency.callerMaxBytes, maxBytes: config.idempotency.maxBytes }, (pid) =>
+          logger.warn({ dataDir: config.dataDir, pid }, 'another gateway process uses this DATA_DIR: a retry sent to the other may act again; give each process its own folder, or share REDIS_URL'),
+        );
+  } catch (error) {
+    logger.fatal({ err: error, dataDir: config.dataDir }, 'refusing to start: the idempotency records cannot be opened');
+    process.exit(1);
+  }
   const upstream = upstreamFor(config, upstreamUrl);
   const gateway = await startGateway({
     config: gatewayConfig,
     upstream,
     logger,
     redisLinks,
-    ...(idempotencyStore ? { idempotencyStore } : {}),
+    idempotencyStore,
     ...(demoKey ? { explorer: { defaultHeaders: { Authorization: `Bearer ${demoKey}` }, tabs: exampleTabs(startingTransaction) } } : {}),
   });
   // The gateway's port is known only now (PORT may be 0).
@@ -68,9 +93,22 @@ async function main(): Promise<void> {
 
   // The welcome holds the emulator's admin token: never print it into a production log stream.
   if (emulator && demoKey && (!config.production || process.stdout.isTTY)) {
-    printWelcome(gateway.url, emulator.url, demoKey, adminToken, config.explorer, gateway.metricsUrl, consolePortTaken);
+    console.log(
+      welcome({
+        graphqlUrl: gateway.url,
+        gatewayAddress: gateway.boundAddress,
+        emulatorUrl: emulator.url,
+        emulatorAddress: emulator.boundAddress,
+        key: demoKey,
+        adminToken,
+        explorer: config.explorer,
+        metrics: gateway.metricsClosed ?? gateway.metricsUrl,
+        consolePortTaken,
+      }),
+    );
   } else {
-    logger.info({ url: gateway.url, metrics: gateway.metricsUrl, upstream: upstreamUrl, httpClient: upstream.httpClient, env: config.paymentsEnv }, 'gateway ready');
+    // A URL no one may read would only puzzle: say instead what opens it.
+    logger.info({ url: gateway.url, listening: gateway.boundAddress, metrics: gateway.metricsClosed ?? gateway.metricsUrl, upstream: upstreamUrl, httpClient: upstream.httpClient, env: config.paymentsEnv }, 'gateway ready');
   }
 
   let stopping = false;
@@ -87,7 +125,7 @@ async function main(): Promise<void> {
     }, readinessDelayMs + graceMs + 7_000).unref();
     const { cutRequests } = await gateway.stop();
     upstream.close();
-    await idempotencyStore?.close();
+    await idempotencyStore.close();
     await emulator?.stop();
     if (cutRequests > 0) {
       // A cut keyed mutation is safe to retry with the same Idempotency-Key.
@@ -115,43 +153,6 @@ async function createStartingTransaction(emulatorUrl: string, key: string): Prom
   } catch {
     return undefined;
   }
-}
-
-const EXPLORER_HINT = {
-  graphiql: '(open it in a browser: GraphiQL, key and examples prefilled)',
-  sandbox: '(open it in a browser for Apollo Sandbox; needs the network)',
-  off: '',
-} as const;
-
-function printWelcome(
-  graphqlUrl: string,
-  emulatorUrl: string,
-  key: string,
-  adminToken: string,
-  explorer: keyof typeof EXPLORER_HINT,
-  metricsUrl: string | null,
-  consolePortTaken: number | null,
-): void {
-  const moved = consolePortTaken
-    ? `\n              port ${consolePortTaken} was taken, so this address changes on every start: free it, or set EMULATOR_PORT`
-    : '';
-  const query = '{ transactions(first: 5) { totalCount nodes { id amountMoney { amount currencyIso } status customer { fullName } } } }';
-  console.log(`
-Payments GraphQL gateway ready (embedded emulator, sandbox demo data)
-
-  GraphQL     ${graphqlUrl}   ${EXPLORER_HINT[explorer]}
-  Emulator    ${emulatorUrl}   (loopback only; admin API header x-emulator-admin-token: ${adminToken})
-  Console     ${emulatorUrl}/_emulator/console#token=${adminToken}   (settle payments, see webhooks, switch faults)${moved}
-  Sandbox key ${key}   (holds the demo data; any other sk_sandbox_… key is a new, empty account)${metricsUrl ? `\n  Metrics     ${metricsUrl}   (Prometheus)` : ''}
-
-Set this header in your client:
-  Authorization: Bearer ${key}
-
-A first query:
-  curl -s ${graphqlUrl} -H 'content-type: application/json' \\
-    -H 'authorization: Bearer ${key}' \\
-    -d '{"query":"${query}"}'
-`);
 }
 
 main().catch((error: unknown) => {

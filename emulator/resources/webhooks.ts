@@ -40,7 +40,7 @@ function create(ctx: RequestContext) {
     created_at: now,
     updated_at: now,
   });
-  const theSecret = secret || engine.randomKey('wh_sandbox_', 24);
+  const theSecret = secret || engine.randomKey(`wh_${account.environment}_`, 24);
   engine.webhookSecrets.set(row.id, theSecret);
   return created(engine.render.one('webhook', { ...row, secret: theSecret }));
 }

@@ -53,7 +53,8 @@ export async function redisRevocations(publisher: Redis, subscriber: Redis, chan
       await publisher.publish(channel, `${news}:${callerId}`).catch((error: Error) => logger.warn({ err: { message: error.message } }, 'key status not shared: redis unreachable'));
     },
     listen: (onNews) => void listeners.push(onNews),
-    close: async () => void (await subscriber.quit().catch(() => undefined)),
+    // QUIT waits for Redis: while it is away, drop the connection instead of holding the shutdown.
+    close: async () => void (subscriber.status === 'ready' ? await subscriber.quit().catch(() => undefined) : subscriber.disconnect()),
   };
 }
 
@@ -75,11 +76,12 @@ export class KeyStatus {
   private readonly channel: RevocationChannel;
 
   constructor(options: KeyStatusOptions) {
-    const max = options.max ?? 10_000;
-    this.refused = options.rejectedTtlMs > 0 ? new LRUCache<string, true>({ max, ttl: options.rejectedTtlMs }) : null;
-    this.proven = new LRUCache<string, true>({ max, ttl: options.revalidateMs });
-    this.known = new LRUCache<string, true>({ max, ttl: Math.max(KNOWN_TTL_MS, options.revalidateMs) });
-    this.revokedLately = new LRUCache<string, true>({ max, ttl: options.revalidateMs });
+    // Counted through maxSize, not max: with max, lru-cache allocates every slot of the four up front.
+    const max = { maxSize: options.max ?? 10_000, sizeCalculation: () => 1 };
+    this.refused = options.rejectedTtlMs > 0 ? new LRUCache<string, true>({ ...max, ttl: options.rejectedTtlMs }) : null;
+    this.proven = new LRUCache<string, true>({ ...max, ttl: options.revalidateMs });
+    this.known = new LRUCache<string, true>({ ...max, ttl: Math.max(KNOWN_TTL_MS, options.revalidateMs) });
+    this.revokedLately = new LRUCache<string, true>({ ...max, ttl: options.revalidateMs });
     this.channel = options.channel ?? localRevocations;
     this.channel.listen((news, callerId) => {
       if (news === 'revoked') this.revokedHere(callerId);

@@ -4,6 +4,7 @@ import { finalStatuses } from '../payments/rules.js';
 import type { ListItem } from '../upstream/index.js';
 import { UpstreamInvalidResponseError } from '../upstream/index.js';
 import type { CurrencyModel, CustomerModel, PayoutModel, TransactionModel } from '../upstream/index.js';
+import { inFlightReads } from './in-flight.js';
 import type { EntityId, EntityStore } from './store.js';
 
 export { memoryStore } from './store.js';
@@ -27,18 +28,41 @@ export interface EntityCacheSettings {
   customerTtlMs: number;
   currencyTtlMs: number;
   finalTtlMs: number;
+  /** A transaction or payout not final yet, while the gateway hears its changes (`hearsChanges`); 0 or absent: never. */
+  pendingMaxAgeMs?: number;
+}
+
+export interface EntityCacheOptions {
+  /** Webhooks configured and the event path up, asked on each read: otherwise a pending object is read upstream. */
+  hearsChanges?: () => boolean;
+  /** The clock a pending copy's age is read by: the store's. */
+  now?: () => number;
 }
 
 /** How long a value of each kind may be kept, or 0 when it must not be. */
 export type EntityTtlPolicy = { readonly [K in EntityKind]: (value: EntityModels[K]) => number };
 
-/** Decided once per cache: a read tests a set of final statuses and asks the payment rules nothing. */
-export function entityTtlPolicy(settings: EntityCacheSettings): EntityTtlPolicy {
+/** The kinds whose objects wait on a payer: kept while final, or while pending under webhook control. */
+export type PendingKind = 'transaction' | 'payout';
+const PENDING_KINDS: ReadonlySet<string> = new Set<PendingKind>(['transaction', 'payout']);
+export const isPendingKind = (kind: string): kind is PendingKind => PENDING_KINDS.has(kind);
+
+/** Upper case is how the rules compare (isFinalTransaction): the same answer for any spelling. */
+const within = (statuses: ReadonlySet<string>) => (status: string) => statuses.has(status) || statuses.has(status.toUpperCase());
+
+/** The payment rules' final statuses, read once: a read asks the rules nothing. */
+export function finalTests(): { readonly [K in PendingKind]: (status: string) => boolean } {
   const final = finalStatuses();
-  // Upper case is how the rules compare (isFinalTransaction): the same answer for any spelling.
-  const finalTtl = (statuses: ReadonlySet<string>) => (status: string) => (statuses.has(status) || statuses.has(status.toUpperCase()) ? settings.finalTtlMs : 0);
-  const transaction = finalTtl(final.transaction);
-  const payout = finalTtl(final.payout);
+  return { transaction: within(final.transaction), payout: within(final.payout) };
+}
+
+/** Decided once per cache: a read tests a set of final statuses and asks the payment rules nothing. */
+export function entityTtlPolicy(settings: EntityCacheSettings, hearsChanges: () => boolean = () => false, final = finalTests()): EntityTtlPolicy {
+  const pendingMs = settings.pendingMaxAgeMs ?? 0;
+  const pending = () => (pendingMs > 0 && hearsChanges() ? pendingMs : 0);
+  const ttl = (isFinal: (status: string) => boolean) => (status: string) => (isFinal(status) ? settings.finalTtlMs : pending());
+  const transaction = ttl(final.transaction);
+  const payout = ttl(final.payout);
   return {
     transaction: (value) => transaction(value.status),
     payout: (value) => payout(value.status),
@@ -57,12 +81,17 @@ export interface EntityCacheScope {
   evict(kind: EntityKind, ids: readonly EntityId[]): Promise<void>;
 }
 
+export interface ScopeOptions {
+  /** `Cache-Control: no-cache`: no read, no write; evictions still apply. */
+  bypass?: boolean;
+  /** Key not proven lately: nothing served from the cache nor joined in flight, answers written as usual. */
+  refresh?: boolean;
+  /** Told each pending object this scope's reads answered while it may be kept: a poll to reconcile. */
+  polled?: (kind: PendingKind, value: TransactionModel | PayoutModel) => void;
+}
+
 export interface EntityCache {
-  /**
-   * `bypass` (`Cache-Control: no-cache`): no read, no write; evictions still apply.
-   * `refresh` (key not proven lately): nothing served from the cache, answers written as usual.
-   */
-  scope(callerId: string, options?: { bypass?: boolean; refresh?: boolean }): EntityCacheScope;
+  scope(callerId: string, options?: ScopeOptions): EntityCacheScope;
   /** For every caller, before the webhook is acknowledged. */
   evictObject(kind: string | null, id: number | null): Promise<void>;
   close(): Promise<void>;
@@ -80,8 +109,18 @@ export const uncached: EntityCacheScope = {
   evict: async () => undefined,
 };
 
-export function createEntityCache(store: EntityStore | null, settings: EntityCacheSettings, logger: Logger): EntityCache {
-  const policy = entityTtlPolicy(settings);
+export function createEntityCache(store: EntityStore | null, settings: EntityCacheSettings, logger: Logger, options: EntityCacheOptions = {}): EntityCache {
+  const hears = options.hearsChanges ?? (() => false);
+  const now = options.now ?? Date.now;
+  const final = finalTests();
+  const policy = entityTtlPolicy(settings, hears, final);
+  const inFlight = inFlightReads();
+  // Pending objects are shared in flight only while they may be kept: otherwise every poll reads, as it did.
+  const sharable = (kind: EntityKind) => !isPendingKind(kind) || hears();
+  const isPending = (kind: EntityKind, value: unknown): boolean => isPendingKind(kind) && !final[kind]((value as { status: string }).status);
+  // Whoever wrote it (another instance, another version, a longer max age): a pending copy older than ours is not served.
+  const servable = <K extends EntityKind>(kind: K, value: EntityModels[K], writtenAt: number | undefined): boolean =>
+    ttlFor(kind, value) > 0 && (!isPending(kind, value) || (writtenAt !== undefined && now() - writtenAt <= (settings.pendingMaxAgeMs ?? 0)));
   // A kind the policy does not name is never kept.
   const ttlFor = <K extends EntityKind>(kind: K, value: EntityModels[K]): number => (policy[kind] as ((v: EntityModels[K]) => number) | undefined)?.(value) ?? 0;
   // A cache that fails is a cache that misses: the request goes on to the upstream.
@@ -95,7 +134,7 @@ export function createEntityCache(store: EntityStore | null, settings: EntityCac
     return null;
   };
 
-  function scope(callerId: string, bypass: boolean, refresh: boolean): EntityCacheScope {
+  function scope(callerId: string, { bypass = false, refresh = false, polled }: ScopeOptions): EntityCacheScope {
     if (!store) return uncached;
     const cache = store;
     const evict: EntityCacheScope['evict'] = async (kind, ids) => {
@@ -120,28 +159,62 @@ export function createEntityCache(store: EntityStore | null, settings: EntityCac
         const missing: number[] = [];
         ids.forEach((_, i) => {
           const value = refresh ? undefined : (read?.values[i] as EntityModels[typeof kind] | undefined);
-          // Checked again on the way out: a non-final snapshot is never served.
-          if (value !== undefined && ttlFor(kind, value) > 0) results[i] = value;
+          // Checked again on the way out: a pending snapshot only while changes are heard, and within its max age.
+          if (value !== undefined && servable(kind, value, read?.writtenAt?.[i])) results[i] = value;
           else missing.push(i);
         });
-        if (missing.length === 0) return results;
-        const fetched = await fetchAll(missing.map((i) => ids[i]!), fetch);
-        const entries = [];
-        for (const [n, i] of missing.entries()) {
-          const value = fetched[n]!;
-          results[i] = value;
-          if (!read || value === null || value instanceof Error) continue;
-          const ttlMs = ttlFor(kind, value);
-          if (ttlMs > 0) entries.push({ id: ids[i]!, value, ttlMs, generation: read.generations[i] ?? null });
+        if (missing.length > 0) {
+          const joined = new Set<number>();
+          const releases: (() => void)[] = [];
+          try {
+            const fetched = await Promise.all(
+              missing.map((i) => {
+                const id = ids[i]!;
+                const generation = read?.generations[i] ?? null;
+                const shared = read !== null && sharable(kind);
+                const other = shared && !refresh ? inFlight.join(callerId, kind, id, generation) : undefined;
+                if (other) {
+                  joined.add(i);
+                  // Its failure was another operation's (deadline, budget): this one asks for itself.
+                  return (other as Promise<EntityModels[typeof kind] | null>).catch(() => fetch(id)).catch(asError);
+                }
+                const own = fetch(id);
+                if (shared) releases.push(inFlight.lead(callerId, kind, id, generation, own));
+                return own.catch(asError);
+              }),
+            );
+            const entries = [];
+            for (const [n, i] of missing.entries()) {
+              const value = fetched[n]!;
+              results[i] = value;
+              // A joined answer is written by the read that fetched it.
+              if (!read || joined.has(i) || value === null || value instanceof Error) continue;
+              const ttlMs = ttlFor(kind, value);
+              if (ttlMs > 0) entries.push({ id: ids[i]!, value, ttlMs, generation: read.generations[i] ?? null });
+            }
+            if (entries.length > 0) await cache.write(callerId, kind, entries).catch(failed('write'));
+          } finally {
+            for (const release of releases) release();
+          }
         }
-        if (entries.length > 0) await cache.write(callerId, kind, entries).catch(failed('write'));
+        if (polled && isPendingKind(kind)) tellPolled(kind, results, polled);
         return results;
       },
     };
   }
 
+  /** The pending objects among a read's answers, while they may be kept (final ones need no re-read). */
+  function tellPolled(kind: PendingKind, results: readonly unknown[], polled: NonNullable<ScopeOptions['polled']>): void {
+    if (!((settings.pendingMaxAgeMs ?? 0) > 0 && hears())) return;
+    for (const value of results) {
+      if (value === null || value instanceof Error || typeof value !== 'object') continue;
+      const object = value as TransactionModel | PayoutModel;
+      if (!final[kind](object.status)) polled(kind, object);
+    }
+  }
+
   return {
-    scope: (callerId, options = {}) => scope(callerId, options.bypass ?? false, options.refresh ?? false),
+    scope: (callerId, options = {}) => scope(callerId, options),
     async evictObject(kind, id) {
       if (!store || kind === null || id === null || !EVICTABLE.has(kind)) return;
       // Not caught: the webhook is answered 503 and redelivered rather than leave a stale copy.

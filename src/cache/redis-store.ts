@@ -18,6 +18,8 @@ export interface RedisStoreOptions {
 interface Stored {
   g: string | null;
   v: unknown;
+  /** Written at (epoch ms): a pending object's age is checked on the way out. Absent from older versions' entries. */
+  t?: number;
 }
 
 export function redisStore({ redis, prefix, generationTtlMs, maxEntryBytes }: RedisStoreOptions): EntityStore {
@@ -37,21 +39,34 @@ export function redisStore({ redis, prefix, generationTtlMs, maxEntryBytes }: Re
     async read(callerId, kind, ids) {
       const pairs = await readPairs(callerId, kind, ids);
       const generations = pairs.map(([, generation]) => generation ?? null);
+      const writtenAt: (number | undefined)[] = [];
       const values = pairs.map(([text], i) => {
-        if (!text) return undefined;
-        const stored = decode(text) as Stored;
-        return stored.g === generations[i] ? stored.v : undefined;
+        const stored = text ? (decode(text) as Stored) : undefined;
+        const live = stored && stored.g === generations[i] ? stored : undefined;
+        writtenAt.push(typeof live?.t === 'number' ? live.t : undefined);
+        return live?.v;
       });
-      return { values, generations };
+      return { values, generations, writtenAt };
     },
     async write(callerId, kind, entries) {
-      await Promise.all(
-        entries.map(({ id, value, ttlMs, generation }) => {
-          const text = encode({ g: generation, v: value } satisfies Stored);
-          // Too large to keep: an older copy, had one been kept, is not left to be served in its place.
-          return Buffer.byteLength(text) <= maxEntryBytes ? redis.set(entryKey(callerId, kind, id), text, 'PX', ttlMs) : redis.del(entryKey(callerId, kind, id));
-        }),
-      );
+      const t = Date.now();
+      // Too large to keep: an older copy, had one been kept, is not left to be served in its place.
+      const writes = entries.map(({ id, value, ttlMs, generation }) => {
+        const text = encode({ g: generation, v: value, t } satisfies Stored);
+        return { key: entryKey(callerId, kind, id), text: Buffer.byteLength(text) <= maxEntryBytes ? text : null, ttlMs };
+      });
+      if (writes.length === 0) return;
+      // A cluster's pipeline must stay on one node: there each object is its own command (ioredis sends them per node).
+      if (redis.isCluster) {
+        await Promise.all(writes.map(({ key, text, ttlMs }) => (text === null ? redis.del(key) : redis.set(key, text, 'PX', ttlMs))));
+        return;
+      }
+      const pipeline = redis.pipeline();
+      for (const { key, text, ttlMs } of writes) {
+        if (text === null) pipeline.del(key);
+        else pipeline.set(key, text, 'PX', ttlMs);
+      }
+      await pipeline.exec();
     },
     async evict(kind, ids) {
       // One transaction per object: its two commands touch one key, so one slot.

@@ -11,7 +11,7 @@ const TAGGED: ReadonlySet<string> = new Set(['transaction', 'payout', 'customer'
 const MAX_ATTEMPTS = 4;
 const RETRY_BASE_MS = 100;
 const ATTEMPT_TIMEOUT_MS = 5_000;
-/** Past it a push is dropped (counted): the TTL still bounds staleness. */
+/** Past it a push is dropped (counted): the TTL still bounds staleness. Callers share all but the webhooks' part. */
 const MAX_PENDING = 1_000;
 /** A share per owner, so a flood against a hanging router drops only its own. */
 export const MAX_PENDING_PER_OWNER = MAX_PENDING / 10;
@@ -84,7 +84,9 @@ export function createRouterInvalidation(
     push(kind, ids, owner = WEBHOOKS) {
       if (!isTagged(kind) || ids.length === 0) return;
       const held = byOwner.get(owner) ?? 0;
-      if (pending.size >= MAX_PENDING || held >= MAX_PENDING_PER_OWNER) {
+      // Callers together leave the webhooks' share free: no flood of mutations drops a webhook's push.
+      const callers = pending.size - (byOwner.get(WEBHOOKS) ?? 0);
+      if (held >= MAX_PENDING_PER_OWNER || (owner !== WEBHOOKS && callers >= MAX_PENDING - MAX_PENDING_PER_OWNER)) {
         deps.observe('dropped');
         return;
       }

@@ -11,6 +11,8 @@ export interface StoreRead {
   /** `undefined` on a miss. */
   values: unknown[];
   generations: (string | null)[];
+  /** When each value found was written (epoch ms); `undefined` when the writer did not say (an older version's entry). */
+  writtenAt?: (number | undefined)[];
 }
 
 export interface StoreEntry {
@@ -45,6 +47,7 @@ export const DEFAULT_BYTE_BOUNDS: ByteBounds = Object.freeze({ maxBytes: 64 * 10
 
 interface MemoryEntry {
   value: unknown;
+  writtenAt: number;
   expiresAt: number;
   generation: string | null;
   bytes: number;
@@ -60,8 +63,9 @@ export function memoryStore(maxObjects: number, now: () => number = Date.now, bo
     maxSize: bounds.maxBytes,
     sizeCalculation: (copies) => Math.max(1, [...copies.values()].reduce((sum, entry) => sum + entry.bytes, 0)),
   });
-  // Generations outlive the objects they guard: bounded too, but far larger.
-  const generations = new LRUCache<string, number>({ max: maxObjects * 4 });
+  // Generations outlive the objects they guard: bounded too, but far larger. Counted through maxSize, not
+  // max: with max, lru-cache allocates every slot up front (about 5 MB at the default bound).
+  const generations = new LRUCache<string, number>({ maxSize: maxObjects * 4, sizeCalculation: () => 1 });
   const ref = (kind: string, id: EntityId) => `${kind}:${id}`;
   const generationOf = (key: string) => {
     const g = generations.get(key);
@@ -73,13 +77,16 @@ export function memoryStore(maxObjects: number, now: () => number = Date.now, bo
       const at = now();
       const values: unknown[] = [];
       const gens: (string | null)[] = [];
+      const writtenAt: (number | undefined)[] = [];
       for (const id of ids) {
         const key = ref(kind, id);
         const entry = objects.get(key)?.get(callerId);
-        values.push(entry && entry.expiresAt > at ? entry.value : undefined);
+        const live = entry && entry.expiresAt > at ? entry : undefined;
+        values.push(live?.value);
+        writtenAt.push(live?.writtenAt);
         gens.push(generationOf(key));
       }
-      return { values, generations: gens };
+      return { values, generations: gens, writtenAt };
     },
     async write(callerId, kind, entries) {
       const at = now();
@@ -90,7 +97,7 @@ export function memoryStore(maxObjects: number, now: () => number = Date.now, bo
         const bytes = estimateBytes(value, bounds.maxEntryBytes);
         const copies = new Map(objects.get(key));
         if (bytes > bounds.maxEntryBytes) copies.delete(callerId);
-        else copies.set(callerId, { value, expiresAt: at + ttlMs, generation, bytes });
+        else copies.set(callerId, { value, writtenAt: at, expiresAt: at + ttlMs, generation, bytes });
         if (copies.size > 0) objects.set(key, copies);
         else objects.delete(key);
       }

@@ -27,9 +27,11 @@ export interface DocumentCacheHint {
   statusChecks: ReadonlyMap<string, (status: string) => boolean>;
   /** A null under these keys (not found yet) is not final either. */
   holders: ReadonlySet<string>;
+  /** The root fields' response keys (`_entities` among them): a null there is an object not found, of any type. */
+  roots: ReadonlySet<string>;
 }
 
-const NO_STORE: DocumentCacheHint = { maxAge: 0, statusChecks: new Map(), holders: new Set() };
+const NO_STORE: DocumentCacheHint = { maxAge: 0, statusChecks: new Map(), holders: new Set(), roots: new Set() };
 
 function weighsNothing(type: GraphQLNamedType): boolean {
   const cost = type.astNode?.directives?.find((d) => d.name.value === 'cost');
@@ -61,6 +63,7 @@ function hintOf(schema: GraphQLSchema, rules: CacheHintRules, document: Document
   let maxAge = Number.POSITIVE_INFINITY;
   const statusChecks = new Map<string, (status: string) => boolean>();
   const holders = new Set<string>();
+  const roots = new Set<string>();
   let refused = false;
 
   const visit = (selectionSet: SelectionSetNode, parent: GraphQLCompositeType, holder?: string): void => {
@@ -86,6 +89,7 @@ function hintOf(schema: GraphQLSchema, rules: CacheHintRules, document: Document
       const type = getNamedType(field.type);
       if (!isCompositeType(type) || !selection.selectionSet) continue;
       const key = selection.alias?.value ?? name;
+      if (parent === query) roots.add(key);
       if (isObjectType(type)) enter(type, selection.selectionSet, key);
       else visit(selection.selectionSet, type, key);
     }
@@ -117,15 +121,20 @@ function hintOf(schema: GraphQLSchema, rules: CacheHintRules, document: Document
 
   visit(operation.selectionSet, query);
   if (refused || !Number.isFinite(maxAge)) return NO_STORE;
-  return { maxAge, statusChecks, holders };
+  return { maxAge, statusChecks, holders, roots };
 }
 
-/** A walk of the answer, once, only for documents that select a type kept only when final. */
+/**
+ * Whether an answer may be kept: no root object missing (it may exist a moment later), then a walk of the
+ * answer, once, only for documents that select a type kept only when final.
+ */
 export function finalAnswer(
   data: unknown,
   statusChecks: ReadonlyMap<string, (status: string) => boolean>,
   holders: ReadonlySet<string> = new Set(),
+  roots: ReadonlySet<string> = new Set(),
 ): boolean {
+  if (roots.size > 0 && (typeof data !== 'object' || data === null || [...roots].some((key) => isMissing((data as Record<string, unknown>)[key])))) return false;
   if (statusChecks.size === 0) return true;
   if (typeof data !== 'object' || data === null) return false;
   const pending: unknown[] = [data];
@@ -138,10 +147,12 @@ export function finalAnswer(
         const isFinal = statusChecks.get(key);
         // A status missing or not a string (null after an error) is not known to be final.
         if (isFinal && (typeof child !== 'string' || !isFinal(child))) return false;
-        if (holders.has(key) && (child === null || (Array.isArray(child) && child.includes(null)))) return false;
+        if (holders.has(key) && isMissing(child)) return false;
         if (typeof child === 'object') pending.push(child);
       }
     }
   }
   return true;
 }
+
+const isMissing = (value: unknown): boolean => value === null || (Array.isArray(value) && value.includes(null));

@@ -228,7 +228,7 @@ export function cacheHeaders(hintOf: (document: DocumentNode, operationName: str
   function cacheControlOf(body: { kind: string; singleResult?: { data?: unknown; errors?: unknown } }, document: DocumentNode | undefined, operationName: string | undefined, errors: number): string {
     if (!document || errors > 0 || body.kind !== 'single' || body.singleResult?.errors) return NOT_STORED;
     const hint = hintOf(document, operationName);
-    if (hint.maxAge <= 0 || !finalAnswer(body.singleResult?.data, hint.statusChecks, hint.holders)) return NOT_STORED;
+    if (hint.maxAge <= 0 || !finalAnswer(body.singleResult?.data, hint.statusChecks, hint.holders, hint.roots)) return NOT_STORED;
     return `private, max-age=${hint.maxAge}`;
   }
 }

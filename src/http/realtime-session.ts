@@ -61,7 +61,7 @@ export interface StreamContextOptions {
 /** An HTTP operation's context plus the RealtimeSource its subscription reads, the same on every streaming transport. */
 export function streamContext(o: StreamContextOptions): Context {
   const { config } = o.context;
-  const forOperation = () => createContext(o.context, { caller: o.caller, accountId: o.accountId, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry: o.telemetry });
+  const forOperation = () => createContext(o.context, { caller: o.caller, accountId: o.accountId, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry: o.telemetry, watchPolls: false });
   const context: Context = Object.assign(forOperation(), {
     realtime: realtimeSource({
       bus: o.bus,

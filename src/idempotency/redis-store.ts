@@ -4,10 +4,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RedisClient as Redis } from '../redis.js';
-import { DEFAULT_RECORDS_PER_CALLER, peekRecord, type Claim, type IdempotencyStore, type Peek, type RecordBody } from './store.js';
+import type { RedisContinuity } from './redis-continuity.js';
+import { DEFAULT_RECORDS_PER_CALLER, peekRecord, type Claim, type IdempotencyStore, type Peek, type RecordBody, type StoreCondition } from './store.js';
 
-/** A new record past the caller's quota drops that caller's oldest records (KEYS[2], by claim time), never another's. */
+/** The continuity marker first (KEYS[3]); then a caller at its quota (KEYS[2], scored by expiry) is refused, never trimmed. */
 const CLAIM = `
+local m = redis.call('HMGET', KEYS[3], 'epoch', 'seq')
+if ARGV[8] ~= '*' and (m[1] ~= ARGV[8] or tonumber(m[2] or '0') < tonumber(ARGV[9])) then
+  return {'lost', m[1] or '', m[2] or '0'}
+end
 local cur = redis.call('GET', KEYS[1])
 if cur then
   local rec = cjson.decode(cur)
@@ -15,41 +20,47 @@ if cur then
   if rec.s == 'done' then return {'completed', rec.v} end
   if rec.s == 'running' then return {'in_progress'} end
 end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+if ARGV[7] == 'refuse' then return {'full'} end
 local now = tonumber(ARGV[4])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[5]))
-redis.call('ZADD', KEYS[2], now, KEYS[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if not redis.call('ZSCORE', KEYS[2], KEYS[1]) and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then return {'full'} end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), KEYS[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
-local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[6])
-if over > 0 then
-  for _, old in ipairs(redis.call('ZPOPMIN', KEYS[2], over)) do
-    if old ~= KEYS[1] and string.sub(old, 1, string.len(ARGV[7])) == ARGV[7] then redis.call('DEL', old) end
-  end
-end
-return {'acquired'}
+local seq = redis.call('HINCRBY', KEYS[3], 'seq', 1)
+return {'acquired', m[1] or '', tostring(seq)}
 `;
 
+/** Written whatever the marker says (the side effect happened); the marker as found goes back to be checked. */
 const FINISH = `
+local m = redis.call('HMGET', KEYS[3], 'epoch')
 local cur = redis.call('GET', KEYS[1])
 if cur then
   local rec = cjson.decode(cur)
-  if rec.owner ~= ARGV[1] then return 0 end
+  if rec.owner ~= ARGV[1] then return {0} end
 elseif ARGV[4] == 'if-present' then
-  return 0
+  return {0}
 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-return 1
+redis.call('ZADD', KEYS[2], tonumber(ARGV[5]) + tonumber(ARGV[3]), KEYS[1])
+local seq = redis.call('HINCRBY', KEYS[3], 'seq', 1)
+return {1, m[1] or '', tostring(seq)}
 `;
 
 const POLL_MS = 25;
 
 export class RedisIdempotencyStore implements IdempotencyStore {
+  private readonly marker: string;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix = 'gateway:idempotency:',
     private readonly perCaller = DEFAULT_RECORDS_PER_CALLER,
     private readonly retentionMs = 24 * 60 * 60 * 1000,
-  ) {}
+    private readonly continuity?: RedisContinuity,
+  ) {
+    this.marker = continuity?.key ?? `${prefix}continuity`;
+  }
 
   async peek(recordKey: string, fingerprint: string): Promise<Peek> {
     const raw = await this.redis.get(this.prefix + recordKey);
@@ -59,46 +70,73 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   async claim(recordKey: string, fingerprint: string, lockMs: number, caller: string): Promise<Claim> {
     const owner = randomUUID();
     const body: RecordBody = { s: 'running', fp: fingerprint, owner };
+    const [epoch, seq] = this.continuity?.expected() ?? ['*', '0'];
     const reply = (await this.redis.eval(
       CLAIM,
-      2,
+      3,
       this.prefix + recordKey,
-      `${this.prefix}caller:${caller}`,
+      this.callerKey(caller),
+      this.marker,
       fingerprint,
       JSON.stringify(body),
       lockMs,
       Date.now(),
       this.retentionMs,
       this.perCaller,
-      this.prefix,
+      this.continuity?.refusing ? 'refuse' : 'take',
+      epoch,
+      seq,
     )) as string[];
     switch (reply[0]) {
       case 'acquired':
+        this.continuity?.saw(reply[1]!, Number(reply[2]));
         return { kind: 'acquired', owner };
       case 'completed':
         return { kind: 'completed', json: reply[1] ?? 'null' };
       case 'in_progress':
         return { kind: 'in_progress' };
-      default:
+      case 'mismatch':
         return { kind: 'mismatch' };
+      case 'lost':
+        // Records may be gone: nothing is taken until the quarantine ends.
+        this.continuity?.saw(reply[1]!, Number(reply[2]));
+        return { kind: 'full' };
+      default:
+        return { kind: 'full' };
     }
   }
 
-  async complete(recordKey: string, owner: string, fingerprint: string, json: string, ttlMs: number): Promise<boolean> {
+  async complete(recordKey: string, owner: string, fingerprint: string, json: string, ttlMs: number, caller: string): Promise<boolean> {
     const body: RecordBody = { s: 'done', fp: fingerprint, v: json };
-    return (await this.redis.eval(FINISH, 1, this.prefix + recordKey, owner, JSON.stringify(body), ttlMs, 'always')) === 1;
+    return this.finish(recordKey, owner, body, ttlMs, caller, 'always');
   }
 
-  async release(recordKey: string, owner: string, fingerprint: string, ttlMs: number): Promise<void> {
+  async release(recordKey: string, owner: string, fingerprint: string, ttlMs: number, caller: string): Promise<void> {
     const body: RecordBody = { s: 'open', fp: fingerprint };
-    await this.redis.eval(FINISH, 1, this.prefix + recordKey, owner, JSON.stringify(body), ttlMs, 'if-present');
+    await this.finish(recordKey, owner, body, ttlMs, caller, 'if-present');
   }
 
   changed(_recordKey: string, ms: number): Promise<void> {
     return new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(ms, POLL_MS))));
   }
 
+  condition(): StoreCondition | undefined {
+    return this.continuity?.condition();
+  }
+
   async close(): Promise<void> {
+    this.continuity?.stop();
     await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+
+  private callerKey(caller: string): string {
+    return `${this.prefix}caller:${caller}`;
+  }
+
+  private async finish(recordKey: string, owner: string, body: RecordBody, ttlMs: number, caller: string, mode: 'always' | 'if-present'): Promise<boolean> {
+    const reply = (await this.redis.eval(FINISH, 3, this.prefix + recordKey, this.callerKey(caller), this.marker, owner, JSON.stringify(body), ttlMs, mode, Date.now())) as [number, string?, string?];
+    if (reply[0] !== 1) return false;
+    this.continuity?.saw(reply[1]!, Number(reply[2]));
+    return true;
   }
 }

@@ -28,6 +28,7 @@ export interface LiveSources {
   websocket(): { connections: number; subscriptions: number };
   caches?(): Record<string, number>;
   redis?(): Partial<Record<string, boolean>>;
+  idempotency?(): { quarantinedUntil: number | null; losses: number } | undefined;
 }
 
 export class GatewayMetrics {
@@ -87,6 +88,8 @@ export class GatewayMetrics {
   readonly subscriptionsStarted = this.counter('gateway_subscriptions_started_total', 'GraphQL subscriptions started over WebSocket.');
 
   constructor(options: { defaultMetrics: boolean; now?: () => number }) {
+    this.storeGauge('gateway_idempotency_quarantined', 'Whether new keyed mutations are refused (1) because the idempotency Redis lost records, for IDEMPOTENCY_QUARANTINE_MS; absent for stores that cannot lose them.', (c) => (c.quarantinedUntil === null ? 0 : 1));
+    this.storeGauge('gateway_idempotency_records_lost', 'Times this instance found the idempotency Redis had lost records (emptied, an older snapshot, a replica behind) since it started.', (c) => c.losses);
     this.now = options.now ?? Date.now;
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
     const routes = () => this.routeStats();
@@ -156,6 +159,21 @@ export class GatewayMetrics {
         this.reset();
         const live = sources();
         for (const [value, n] of Object.entries(live ? read(live) : {})) this.set({ [label]: value }, n);
+      },
+    });
+  }
+
+  /** A gauge of the idempotency store's condition, when its store has one. */
+  private storeGauge(name: string, help: string, read: (condition: { quarantinedUntil: number | null; losses: number }) => number): void {
+    const sources = () => this.sources;
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const condition = sources()?.idempotency?.();
+        if (condition) this.set(read(condition));
       },
     });
   }

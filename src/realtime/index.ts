@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import { STATE_PREFIX, type RedisLinks, type RedisTarget } from '../redis.js';
 import { memoryBus, type EventBus } from './bus.js';
-import { memoryLedger, type DeliveryLedger } from './ledger.js';
+import { memoryLedger } from './ledger.js';
 import { ledgerLog, type EventLog } from './log.js';
 import { redisLease, soleLease, type PollLease } from './poll-lease.js';
 import { redisEventLog } from './redis-log.js';
@@ -15,8 +15,8 @@ export { createReconciler, type Reconciler, type ReconcileStats, type SnapshotRe
 
 export interface RealtimeCore {
   bus: EventBus;
+  /** Where webhooks and re-reads are kept, with their delivery ledger: memory here, or Redis (redis-log.ts). */
   log: EventLog;
-  ledger: DeliveryLedger;
   lease: PollLease;
   close(): Promise<void>;
 }
@@ -33,9 +33,9 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeC
   if (!options.redis) {
     const bus = memoryBus(options.logger);
     const ledger = memoryLedger();
-    return { bus, log: ledgerLog(ledger, bus), ledger, lease: soleLease, close: () => bus.close() };
+    return { bus, log: ledgerLog(ledger, bus), lease: soleLease, close: () => bus.close() };
   }
   const log = await redisEventLog({ target: options.redis, prefix: STATE_PREFIX, logger: options.logger, links: options.links, maxEvents: options.logMaxEvents });
   const lease = redisLease(log.redis, STATE_PREFIX, randomUUID());
-  return { bus: log, log, ledger: log.ledger, lease, close: () => log.close() };
+  return { bus: log, log, lease, close: () => log.close() };
 }

@@ -31,8 +31,10 @@ interface Seen {
 }
 
 export function memoryLedger(maxEntries = 100_000): DeliveryLedger {
-  const claimed = new LRUCache<string, true>({ max: maxEntries, ttl: DEDUPE_TTL_SECONDS * 1000 });
-  const lastSeen = new LRUCache<string, Seen>({ max: maxEntries, ttl: LAST_SEEN_TTL_SECONDS * 1000 });
+  // Counted through maxSize, not max: with max, lru-cache allocates every slot up front (about 10 MB here).
+  const bound = { maxSize: maxEntries, sizeCalculation: () => 1 };
+  const claimed = new LRUCache<string, true>({ ...bound, ttl: DEDUPE_TTL_SECONDS * 1000 });
+  const lastSeen = new LRUCache<string, Seen>({ ...bound, ttl: LAST_SEEN_TTL_SECONDS * 1000 });
   return {
     async claim(accountId, eventId) {
       const key = `${accountId}:${eventId}`;

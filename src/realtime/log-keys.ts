@@ -17,6 +17,8 @@ const partitionOfObject = (objectKey: string, partitions: number): number => {
 export interface LogKeys {
   partitions: number;
   stream(partition: number): string;
+  /** The partition's last sequence number, carried by each entry. */
+  sequence(partition: number): string;
   claim(accountId: number, eventId: number): string;
   last(objectKey: string): string;
   prev(objectKey: string): string;
@@ -27,6 +29,7 @@ export function logKeys(prefix: string, partitions = LOG_PARTITIONS): LogKeys {
   return {
     partitions,
     stream: (partition) => `${tag(partition)}log`,
+    sequence: (partition) => `${tag(partition)}seq`,
     claim: (accountId, eventId) => `${tag(partitionOf(accountId, partitions))}event:${accountId}:${eventId}`,
     last: (objectKey) => `${tag(partitionOfObject(objectKey, partitions))}last:${objectKey}`,
     prev: (objectKey) => `${tag(partitionOfObject(objectKey, partitions))}prev:${objectKey}`,

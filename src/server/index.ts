@@ -3,10 +3,11 @@
  * of src/http, over one schema, one error formatter and one context builder.
  */
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Config } from '../config.js';
 import type { ContextDeps, UpstreamClientFactory } from '../context.js';
 import { createGraphQLRoute } from '../http/graphql-route.js';
-import { guardedMetrics, healthz, readyz } from '../http/health.js';
+import { guardedMetrics, healthz, METRICS_CLOSED, readyz } from '../http/health.js';
 import { opsAccess } from '../http/ops-access.js';
 import { createWebhookReceiver } from '../http/webhook-route.js';
 import type { Logger } from '../logger.js';
@@ -22,6 +23,7 @@ import { createApollo, documentLimits, errorFormatter } from './apollo.js';
 import { dispatchRequests, gatewayHttpServer, listen, reachable, startMetricsServer, type Route } from './listen.js';
 import { startStreams } from './streams.js';
 import { startSharedState } from './shared-state.js';
+import { createPollWatches } from '../cache/poll-watches.js';
 
 export type { UpstreamClientFactory } from '../context.js';
 
@@ -41,8 +43,12 @@ export interface GatewayDeps {
 export interface RunningGateway {
   url: string;
   port: number;
+  /** The address bound, as the system reports it (`127.0.0.1`, `0.0.0.0`, `::`): the banner says who can reach it. */
+  boundAddress: string;
   server: http.Server;
   metricsUrl: string | null;
+  /** Why no one can read `metricsUrl` (production without OPS_TOKEN), else null: the ready line says so. */
+  metricsClosed: string | null;
   observability: Observability;
   /** Graceful: /readyz fails first; in-flight operations get `shutdown.graceMs`, then are cut and counted. */
   stop(): Promise<ShutdownReport>;
@@ -72,7 +78,9 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   let draining = false;
   const state = await startSharedState(config, links, logger, observability, idempotencyStore);
   const { keys, shared } = state;
-  const contextDeps: ContextDeps = { config, keys, upstream, logger, entityCache: state.entityCache, idempotencyStore: state.idempotencyStore, observability };
+  const { entityCache } = state;
+  const polls = createPollWatches({ evict: (kind, id) => entityCache.evictObject(kind, id), logger });
+  const contextDeps: ContextDeps = { config, keys, upstream, logger, entityCache, polls, idempotencyStore: state.idempotencyStore, observability };
   const ownSchema = () => {
     const built = buildSchema();
     observability.traceResolvers(built);
@@ -107,6 +115,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     routes: () => upstream.routeStats?.() ?? {},
     websocket: () => streams.websocket.stats(),
     redis: () => links.state(),
+    idempotency: () => state.idempotencyStore.condition?.(),
     caches: () => ({
       compiled_queries: compiler?.cachedBytes() ?? 0,
       http_documents: httpDocuments.bytes(),
@@ -118,10 +127,11 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   const ops = opsAccess(config.production, config.opsToken);
   const health = {
     subscriptions: () => streams.stats(),
-    reconcile: () => ({ ...streams.reconciler.stats(), readsPerSecondCap: config.reconcile.readsPerSecond }),
+    reconcile: () => ({ ...streams.reconciler.stats(), polled: polls.stats().watched, readsPerSecondCap: config.reconcile.readsPerSecond }),
     connections: () => connections.stats(),
     breakers: () => upstream.breakerStates?.() ?? {},
     redis: () => links.state(),
+    idempotency: () => state.idempotencyStore.condition?.(),
     draining: () => draining,
   };
 
@@ -153,8 +163,10 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   return {
     url: `http://${host}:${port}/graphql`,
     port,
+    boundAddress: (httpServer.address() as AddressInfo).address,
     server: httpServer,
     metricsUrl,
+    metricsClosed: metricsUrl !== null && metrics === null && ops.closed ? METRICS_CLOSED : null,
     observability,
     async stop() {
       draining = true;

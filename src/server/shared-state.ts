@@ -11,6 +11,7 @@ import { createRouterInvalidation, withRouterInvalidation } from '../cache/route
 import { MemoryIdempotencyStore, type IdempotencyStore } from '../idempotency/index.js';
 import type { Observability } from '../observability/index.js';
 import { createEntityCache, memoryStore, redisStore, type EntityCache } from '../cache/index.js';
+import { hearsChanges } from '../cache/event-path.js';
 
 export async function startSharedState(config: Readonly<Config>, links: RedisLinks, logger: Logger, observability: Observability, given?: IdempotencyStore) {
   const { callerMaxBytes, maxBytes } = config.idempotency;
@@ -25,7 +26,7 @@ export async function startSharedState(config: Readonly<Config>, links: RedisLin
     shared,
     keys,
     entityCache: withRouter(await startEntityCache(config, links, logger)),
-    idempotencyStore: given ?? ownStore!,
+    idempotencyStore: (given ?? ownStore!) as IdempotencyStore,
     closeOwnStore: async () => ownStore?.close(),
   };
 }
@@ -42,13 +43,16 @@ async function sharedLimitState(config: Readonly<Config>, links: RedisLinks, log
 const CACHE_PREFIX = `${STATE_PREFIX}cache:v2:`;
 
 async function startEntityCache(config: Readonly<Config>, links: RedisLinks, logger: Logger): Promise<EntityCache> {
-  const settings = { customerTtlMs: config.entityCache.customerTtlMs, currencyTtlMs: config.currencyCacheTtlMs, finalTtlMs: config.entityCache.finalTtlMs };
-  if (!config.entityCache.enabled) return createEntityCache(null, settings, logger);
+  const { customerTtlMs, finalTtlMs, pendingMaxAgeMs } = config.entityCache;
+  const settings = { customerTtlMs, currencyTtlMs: config.currencyCacheTtlMs, finalTtlMs, pendingMaxAgeMs };
+  // Pending objects are kept only while a change of theirs is sure to be heard: asked on each read.
+  const options = { hearsChanges: hearsChanges(config.webhookSecrets, config.redis, links) };
+  if (!config.entityCache.enabled) return createEntityCache(null, settings, logger, options);
   const { maxObjects, maxBytes, maxEntryBytes } = config.entityCache;
-  if (!config.redis) return createEntityCache(memoryStore(maxObjects, Date.now, { maxBytes, maxEntryBytes }), settings, logger);
+  if (!config.redis) return createEntityCache(memoryStore(maxObjects, Date.now, { maxBytes, maxEntryBytes }), settings, logger, options);
   // No offline queue (redis.ts): while Redis reconnects, reads miss at once instead of waiting for it.
   const redis = links.open(config.redis, 'entity-cache');
   await redis.connect();
-  const longest = Math.max(settings.customerTtlMs, settings.currencyTtlMs, settings.finalTtlMs);
-  return createEntityCache(redisStore({ redis, prefix: CACHE_PREFIX, generationTtlMs: longest + 60_000, maxEntryBytes }), settings, logger);
+  const longest = Math.max(settings.customerTtlMs, settings.currencyTtlMs, settings.finalTtlMs, settings.pendingMaxAgeMs);
+  return createEntityCache(redisStore({ redis, prefix: CACHE_PREFIX, generationTtlMs: longest + 60_000, maxEntryBytes }), settings, logger, options);
 }

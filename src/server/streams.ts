@@ -29,7 +29,7 @@ export interface StreamDeps {
 }
 
 export async function startStreams({ config, logger, links, keys, httpServer, schema, context, admission, formatError }: StreamDeps) {
-  const { upstream } = context;
+  const { upstream, polls } = context;
   const realtime = await startRealtime({ redis: config.redis, logger, links, logMaxEvents: config.eventLogMaxEvents });
   const reconciler = createReconciler({
     settings: config.reconcile,
@@ -42,12 +42,16 @@ export async function startStreams({ config, logger, links, keys, httpServer, sc
       const api = upstream.forKey(apiKey, { deadlineAt: Date.now() + config.operationDeadlineMs, gate: null });
       // What the answer says of the subscriber's key is learned: a revoked key's streams end (admission), everywhere.
       const current = keys.heard(keyId(apiKey), kind === 'transaction' ? api.transactions.retrieve(id) : api.payouts.retrieve(id));
-      return current.catch((error: unknown) => {
+      const snapshot = await current.catch((error: unknown) => {
         if (error instanceof UpstreamNotFoundError) return null;
         throw error;
       });
+      // A change found here leaves no cached copy behind, on any instance, before subscribers hear of it.
+      await polls?.reread(kind, id, snapshot);
+      return snapshot;
     },
   });
+  polls?.start((target) => reconciler.watch(target));
   const queueLimit = config.subscriptionQueueLimit;
   const shared = { schema, bus: realtime.bus, reconciler, context, admission, formatError };
   const websocket = attachSubscriptions({
@@ -72,6 +76,7 @@ export async function startStreams({ config, logger, links, keys, httpServer, sc
       await callbacks.close();
     },
     async closeCore() {
+      polls?.close();
       await reconciler.close();
       await realtime.close();
     },

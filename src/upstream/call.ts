@@ -5,7 +5,10 @@
 import { ignoredParameter } from './applied.js';
 import type { ByteBudget, ByteLease } from './byte-budget.js';
 import type { DecodeMemo } from './decode-memo.js';
-import { decodeList, decodeMany, decodeOne, decodePage, encodeJsonBody, parseJsonBody, type ResourceShape } from './decode.js';
+import { decodeList, decodeMany, decodeOne, decodePage, encodeJsonBody, everyItem, listIn, pageOf, parseJsonBody, type ResourceShape } from './decode.js';
+import { checkItemsSliced, parseJsonBodySliced, SLICED_FROM_CHARS, slicerFor } from './decode-sliced.js';
+import { DecodeTurns } from './decode-turns.js';
+import type { ListItem } from './params.js';
 import type { Endpoint, WireRequest } from './endpoints.js';
 import {
   errorFromResponse,
@@ -21,7 +24,7 @@ import { keyId } from './key-id.js';
 import type { KeyBreaker } from './key-health.js';
 import type { AttemptResult, UpstreamObserver } from './observer.js';
 import type { CallOptions } from './params.js';
-import { countsAgainstRoute, delayBefore, isTransient, sleep, type RouteGuard, type RouteGuards } from './resilience.js';
+import { countsAgainstKey, countsAgainstRoute, delayBefore, isTransient, sleep, type RouteGuard, type RouteGuards } from './resilience.js';
 import { routeIsMissing } from './spec.js';
 import type { Transport, TransportRequest } from './transport.js';
 
@@ -69,6 +72,8 @@ export interface CallDeps {
   memo?: DecodeMemo | undefined;
   /** Absent: unbounded. */
   bytes?: ByteBudget | undefined;
+  /** Large answers decode in turns (decode-turns.ts); absent: a scheduler of this instance's own. */
+  turns?: DecodeTurns | undefined;
   random?: () => number;
   now?: () => number;
 }
@@ -78,8 +83,10 @@ export class UpstreamCalls {
   private readonly random: () => number;
   private readonly now: () => number;
   private readonly memoShapes = new WeakMap<Endpoint, ResourceShape<unknown>>();
+  private readonly turns: DecodeTurns;
 
   constructor(private readonly deps: CallDeps) {
+    this.turns = deps.turns ?? new DecodeTurns();
     this.random = deps.random ?? Math.random;
     this.now = deps.now ?? Date.now;
   }
@@ -104,7 +111,7 @@ export class UpstreamCalls {
       // 5. The answer; its bytes count as in flight until it is decoded.
       let answer: unknown;
       try {
-        answer = this.decode(endpoint, request, received);
+        answer = await this.decode(endpoint, request, received, caller.id ?? keyId(caller.apiKey));
       } finally {
         received.lease?.release();
       }
@@ -175,10 +182,12 @@ export class UpstreamCalls {
       guard.health.record(key, false, this.now());
       return received;
     } catch (error) {
-      verdict.failed = countsAgainstRoute(error) ? true : signal?.aborted || error instanceof UpstreamUnavailableError ? undefined : false;
+      verdict.failed = countsAgainstKey(error) ? true : signal?.aborted || error instanceof UpstreamUnavailableError ? undefined : false;
+      // The route hears only what says the upstream is unwell; a size failure is the key's alone.
+      const routeFailed = verdict.failed === undefined ? undefined : countsAgainstRoute(error);
       // A half-open trial that fails reopens the route: it was opened by many keys' failures.
-      const reopen = verdict.failed === true && guard.breaker.halfOpen;
-      if (verdict.failed !== undefined && (guard.health.record(key, verdict.failed, this.now()) || reopen)) guard.breaker.open();
+      const reopen = routeFailed === true && guard.breaker.halfOpen;
+      if (routeFailed !== undefined && (guard.health.record(key, routeFailed, this.now()) || reopen)) guard.breaker.open();
       throw error;
     }
   }
@@ -218,22 +227,34 @@ export class UpstreamCalls {
     throw errorFromResponse(status, response.body, response.headers['retry-after'], { ...ctx, statusCode: status }, caller.apiKey);
   }
 
-  /** 5. The answer. */
-  private decode(endpoint: Endpoint, request: WireRequest, { text, ctx }: Received): unknown {
+  /** 5. The answer; a large one in turns with other keys' large answers, so it stalls no one (docs/performance.md, "Large pages"). */
+  private async decode(endpoint: Endpoint, request: WireRequest, { text, ctx }: Received, key: string): Promise<unknown> {
     const shape = this.shapeOf(endpoint);
+    const what = endpoint.kind === 'one' || endpoint.kind === 'byId' ? shape.name : shape.plural;
+    if (text.length < SLICED_FROM_CHARS) return this.decodeBody(endpoint, request, parseJsonBody(text, what, ctx), ctx, shape);
+    const slicer = slicerFor(this.turns, key);
+    await slicer.next();
+    const body = await parseJsonBodySliced(text, what, ctx, slicer);
+    const list = endpoint.kind === 'one' || endpoint.kind === 'byId' ? null : listIn(body, shape);
+    const items = list === null ? undefined : await checkItemsSliced(body, list, shape, ctx, slicer);
+    return this.decodeBody(endpoint, request, body, ctx, shape, items);
+  }
+
+  /** `items`: the body's list, checked already. */
+  private decodeBody(endpoint: Endpoint, request: WireRequest, body: unknown, ctx: UpstreamErrorInit, shape: ResourceShape<unknown>, items?: ListItem<unknown>[]): unknown {
     switch (endpoint.kind) {
       case 'one':
-        return decodeOne(parseJsonBody(text, shape.name, ctx), shape, ctx);
+        return decodeOne(body, shape, ctx);
       case 'byId':
         // The spec's reads of currencies, webhooks, events and logs answer arrays: take that object, or none.
-        return decodeOne(parseJsonBody(text, shape.name, ctx), shape, ctx, request.path?.['id']);
+        return decodeOne(body, shape, ctx, request.path?.['id']);
       case 'many':
-        return decodeMany(parseJsonBody(text, shape.plural, ctx), shape, ctx);
+        return items === undefined ? decodeMany(body, shape, ctx) : everyItem(items);
       case 'list':
-        return decodeList(parseJsonBody(text, shape.plural, ctx), shape, ctx);
+        return items ?? decodeList(body, shape, ctx);
       case 'page': {
         const requested = request.requested ?? {};
-        const page = decodePage(parseJsonBody(text, shape.plural, ctx), shape, ctx, requested);
+        const page = items === undefined ? decodePage(body, shape, ctx, requested) : pageOf(body, items, ctx, requested);
         const ignored = ignoredParameter(page, requested);
         if (ignored !== null) throw new UpstreamParameterIgnoredError({ ...ctx, parameter: ignored });
         return page;

@@ -35,13 +35,13 @@ export function decodeOne<T>(body: unknown, shape: ResourceShape<T>, ctx: Upstre
     if (unwrapped.length === 0) throw new UpstreamNotFoundError(ctx);
     const at = wanted === undefined ? 0 : unwrapped.findIndex((item) => idOf(item) === wanted);
     if (at < 0) throw new UpstreamInvalidResponseError({ ...ctx, detail: `${shape.name}: none of the ${unwrapped.length} items has the requested id` });
-    return validate(unwrapped[at], shape, `[${at}]`, ctx, lossless);
+    return validate(unwrapped[at], shape, `[${at}]`, ctx, lossless || parsedLosslessly(unwrapped[at]));
   }
   const given = idOf(unwrapped);
   if (wanted !== undefined && given !== undefined && given !== wanted) {
     throw new UpstreamInvalidResponseError({ ...ctx, detail: `${shape.name}: the object has another id than the one requested` });
   }
-  return validate(unwrapped, shape, '', ctx, lossless);
+  return validate(unwrapped, shape, '', ctx, lossless || parsedLosslessly(unwrapped));
 }
 
 /** `12`, `"12"` and `12.0` are one id. */
@@ -60,8 +60,8 @@ export function decodeMany<T>(body: unknown, shape: ResourceShape<T>, ctx: Upstr
 export function decodeList<T>(body: unknown, shape: ResourceShape<T>, ctx: UpstreamErrorInit): ListItem<T>[] {
   const lossless = parsedLosslessly(body);
   const unwrapped = unwrap(body, shape);
-  if (Array.isArray(unwrapped)) return unwrapped.map((item, i) => check(item, shape, `[${i}]`, ctx, lossless));
-  return [validate(unwrapped, shape, '', ctx, lossless)];
+  if (Array.isArray(unwrapped)) return unwrapped.map((item, i) => checkItem(item, shape, i, ctx, lossless));
+  return [validate(unwrapped, shape, '', ctx, lossless || parsedLosslessly(unwrapped))];
 }
 
 export function everyItem<T>(items: readonly ListItem<T>[]): T[] {
@@ -76,7 +76,22 @@ export function decodePage<T>(body: unknown, shape: ResourceShape<T>, ctx: Upstr
     throw new UpstreamInvalidResponseError({ ...ctx, detail: `expected a list of ${shape.plural}` });
   }
   const lossless = parsedLosslessly(body);
-  const items = unwrapped.map((item, i) => check(item, shape, `[${i}]`, ctx, lossless));
+  return pageOf(body, unwrapped.map((item, i) => checkItem(item, shape, i, ctx, lossless)), ctx, requested);
+}
+
+/** The list a page's body holds, or null when it holds none (decodePage refuses it). */
+export function listIn(body: unknown, shape: ResourceShape<unknown>): unknown[] | null {
+  const unwrapped = unwrap(body, shape);
+  return Array.isArray(unwrapped) ? unwrapped : null;
+}
+
+/** Item `i` of a list; `lossless`: the whole body was parsed losslessly (an item parsed alone carries its own mark). */
+export function checkItem<T>(item: unknown, shape: ResourceShape<T>, i: number, ctx: UpstreamErrorInit, lossless: boolean): ListItem<T> {
+  return check(item, shape, `[${i}]`, ctx, lossless || parsedLosslessly(item));
+}
+
+/** A page of checked items with its body's meta. */
+export function pageOf<T>(body: unknown, items: ListItem<T>[], ctx: UpstreamErrorInit, requested: ListParams): Page<T> {
   const rawMeta = isPlainObject(body) ? body['meta'] : undefined;
   return { items, meta: rawMeta == null ? null : decodeMeta(rawMeta, items.length, requested, ctx) };
 }
@@ -235,6 +250,11 @@ const losslessBodies = new WeakSet<object>();
 
 export function parsedLosslessly(body: unknown): boolean {
   return typeof body === 'object' && body !== null && losslessBodies.has(body);
+}
+
+/** A value parsed on its own from a large body (decode-sliced.ts) that needed the lossless parse. */
+export function markLossless(value: unknown): void {
+  if (typeof value === 'object' && value !== null) losslessBodies.add(value);
 }
 
 export function parseJsonBody(text: string, what: string, ctx: UpstreamErrorInit): unknown {

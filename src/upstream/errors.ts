@@ -243,6 +243,8 @@ export function errorFromResponse(
       ...(body.message === undefined ? {} : { upstreamMessage: redact(body.message, apiKey) }),
     });
   }
+  // Refused for its size (413, or a 503 naming it): that key's pages, not the upstream's health.
+  if (status === 413 || (status === 503 && sizeRefusal(text))) return new UpstreamResponseTooLargeError({ ...init, maxBytes: refusedAbove(text) });
   switch (status) {
     case 401:
       return new UpstreamAuthenticationError(init);
@@ -259,6 +261,36 @@ export function errorFromResponse(
   }
   if (status >= 500) return new UpstreamServerError(init);
   return new UpstreamError(`Upstream answered with unexpected status ${status} on ${init.route}`, 'unexpected_status', init);
+}
+
+const SIZE_CODES = new Set(['page_too_large', 'response_too_large']);
+
+function errorCode(text: string): unknown {
+  try {
+    // An error body carries messages, never amounts.
+    // eslint-disable-next-line no-restricted-properties
+    const body: unknown = JSON.parse(text);
+    return isPlainObject(body) ? body['code'] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function sizeRefusal(text: string): boolean {
+  const code = errorCode(text);
+  return typeof code === 'string' && SIZE_CODES.has(code);
+}
+
+/** The ceiling the upstream names (`max_bytes`), or 0 when it names none. */
+function refusedAbove(text: string): number {
+  try {
+    // eslint-disable-next-line no-restricted-properties
+    const body: unknown = JSON.parse(text);
+    const max = isPlainObject(body) ? body['max_bytes'] : undefined;
+    return typeof max === 'number' && Number.isSafeInteger(max) && max > 0 ? max : 0;
+  } catch {
+    return 0;
+  }
 }
 
 /** `Retry-After` is either delta-seconds or an HTTP date (RFC 9110, 10.2.3). */

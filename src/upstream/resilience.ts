@@ -7,6 +7,7 @@ import CircuitBreaker from 'opossum';
 import {
   UpstreamConnectionError,
   UpstreamRateLimitError,
+  UpstreamResponseTooLargeError,
   UpstreamServerError,
   UpstreamTimeoutError,
 } from './errors.js';
@@ -87,6 +88,11 @@ export type BreakerState = 'closed' | 'open' | 'half_open';
 /** A failure that says the route is unwell; 4xx, 429 and caller aborts do not. */
 export function countsAgainstRoute(error: unknown): boolean {
   return error instanceof UpstreamServerError || error instanceof UpstreamTimeoutError || error instanceof UpstreamConnectionError;
+}
+
+/** The key's own breaker also counts answers too large: one tenant's huge pages open its breaker, never the route's. */
+export function countsAgainstKey(error: unknown): boolean {
+  return countsAgainstRoute(error) || error instanceof UpstreamResponseTooLargeError;
 }
 
 export function isTransient(error: unknown): boolean {

@@ -12,7 +12,7 @@ import { spawnMain, welcomePrinted, type GatewayProcess } from '../realtime/proc
 import { describeWith } from '../support/tools.js';
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const README_URL = 'http://localhost:4000/graphql';
+const README_URL = 'http://127.0.0.1:4000/graphql';
 
 /** The README's ```sh blocks that call the gateway with curl. */
 function curlBlocks(markdown: string): string[] {
@@ -69,6 +69,13 @@ describeWith('curl', "the README's first payment, pasted into a shell", () => {
     const typo = JSON.parse(await paste(query.replace('sk_sandbox_demo', 'sk_sandbox_dmeo'))) as { data: { payouts: { totalCount: number } } };
     expect(typo.data.payouts.totalCount).toBe(0);
   }, 30_000);
+
+  it("prints the README's first query as its own, the same command but for the address", () => {
+    const printed = /A first query:\n([\s\S]*?)\n\n?$/.exec(started.found.banner ?? '')?.[1];
+    expect(printed, 'the banner ends with a first query').toBeDefined();
+    const lines = (text: string) => text.trim().split('\n').map((line) => line.trim());
+    expect(lines(printed!.split(url).join(README_URL))).toEqual(lines(block('payouts(first: 5)')));
+  });
 
   it('Pay, Send and Check: the payment is APPROVED', async () => {
     const pay = await paste(block('mutation Pay'));

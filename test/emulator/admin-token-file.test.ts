@@ -87,7 +87,7 @@ describe('the embedded emulator\'s admin token file', () => {
     expect(warnings[0]).toContain('remove that file');
   });
 
-  // Only root can give a file to another user; elsewhere the other cases stand for it.
+  // Only root can give a file to another user; the owner rule itself runs as any user in test/unit/emulator/embedded.token-owner.test.ts.
   it.runIf(uid === 0)('refuses a file another user owns, even with mode 0600 and a token in it', () => {
     writeFileSync(file, PLANTED, { mode: 0o600 });
     chownSync(file, 65534, 65534);

@@ -171,7 +171,7 @@ describe('schema check: the operations the project ships', () => {
     const next = parseSdl(plant('  """Time the transaction was approved."""\n  approvedAt: DateTime\n', ''));
     const result = checkOperations(knownDocuments(), next.schema, parseSdl(RELEASED).schema);
     expect(result.findings.map((f) => f.document).sort()).toEqual([
-      'README.md, graphql block 1 at line 108 (subscription Updates)',
+      'README.md, graphql block 1 at line 110 (subscription Updates)',
       'docs/realtime.md, graphql block 1 at line 12 (subscription (anonymous))',
       'src/explorer/examples.ts, tab 4 (query Check)',
       'src/explorer/examples.ts, tab 5 (subscription Updates)',

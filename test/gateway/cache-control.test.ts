@@ -67,7 +67,7 @@ describe('Cache-Control from cache hints', () => {
     expect(await cacheControl(entities, { r: both })).toBe('private, no-store');
   });
 
-  it('keeps nothing, and tags nothing, where a transaction or payout asked for is not found: it may exist a moment later', async () => {
+  it('keeps nothing, and tags nothing, where a transaction, payout or customer asked for is not found: it may exist a moment later', async () => {
     const notFound = async (query: string, variables: Record<string, unknown>) => {
       const res = await fetch(stack.gateway.url, {
         method: 'POST',
@@ -89,6 +89,21 @@ describe('Cache-Control from cache hints', () => {
     expect(finalAndUnknown.cacheControl).toBe('private, no-store');
     // The same final transaction alone is still kept: the rule is about the null, not the document.
     expect((await notFound(entities, { r: [{ __typename: 'Transaction', id: String(final.id) }] })).cacheControl).toBe('private, max-age=3600');
+
+    // A customer is kept for its TTL without being final, so only the null tells: one that does not exist, or another account's.
+    const customer = 'query ($id: ID!) { customer(id: $id) { id } }';
+    expect(await notFound(customer, { id: '999999' })).toEqual({ cacheControl: 'private, no-store', data: { customer: null }, tags: [] });
+    const theirs = await factories(stack.emulator, newKey('hints-neighbour')).customer();
+    expect(await notFound(customer, { id: String(theirs.id) })).toEqual({ cacheControl: 'private, no-store', data: { customer: null }, tags: [] });
+    const customerEntities = 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on Customer { id } } }';
+    const unknownCustomer = await notFound(customerEntities, { r: [{ __typename: 'Customer', id: '999999' }] });
+    expect(unknownCustomer).toEqual({ cacheControl: 'private, no-store', data: { _entities: [null] }, tags: [] });
+    const ours = await factories(stack.emulator, key).customer();
+    const oursAndTheirs = await notFound(customerEntities, { r: [{ __typename: 'Customer', id: String(ours.id) }, { __typename: 'Customer', id: String(theirs.id) }] });
+    expect(oursAndTheirs).toEqual({ cacheControl: 'private, no-store', data: { _entities: [{ id: String(ours.id) }, null] }, tags: [] });
+    // One that exists is still kept, and tagged.
+    const found = await notFound(customer, { id: String(ours.id) });
+    expect(found).toEqual({ cacheControl: 'private, max-age=30', data: { customer: { id: String(ours.id) } }, tags: ['apolloCacheTags'] });
   });
 
   it('keeps currencies and customers for their TTL, and no list whose members change', async () => {

@@ -1,6 +1,6 @@
 /**
  * The entity cache across requests, counted at the emulator: warm reads cost
- * no upstream call, non-final objects are always read again, one key never
+ * no upstream call, non-final objects are kept only under webhook control, one key never
  * reads another's entries, `Cache-Control: no-cache` bypasses, and signed
  * webhooks and the gateway's own mutations evict.
  */
@@ -70,10 +70,10 @@ describe('entity cache in memory, across requests', () => {
     expect(await stack.upstreamCalls()).toBe(0);
   });
 
-  it('reads a transaction that is not final from the upstream every time', async () => {
+  it('keeps a transaction that is not final while webhooks can announce its change (test/gateway/pending-polls.test.ts)', async () => {
     await read(pending.id);
     await read(pending.id);
-    expect(await stack.upstreamCalls('GET /v1/transactions/:id')).toBe(2);
+    expect(await stack.upstreamCalls('GET /v1/transactions/:id')).toBe(1);
   });
 
   it("never serves one key's cached transaction to another key", async () => {

@@ -132,11 +132,16 @@ describeWith('redis-server', 'the event log between two gateway processes, whate
     };
   }
 
-  /** Posts each body to A until it is answered 2xx, a few at a time, as the upstream redelivers; `midway` once a third are in. */
-  async function deliverAll(bodies: string[], midway: () => Promise<void>): Promise<Sent> {
+  /**
+   * Posts each body to A until it is answered 2xx, a few at a time, as the upstream redelivers. Once a third are in,
+   * the fault begins and every sender waits for that before its next post, so the fault falls mid-load whatever the
+   * machine's load; it ends while they go on.
+   */
+  async function deliverAll(bodies: string[], fault: { begin(): Promise<void>; end(): Promise<void> }): Promise<Sent> {
     const sent: Sent = { approved: 0, refused: 0 };
     const queue = [...bodies];
-    let fault: Promise<void> | null = null;
+    let begun: Promise<void> | null = null;
+    let ended: Promise<void> | null = null;
     const deadline = Date.now() + 60_000;
     const sender = async () => {
       for (let body = queue.shift(); body !== undefined; body = queue.shift()) {
@@ -149,12 +154,14 @@ describeWith('redis-server', 'the event log between two gateway processes, whate
           await sleep(100);
         }
         sent.approved += 1;
-        if (sent.approved === Math.ceil(bodies.length / 3)) fault ??= midway();
+        if (sent.approved === Math.ceil(bodies.length / 3)) begun ??= fault.begin().then(() => void (ended = fault.end()));
+        if (begun) await begun;
         await sleep(30);
       }
     };
     await Promise.all([sender(), sender(), sender()]);
-    await fault;
+    await begun;
+    await ended;
     return sent;
   }
 
@@ -202,10 +209,12 @@ describeWith('redis-server', 'the event log between two gateway processes, whate
   it('loses and doubles nothing when Redis is SIGKILLed mid-load and restarted from its append-only file', async () => {
     const people = await audience(30);
     const since = a.process.output().length;
-    const sent = await deliverAll(people.approvals, async () => {
-      await redis.kill();
-      await sleep(500);
-      redis = await startRedisServer(redisArgs(), redis.port);
+    const sent = await deliverAll(people.approvals, {
+      begin: () => redis.kill(),
+      end: async () => {
+        await sleep(500);
+        redis = await startRedisServer(redisArgs(), redis.port);
+      },
     });
     // The fault fell mid-load: deliveries were refused meanwhile, and redelivered.
     expect(sent).toEqual({ approved: 30, refused: expect.any(Number) });
@@ -217,16 +226,20 @@ describeWith('redis-server', 'the event log between two gateway processes, whate
     expect(started.length).toBe(ended.length);
     expect(ended.reduce((n, line) => n + (line.refused ?? 0), 0)).toBe(sent.refused);
     if (sent.refused > 0) expect(started.length).toBeLessThan(Math.max(2, sent.refused));
+    // Restarted from its file, the log has every entry and sequence number: no gap, no start over.
+    expect(linesOfA('event log', since)).toEqual([]);
     await people.close();
   }, 120_000);
 
   it('loses and doubles nothing when Redis is cut off for longer than an append waits, then reachable again', async () => {
     const people = await audience(30);
-    const sent = await deliverAll(people.approvals, async () => {
-      proxy.stall();
-      // Past the appending connection's 2 s command timeout: appends answered 503 may still run when bytes flow again.
-      await sleep(3000);
-      proxy.resume();
+    const sent = await deliverAll(people.approvals, {
+      begin: async () => proxy.stall(),
+      end: async () => {
+        // Past the appending connection's 2 s command timeout: appends answered 503 may still run when bytes flow again.
+        await sleep(3000);
+        proxy.resume();
+      },
     });
     expect(sent).toEqual({ approved: 30, refused: expect.any(Number) });
     expect(sent.refused).toBeGreaterThan(0);

@@ -3,12 +3,28 @@
  * for the line that says where it listens.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Variables a developer's shell may carry that would change what main.ts does. */
-const SCRUBBED = ['PAYMENTS_API_URL', 'WEBHOOK_SECRETS', 'REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS', 'REDIS_SENTINEL_MASTER', 'REDIS_PASSWORD', 'EMULATOR_PORT', 'EMULATOR_FORWARD_TO', 'EMULATOR_FORWARD_SECRET', 'EMULATOR_SETTLE_MS'];
+const SCRUBBED = ['PAYMENTS_API_URL', 'WEBHOOK_SECRETS', 'REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS', 'REDIS_SENTINEL_MASTER', 'REDIS_PASSWORD', 'EMULATOR_PORT', 'EMULATOR_FORWARD_TO', 'EMULATOR_FORWARD_SECRET', 'EMULATOR_SETTLE_MS', 'DATA_DIR'];
+
+/**
+ * A data folder of its own for one process, removed when it exits, unless `env` names one: without REDIS_URL a
+ * gateway keeps its idempotency records there, and two processes may not share one.
+ */
+export function withDataDir(env: Record<string, string>, child: () => ChildProcess): ChildProcess {
+  if (env.DATA_DIR) return child();
+  const dir = mkdtempSync(path.join(tmpdir(), 'gateway-data-'));
+  env.DATA_DIR = dir;
+  const started = child();
+  started.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return started;
+}
 
 export interface GatewayProcess {
   child: ChildProcess;
@@ -27,7 +43,7 @@ export function spawnMain(
   const fullEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const name of SCRUBBED) delete fullEnv[name];
   Object.assign(fullEnv, { PORT: '0', HOST: '127.0.0.1' }, env);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = withDataDir(fullEnv as Record<string, string>, () => spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] }));
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child.once('exit', r));
@@ -63,7 +79,8 @@ export function spawnMain(
  */
 export function runMainToExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const own = { PATH: process.env.PATH ?? '', ...env };
+    const child = withDataDir(own, () => spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: own, stdio: ['ignore', 'pipe', 'pipe'] }));
     let output = '';
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));

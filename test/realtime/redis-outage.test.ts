@@ -5,6 +5,9 @@
  * refused 503 (so the upstream redelivers it) and, redelivered after Redis
  * returns, reaches a subscriber on the other instance.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../emulator/index.js';
 import { factories } from '../support/factories.js';
@@ -54,8 +57,11 @@ describeWith('redis-server', 'the shared redis-server lost and restarted under t
   let a: Instance;
   let b: Instance;
 
+  // Back from its append-only file, as deployed: an empty Redis is another fault (test/resilience/redis-data-loss.test.ts).
+  const dir = mkdtempSync(path.join(tmpdir(), 'outage-aof-'));
+  const persistent = ['--appendonly', 'yes', '--dir', dir];
   beforeAll(async () => {
-    redis = await startRedisServer();
+    redis = await startRedisServer(persistent);
     emulator = await startEmulator({ port: 0, settleMs: 50 });
     // Reconciliation off: what a subscriber sees comes from webhooks and the shared bus alone.
     const env = { REDIS_URL: redis.url, PAYMENTS_API_URL: emulator.url, WEBHOOK_SECRETS: SECRET, LOG_LEVEL: 'info', RECONCILE_READS_PER_SECOND: '0' };
@@ -66,6 +72,7 @@ describeWith('redis-server', 'the shared redis-server lost and restarted under t
     await Promise.all([a?.process.stop(), b?.process.stop()]);
     await emulator?.stop();
     await redis?.stop();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('reports Redis down within seconds on both instances, stays ready, logs one error line, and recovers when it returns', async () => {
@@ -89,7 +96,7 @@ describeWith('redis-server', 'the shared redis-server lost and restarted under t
     for (const i of [a, b]) {
       const down = await eventually(() => readyz(i), (r) => allAre('down')(r.body.redis ?? {}), 5000);
       // Every instance shares this Redis: leaving the pool would take them all out at once.
-      expect(down).toEqual({ httpStatus: 200, body: { status: 'ready', breakers: expect.any(Object), redis: expect.any(Object), degraded: ['redis'] } });
+      expect(down).toEqual({ httpStatus: 200, body: { status: 'ready', breakers: expect.any(Object), redis: expect.any(Object), degraded: ['redis'], idempotency: { losses: 0, state: 'ok' } } });
       expect(await redisGauge(i)).toEqual(Object.fromEntries(ROLES.map((r) => [r, 0])));
     }
     expect(Date.now() - lostAt).toBeLessThan(5000);
@@ -109,7 +116,7 @@ describeWith('redis-server', 'the shared redis-server lost and restarted under t
       expect(logLines(i, 'redis reachable again')).toEqual([]);
     }
 
-    redis = await startRedisServer([], redis.port);
+    redis = await startRedisServer(persistent, redis.port);
     for (const i of [a, b]) {
       expect((await eventually(() => readyz(i), (r) => allAre('up')(r.body.redis ?? {}), 10_000)).body).not.toHaveProperty('degraded');
       expect(await redisGauge(i)).toEqual(Object.fromEntries(ROLES.map((r) => [r, 1])));

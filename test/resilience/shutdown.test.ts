@@ -18,6 +18,7 @@ import { factories } from '../support/factories.js';
 import { newKey } from '../support/harness.js';
 import { describeWith } from '../support/tools.js';
 import { startRedisServer, type RedisServer } from '../realtime/redis-server.js';
+import { withDataDir } from '../realtime/processes.js';
 
 const LATENCY_MS = 1_200;
 const OPERATIONS = 50;
@@ -32,7 +33,8 @@ interface GatewayProcess {
 async function startGatewayProcess(upstreamUrl: string, env: Record<string, string> = {}): Promise<GatewayProcess> {
   // tsx relays SIGTERM to the gateway and exits with its code; `npx` would not:
   // npm dies of the signal at once and leaves the gateway orphaned.
-  const child = spawn('node_modules/.bin/tsx', ['src/main.ts'], {
+  const own: Record<string, string> = { ...env };
+  const child = withDataDir(own, () => spawn('node_modules/.bin/tsx', ['src/main.ts'], {
     env: {
       ...process.env,
       PORT: '0',
@@ -43,10 +45,10 @@ async function startGatewayProcess(upstreamUrl: string, env: Record<string, stri
       SHUTDOWN_GRACE_MS: '10000',
       // One key sends all 50 operations: let it use every slot of the route (fairness is tested elsewhere).
       UPSTREAM_CALLER_SHARE: '1',
-      ...env,
+      ...own,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  }));
   const lines = createInterface({ input: child.stdout! });
   const logs: GatewayProcess['logs'] = [];
   lines.on('line', (line) => {

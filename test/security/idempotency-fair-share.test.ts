@@ -1,9 +1,10 @@
 /**
  * The idempotency store is a shared pool: many tenants at their quota fill it,
- * and a bystander's keyed mutation still runs (the heaviest tenant's oldest
- * finished record makes room), while each record keeps only what a replay
- * needs to give the same answer again. Gateway and emulator run as servers,
- * with small configured bounds so the flood is quick.
+ * and then new keyed mutations are refused (a bystander's too, nothing sent)
+ * while every record already kept still replays: nothing is forgotten to make
+ * room. Each record keeps only what a replay needs to give the same answer
+ * again. Gateway and emulator run as servers, with small configured bounds so
+ * the flood is quick.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newKey, startStack, type Stack } from '../support/harness.js';
@@ -19,7 +20,7 @@ type Created = { createTransaction: { transaction: { id: string; description: st
 const metadata = (chars: number, tag: string) => ({ tag, lines: Array.from({ length: Math.ceil(chars / 100) }, (_, i) => `${tag}-${i}-`.padEnd(100, 'x')) });
 const input = (description: string, meta: object) => ({ amount: 1000, description, currency: { iso: 'XOF' }, customMetadata: meta });
 
-describe('a full idempotency store never locks out a bystander', () => {
+describe('a full idempotency store refuses, and forgets nothing', () => {
   let stack: Stack;
   beforeAll(async () => {
     // 64 KiB in all, 16 KiB per caller: five tenants at their quota hold more than the store.
@@ -32,32 +33,27 @@ describe('a full idempotency store never locks out a bystander', () => {
   const create = (apiKey: string, key: string, description: string, meta: object) =>
     post<Created>(stack.gateway.url, CREATE, { input: input(description, meta), key }, apiKey);
 
-  it('tenants flooding keyed creates with big metadata, then a bystander\'s keyed create runs and its retry replays', async () => {
+  it('tenants flooding keyed creates with big metadata fill it; a bystander is refused, and every kept record replays', async () => {
     const tenants = Array.from({ length: 8 }, (_, i) => newKey(`busy${i}`));
-    for (let round = 0; round < 6; round++) {
-      const answers = await Promise.all(tenants.map((t, i) => create(t, `flood-${round}`, `t${i} r${round}`, metadata(20_000, `t${i}r${round}`))));
-      for (const answer of answers) expect(codes(answer)).toEqual([]);
+    const kept: { tenant: string; key: string; description: string; meta: object; answer: Answer<Created> }[] = [];
+    const refused: string[] = [];
+    for (let round = 0; round < 12; round++) {
+      const sent = tenants.map((tenant, i) => ({ tenant, key: `flood-${round}`, description: `t${i} r${round}`, meta: metadata(20_000, `t${i}r${round}`) }));
+      const answers = await Promise.all(sent.map((s) => create(s.tenant, s.key, s.description, s.meta)));
+      answers.forEach((answer, i) => (codes(answer).length === 0 ? kept.push({ ...sent[i]!, answer }) : refused.push(...codes(answer))));
     }
-
-    const bystander = newKey('bystander');
-    const meta = metadata(20_000, 'bystander');
-    const first = await create(bystander, 'pay-1', 'bystander order', meta);
-    expect(codes(first)).toEqual([]);
-    expect(first.data!.createTransaction.transaction!.customMetadata).toEqual(meta);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(new Set(refused)).toEqual(new Set(['IDEMPOTENCY_UNAVAILABLE']));
 
     await stack.resetCounts();
-    const retry = await create(bystander, 'pay-1', 'bystander order', meta);
-    expect(withoutCost(retry)).toEqual(withoutCost(first));
-    expect(await stack.upstreamCalls('POST /v1/transactions')).toBe(0);
-  });
-
-  it('the newest records of the tenants at their quota still replay: only the heaviest\'s oldest made room', async () => {
-    const tenant = newKey('steady');
-    const answers: Answer<Created>[] = [];
-    for (let i = 0; i < 3; i++) answers.push(await create(tenant, `steady-${i}`, `steady ${i}`, metadata(20_000, `s${i}`)));
-    await stack.resetCounts();
-    const replay = await create(tenant, 'steady-2', 'steady 2', metadata(20_000, 's2'));
-    expect(withoutCost(replay)).toEqual(withoutCost(answers[2]!));
+    const bystander = await create(newKey('bystander'), 'pay-1', 'bystander order', metadata(20_000, 'bystander'));
+    expect(codes(bystander)).toEqual(['IDEMPOTENCY_UNAVAILABLE']);
+    // Every tenant's create that ran replays (or is told its answer was not kept): none is sent again.
+    for (const k of kept) {
+      const retry = await create(k.tenant, k.key, k.description, k.meta);
+      if (codes(retry).length > 0) expect(codes(retry)).toEqual(['IDEMPOTENCY_RESULT_NOT_KEPT']);
+      else expect(withoutCost(retry)).toEqual(withoutCost(k.answer));
+    }
     expect(await stack.upstreamCalls('POST /v1/transactions')).toBe(0);
   });
 });

@@ -136,16 +136,22 @@ describe('operational endpoints of a production gateway', () => {
     });
     afterAll(() => stack.stop());
 
-    it('answers /healthz and /readyz with their status only, and does not serve /metrics on the public port', async () => {
+    it('answers /healthz and /readyz with their status only, and refuses /metrics on the public port saying OPS_TOKEN opens it', async () => {
       const health = await get(stack, '/healthz');
       expect(health.status).toBe(200);
       expect(await health.json()).toEqual({ status: 'ok' });
       const ready = await get(stack, '/readyz');
       expect(ready.status).toBe(200);
       expect(await ready.json()).toEqual({ status: 'ready' });
-      expect((await get(stack, '/metrics')).status).toBe(404);
-      // No token was set, so none opens it.
-      expect((await get(stack, '/metrics', { authorization: `Bearer ${opsToken}` })).status).toBe(404);
+      // No token was set, so none opens it: 403 naming what would, not a 404 that hides the route.
+      for (const headers of [{}, { authorization: `Bearer ${opsToken}` }] as Record<string, string>[]) {
+        const metrics = await get(stack, '/metrics', headers);
+        expect(metrics.status).toBe(403);
+        const body = (await metrics.json()) as { error: string };
+        expect(body.error).toMatch(/^metrics are closed until OPS_TOKEN is set/);
+        expect(body.error).not.toContain('gateway_');
+      }
+      expect(stack.gateway.metricsClosed).toMatch(/^closed until OPS_TOKEN is set/);
     });
   });
 
@@ -159,6 +165,7 @@ describe('operational endpoints of a production gateway', () => {
     afterAll(() => stack.stop());
 
     it('serves /metrics and the health detail to the token only', async () => {
+      expect(stack.gateway.metricsClosed).toBeNull();
       const strangers: Record<string, string>[] = [{}, { authorization: 'Bearer ops-token-0123456789abcdeX' }, { authorization: opsToken }, { authorization: `Bearer ${newKey('api')}` }];
       for (const stranger of strangers) {
         const metrics = await get(stack, '/metrics', stranger);

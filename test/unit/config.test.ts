@@ -1,11 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig, SETTING_NAMES, settingLookalikes } from '../../src/config.js';
 
 describe('loadConfig', () => {
   it('defaults to the embedded emulator in sandbox on port 4000', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({ port: 4000, paymentsApiUrl: null, paymentsEnv: 'sandbox', logLevel: 'info' });
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('listens on loopback outside production unless HOST says otherwise, and on every interface in production', () => {
+    expect(loadConfig({}).host).toBe('127.0.0.1');
+    expect(loadConfig({ HOST: '' }).host).toBe('127.0.0.1');
+    expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ NODE_ENV: 'production', PAYMENTS_API_URL: 'https://api.example.com' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ PAYMENTS_ENV: 'live', PAYMENTS_API_URL: 'https://api.example.com', HOST: '10.0.0.5' }).host).toBe('10.0.0.5');
   });
 
   it('treats an empty PAYMENTS_API_URL as unset', () => {
@@ -122,7 +130,7 @@ describe('event log setting', () => {
 
 describe('entity cache settings', () => {
   it('is on by default, with a TTL for customers and a longer one for final objects', () => {
-    expect(loadConfig({}).entityCache).toEqual({ enabled: true, maxObjects: 50_000, maxBytes: 64 * 1024 * 1024, maxEntryBytes: 256 * 1024, customerTtlMs: 60_000, finalTtlMs: 3_600_000, decodedItems: 2_000 });
+    expect(loadConfig({}).entityCache).toEqual({ enabled: true, maxObjects: 50_000, maxBytes: 64 * 1024 * 1024, maxEntryBytes: 256 * 1024, customerTtlMs: 60_000, finalTtlMs: 3_600_000, pendingMaxAgeMs: 5_000, decodedItems: 2_000 });
   });
 
   it('can be turned off, sized, and a TTL of 0 keeps a kind out', () => {
@@ -133,17 +141,19 @@ describe('entity cache settings', () => {
       ENTITY_CACHE_MAX_ENTRY_BYTES: '4096',
       CUSTOMER_CACHE_TTL_MS: '0',
       FINAL_OBJECT_CACHE_TTL_MS: '5000',
+      PENDING_OBJECT_MAX_AGE_MS: '0',
     });
-    expect(config.entityCache).toEqual({ enabled: false, maxObjects: 10, maxBytes: 1_048_576, maxEntryBytes: 4096, customerTtlMs: 0, finalTtlMs: 5000, decodedItems: 0 });
+    expect(config.entityCache).toEqual({ enabled: false, maxObjects: 10, maxBytes: 1_048_576, maxEntryBytes: 4096, customerTtlMs: 0, finalTtlMs: 5000, pendingMaxAgeMs: 0, decodedItems: 0 });
   });
 
   it('names each bad value', () => {
-    expect(() => loadConfig({ ENTITY_CACHE: 'maybe', ENTITY_CACHE_MAX_OBJECTS: '0', CUSTOMER_CACHE_TTL_MS: '-1' })).toThrow(
+    expect(() => loadConfig({ ENTITY_CACHE: 'maybe', ENTITY_CACHE_MAX_OBJECTS: '0', CUSTOMER_CACHE_TTL_MS: '-1', PENDING_OBJECT_MAX_AGE_MS: '60001' })).toThrow(
       expect.objectContaining({
         problems: [
           expect.stringMatching(/^ENTITY_CACHE:/),
           expect.stringMatching(/^ENTITY_CACHE_MAX_OBJECTS:/),
           expect.stringMatching(/^CUSTOMER_CACHE_TTL_MS:/),
+          expect.stringMatching(/^PENDING_OBJECT_MAX_AGE_MS:/),
         ],
       }),
     );
@@ -178,7 +188,8 @@ describe('production mode', () => {
 
 describe('observability settings', () => {
   it('serves metrics on the main port by default, on METRICS_PORT alone when set, or not at all', () => {
-    expect(loadConfig({}).observability.metrics).toEqual({ enabled: true, port: null, host: '0.0.0.0' });
+    expect(loadConfig({}).observability.metrics).toEqual({ enabled: true, port: null, host: '127.0.0.1' });
+    expect(loadConfig({ HOST: '0.0.0.0' }).observability.metrics.host).toBe('0.0.0.0');
     expect(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '10.0.0.5' }).observability.metrics).toEqual({ enabled: true, port: 9464, host: '10.0.0.5' });
     expect(loadConfig({ METRICS_ENABLED: 'false' }).observability.metrics.enabled).toBe(false);
     expect(() => loadConfig({ METRICS_PORT: 'ninety' })).toThrow(/METRICS_PORT/);
@@ -200,7 +211,7 @@ describe('observability settings', () => {
   });
 
   it('refuses an OTLP protocol other than http/json, and an exporter it does not have', () => {
-    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL: only http\/json/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL: expected "http\/json" \(OTLP over HTTP, JSON encoded: the only protocol supported\), got "grpc"/);
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' })).toThrow(/OTEL_EXPORTER_OTLP_TRACES_PROTOCOL/);
     expect(() => loadConfig({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/OTEL_TRACES_EXPORTER/);
     expect(loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).observability.tracing).toBeNull();
@@ -254,5 +265,95 @@ describe('upstream HTTP client', () => {
     expect(() => loadConfig({ UPSTREAM_HTTP_CLIENT: 'undici' })).toThrow(
       expect.objectContaining({ problems: [expect.stringMatching(/^UPSTREAM_HTTP_CLIENT: .*"got".*"node"/)] }),
     );
+  });
+});
+
+/** The problems loadConfig names for `env`, in order; none when it loads. */
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+    return [];
+  } catch (e) {
+    return (e as ConfigError).problems;
+  }
+}
+
+describe('messages written for a person', () => {
+  it('names the variable, what was given and what is expected, for each kind of setting', () => {
+    expect(problemsOf({ PORT: 'abc' })).toEqual(['PORT: expected a port number 0-65535, got "abc"']);
+    expect(problemsOf({ METRICS_PORT: '70000' })).toEqual(['METRICS_PORT: expected a port number 0-65535, got "70000"']);
+    expect(problemsOf({ MAX_PAGE_SIZE: '0' })).toEqual(['MAX_PAGE_SIZE: expected a whole number from 1 to 100, got "0"']);
+    expect(problemsOf({ RATE_LIMIT_PER_MINUTE: '1.5' })).toEqual(['RATE_LIMIT_PER_MINUTE: expected a whole number 0 or more, got "1.5"']);
+    expect(problemsOf({ UPSTREAM_RETRY_BUDGET_RATIO: 'half' })).toEqual(['UPSTREAM_RETRY_BUDGET_RATIO: expected a number from 0 to 1, got "half"']);
+    expect(problemsOf({ UPSTREAM_TIMEOUT_MS: '0' })).toEqual(['UPSTREAM_TIMEOUT_MS: expected a whole number of milliseconds, 1 or more, got "0"']);
+    expect(problemsOf({ ENTITY_CACHE: 'maybe' })).toEqual(['ENTITY_CACHE: expected true, false, 1 or 0, got "maybe"']);
+    expect(problemsOf({ PAYMENTS_ENV: 'prod' })).toEqual(['PAYMENTS_ENV: expected "sandbox" or "live", got "prod"']);
+    expect(problemsOf({ TRUSTED_PROXIES: '10.0.0.0/8, the-proxy' })).toEqual([
+      'TRUSTED_PROXIES: expected comma-separated IP addresses, CIDR ranges or loopback/linklocal/uniquelocal, got "the-proxy" (entry 2 of 2)',
+    ]);
+    expect(problemsOf({ APOLLO_GRAPH_REF: 'a b' })).toEqual(['APOLLO_GRAPH_REF: expected <graph id>@<variant>, got "a b"']);
+    expect(problemsOf({ DEFAULT_PAGE_SIZE: '50', MAX_PAGE_SIZE: '10' })).toEqual(['DEFAULT_PAGE_SIZE: must not exceed MAX_PAGE_SIZE, got DEFAULT_PAGE_SIZE=50, MAX_PAGE_SIZE=10']);
+    // No validator's own wording is left.
+    const all = problemsOf({ PORT: 'x', MAX_QUERY_DEPTH: '-1', GRAPHQL_JIT: 'yes', LOG_LEVEL: 'loud', REDIS_URL: 'x', OPS_TOKEN: 'x', SHUTDOWN_GRACE_MS: '1.5' });
+    expect(all).toHaveLength(7);
+    for (const problem of all) expect(problem).toMatch(/^[A-Z_]+: expected .+, got .+/);
+    expect(all.join('\n')).not.toMatch(/Invalid input|received|Too small|Too big/);
+  });
+
+  it('never shows a secret, a URL (which may hold a password) or a value that looks like a key', () => {
+    expect(problemsOf({ OPS_TOKEN: 'opsshort', ROUTER_SHARED_SECRET: 'rtrshort', ROUTER_INVALIDATION_URL: 'https://r', ROUTER_INVALIDATION_KEY: 'keyshort' })).toEqual([
+      'ROUTER_SHARED_SECRET: expected 16 characters or more, got 8',
+      'ROUTER_INVALIDATION_KEY: expected 16 characters or more, got 8',
+      'OPS_TOKEN: expected 16 characters or more, got 8',
+    ]);
+    expect(problemsOf({ REDIS_URL: 'http://user:hunter2@cache:6379' })).toEqual(['REDIS_URL: expected a redis:// or rediss:// URL, got an http:// URL']);
+    expect(problemsOf({ PAYMENTS_API_URL: 'not a url sk_live_secret' })).toEqual(['PAYMENTS_API_URL: expected an http:// or https:// URL, got a value that is not a URL']);
+    expect(problemsOf({ SUBSCRIPTION_CALLBACK_URLS: 'http://router/cb, http://user:hunter2@router/cb' })).toEqual([
+      'SUBSCRIPTION_CALLBACK_URLS: expected comma-separated http(s) URLs without credentials, query or fragment, got one that is not (entry 2 of 2)',
+    ]);
+    // A key pasted into the wrong variable, or a long value, is described by its length.
+    expect(problemsOf({ PORT: 'sk_live_0123', LOG_LEVEL: 'x'.repeat(41) })).toEqual([
+      'PORT: expected a port number 0-65535, got a value of 12 characters (not shown)',
+      `LOG_LEVEL: expected "fatal", "error", "warn", "info", "debug", "trace" or "silent", got a value of 41 characters (not shown)`,
+    ]);
+  });
+});
+
+describe('webhook secrets in live', () => {
+  const live = { PAYMENTS_ENV: 'live', PAYMENTS_API_URL: 'https://api.example.com' };
+
+  it('refuses one shorter than 16 characters, naming its place and length, never its value', () => {
+    const problems = problemsOf({ ...live, WEBHOOK_SECRETS: 'whsec_0123456789abcdef, abc' });
+    expect(problems).toEqual(['WEBHOOK_SECRETS: expected every secret to be 16 characters or more when PAYMENTS_ENV=live, got one of 3 (secret 2 of 2)']);
+    expect(problems.join('')).not.toContain('abc');
+    expect(problemsOf({ ...live, WEBHOOK_SECRETS: '0123456789abcde' })).toHaveLength(1);
+  });
+
+  it('takes 16 characters and more in live, and short ones in sandbox, where tests and demos use them', () => {
+    expect(loadConfig({ ...live, WEBHOOK_SECRETS: '0123456789abcdef' }).webhookSecrets).toEqual(['0123456789abcdef']);
+    expect(loadConfig({ ...live }).webhookSecrets).toEqual([]);
+    expect(loadConfig({ WEBHOOK_SECRETS: 'abc' }).webhookSecrets).toEqual(['abc']);
+  });
+});
+
+describe('variables that look like a setting', () => {
+  it('names a near miss with "did you mean", case, a swap and a unit left off included', () => {
+    expect(settingLookalikes({ WEBHOOK_SECRET: 'x', PAYMENTS_EVN: 'live', port: '5', SHUTDOWN_GRACE: '1', REDIS_URI: 'redis://r' })).toEqual([
+      'WEBHOOK_SECRET is not a setting: did you mean WEBHOOK_SECRETS? (it is ignored)',
+      'PAYMENTS_EVN is not a setting: did you mean PAYMENTS_ENV? (it is ignored)',
+      'port is not a setting: did you mean PORT? (it is ignored)',
+      'SHUTDOWN_GRACE is not a setting: did you mean SHUTDOWN_GRACE_MS? (it is ignored)',
+      'REDIS_URI is not a setting: did you mean REDIS_URL? (it is ignored)',
+    ]);
+  });
+
+  it("leaves the rest of the environment alone: a shell's, Kubernetes' service variables, the OpenTelemetry SDK's, and every setting", () => {
+    const neighbours = ['HOME', 'PATH', 'PWD', 'TERM', 'HOSTNAME', 'NODE_PATH', 'NODE_OPTIONS', 'LANG', 'USER', 'SHELL', 'CI', 'PAYMENTS_API_PORT', 'PAYMENTS_API_SERVICE_HOST', 'REDIS_PORT', 'KUBERNETES_PORT', 'npm_config_cache', 'OTEL_TRACES_SAMPLER_ARG', 'OTEL_EXPORTER_OTLP_HEADERS'];
+    expect(settingLookalikes(Object.fromEntries([...neighbours, ...SETTING_NAMES].map((n) => [n, 'x'])))).toEqual([]);
+  });
+
+  it("knows the emulator's variables when given them, and names a near miss of one", () => {
+    expect(settingLookalikes({ EMULATOR_SETTLE_MS: '5' }, ['EMULATOR_SETTLE_MS'])).toEqual([]);
+    expect(settingLookalikes({ EMULATOR_SETLE_MS: '5' }, ['EMULATOR_SETTLE_MS'])).toEqual(['EMULATOR_SETLE_MS is not a setting: did you mean EMULATOR_SETTLE_MS? (it is ignored)']);
   });
 });

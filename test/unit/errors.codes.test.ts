@@ -86,6 +86,7 @@ describe('toGraphQLError: what a caller sees of each upstream failure', () => {
     });
     expect(toGraphQLError(new upstream.UpstreamUnavailableError({ route, reason: 'bytes_in_flight' }))).toMatchObject({
       code: ErrorCode.UPSTREAM_UNAVAILABLE,
+      message: 'Too many payments API answer bytes are being read for this key or for all callers; retry shortly.',
       extra: { reason: 'bytes_in_flight', retryAfterSeconds: 1 },
     });
   });

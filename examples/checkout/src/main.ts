@@ -1,10 +1,13 @@
 /**
- * The checkout: create a transaction, subscribe to it, send the payment
- * request to the payer's phone, and show each status as it arrives. On the
- * sandbox, 64000001 approves, 64000002 declines, 64000003 never answers.
+ * The checkout: check the form, create a transaction, subscribe to it, send
+ * the payment request to the payer's phone, and say each status as it
+ * arrives. On the sandbox, 64000001 approves, 64000002 declines (balance too
+ * low), 64000003 never answers, 64000004 has no mobile-money account.
  */
-import { GraphQLRequestError, request, subscribe } from './client.js';
+import { checkOrder, type Order } from './checks.js';
+import { GatewayError, request, SANDBOX, subscribe } from './client.js';
 import { CheckoutStatus, CreateCheckout, PayWithPhone } from './operations.js';
+import { declineReason, failureWords, finalWords, refusedWords, STILL_WAITING, waitingWords, type Tone } from './words.js';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const form = $<HTMLFormElement>('checkout');
@@ -13,18 +16,17 @@ const history = $<HTMLOListElement>('history');
 const reason = $<HTMLParagraphElement>('reason');
 let stop: (() => void) | null = null;
 
-function show(text: string, tone: 'waiting' | 'ok' | 'bad' = 'waiting'): void {
+/** A silent payer for this long gets a word that nothing is charged meanwhile. */
+const STILL_WAITING_AFTER_MS = 20_000;
+
+function show(text: string, tone: Tone = 'waiting', code = ''): void {
   status.textContent = text;
   status.dataset.tone = tone;
+  status.dataset.status = code;
 }
 
-/** What the payer or their operator gave as the reason of a decline, in words where it is a known code. */
-const REASONS: Record<string, string> = {
-  INSUFFICIENT_FUNDS: "the payer's balance is too low",
-};
-
-function explain(code: string | null | undefined): void {
-  reason.textContent = code ? `Reason: ${REASONS[code] ? `${REASONS[code]} (${code})` : code}` : '';
+function explain(text: string): void {
+  reason.textContent = text;
 }
 
 function record(state: string): void {
@@ -33,60 +35,92 @@ function record(state: string): void {
   history.append(item);
 }
 
-const FINAL: Record<string, 'ok' | 'bad'> = { APPROVED: 'ok', TRANSFERRED: 'ok', DECLINED: 'bad', CANCELED: 'bad', EXPIRED: 'bad' };
+/** Each field's problem under it (or none), so the person sees what to fix where they type. */
+function markFields(problems: Partial<Record<keyof Order, string>>): void {
+  for (const input of form.querySelectorAll<HTMLInputElement>('input')) {
+    const problem = problems[input.name as keyof Order];
+    const note = document.getElementById(`${input.name}-problem`);
+    if (note) note.textContent = problem ?? '';
+    input.setAttribute('aria-invalid', problem ? 'true' : 'false');
+  }
+}
 
 form.addEventListener('submit', (event) => {
   event.preventDefault();
-  void pay(new FormData(form));
+  const checked = checkOrder(new FormData(form));
+  markFields(checked.ok ? {} : checked.problems);
+  if (!checked.ok) {
+    stop?.();
+    history.replaceChildren();
+    explain('');
+    const count = Object.keys(checked.problems).length;
+    show(count === 1 ? 'Please correct the field marked below; nothing was sent.' : `Please correct the ${count} fields marked below; nothing was sent.`, 'bad');
+    form.querySelector<HTMLInputElement>('[aria-invalid="true"]')?.focus();
+    return;
+  }
+  void pay(checked.order);
 });
 
-async function pay(fields: FormData): Promise<void> {
+async function pay(order: Order): Promise<void> {
   stop?.();
   history.replaceChildren();
-  explain(null);
+  explain('');
   const button = form.querySelector('button')!;
   button.disabled = true;
+  let stillWaiting: ReturnType<typeof setTimeout> | undefined;
   try {
-    show('Creating the payment...');
+    show('Creating the payment…');
     // One key per attempt: a retried click never creates a second transaction.
     const attempt = crypto.randomUUID();
     const created = await request(CreateCheckout, {
       input: {
-        amountDecimal: String(fields.get('amount')),
+        amountDecimal: order.amount,
         currency: { iso: 'XOF' },
-        description: String(fields.get('description')),
-        customer: { firstname: String(fields.get('firstname')), lastname: String(fields.get('lastname')), email: String(fields.get('email')) },
+        description: order.description,
+        customer: { firstname: order.firstname, lastname: order.lastname, email: order.email },
       },
       idempotencyKey: `create-${attempt}`,
     });
     const refused = created.createTransaction.userErrors[0];
     const transaction = created.createTransaction.transaction;
-    if (refused || !transaction) throw new GraphQLRequestError(refused ? `${refused.field?.join('.') ?? 'input'}: ${refused.message}` : 'no transaction');
+    if (refused) return void show(refusedWords(refused.field, refused.code), 'bad');
+    if (!transaction) throw new GatewayError('ERROR', 'no transaction created');
+    const amount = transaction.amountMoney ? `${transaction.amountMoney.amount} ${transaction.amountMoney.currencyIso}` : `${order.amount} XOF`;
     record(`created: ${transaction.status}`);
 
-    const settled = new Promise<string>((resolve, reject) => {
+    const settled = new Promise<void>((resolve, reject) => {
       stop = subscribe(CheckoutStatus, { id: transaction.id }, ({ transactionUpdated }) => {
         record(`update: ${transactionUpdated.status}`);
-        const tone = FINAL[transactionUpdated.status];
-        show(transactionUpdated.status, tone ?? 'waiting');
-        if (tone === 'bad') explain(transactionUpdated.lastErrorCode);
-        if (tone) resolve(transactionUpdated.status);
+        const final = finalWords(transactionUpdated.status, amount);
+        if (!final) return;
+        show(final.text, final.tone, transactionUpdated.status);
+        explain(transactionUpdated.status === 'DECLINED' ? declineReason(transactionUpdated.lastErrorCode) : '');
+        resolve();
       }, reject);
     });
+    // Awaited below; until then a socket failure must not go unhandled.
+    settled.catch(() => undefined);
 
-    show('Waiting for the payer to confirm on their phone...');
+    const waiting = waitingWords(order.phone, SANDBOX);
+    show(waiting.text, 'waiting', 'PENDING');
     const sent = await request(PayWithPhone, {
       id: transaction.id,
-      mode: String(fields.get('mode')),
-      phone: { number: String(fields.get('phone')), country: 'BJ' },
+      mode: order.mode,
+      phone: { number: order.phone, country: 'BJ' },
       idempotencyKey: `send-${attempt}`,
     });
     const sendRefused = sent.sendTransaction.userErrors[0];
-    if (sendRefused) throw new GraphQLRequestError(sendRefused.message);
+    if (sendRefused) return void show(refusedWords(sendRefused.field, sendRefused.code), 'bad');
+    // The payment may have settled while the send was answered: then its words stay.
+    if (status.dataset.status === 'PENDING') {
+      explain(waiting.hint);
+      stillWaiting = setTimeout(() => status.dataset.status === 'PENDING' && !waiting.hint && explain(STILL_WAITING), STILL_WAITING_AFTER_MS);
+    }
     await settled;
   } catch (error) {
-    show(error instanceof Error ? error.message : String(error), 'bad');
+    show(failureWords(error), 'bad');
   } finally {
+    clearTimeout(stillWaiting);
     stop?.();
     stop = null;
     button.disabled = false;

@@ -4,11 +4,12 @@
  * live stream's key is proven and ended. The transports' own suites (test/security/*) check the same door over
  * HTTP, WebSocket and SSE; this one reaches the branches they cannot vary cheaply.
  */
-import { GraphQLError } from 'graphql';
+import { GraphQLError, parse } from 'graphql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createAdmission, REVOKED_KEY_MESSAGE, type Admission, type RateLimitName } from '../../../src/access/admission.js';
 import type { StreamRequest } from '../../../src/access/stream-admission.js';
+import type { UpstreamGate } from '../../../src/access/upstream-budget.js';
 import { validatedDocuments } from '../../../src/limits/document-store.js';
 import { documentRules, operationCheck } from '../../../src/limits/graphql-limits.js';
 import { documentCheck } from '../../../src/limits/document-check.js';
@@ -226,6 +227,24 @@ describe('admission: a streaming transport\'s document', () => {
   });
 });
 
+describe("admission: a streaming transport's extensions.cost", () => {
+  const priced = parse('query ($n: Int) { transactions(first: $n) { nodes { id } } }');
+
+  it('prices the operation as HTTP does, with the upstream calls its gate counted and the maximum', () => {
+    const { admission } = setup({ MAX_OPERATION_COST: '900' });
+    const { cost } = admission.documents.check.price(priced, undefined, { n: 50 });
+    expect(cost).toBeGreaterThan(1);
+    expect(admission.cost(priced, undefined, { n: 50 }, { upstreamGate: { calls: 3 } as UpstreamGate })).toEqual({ requestedQueryCost: cost, actualQueryCost: 3, maximumAvailable: 900 });
+    // No gate yet: no upstream call counted.
+    expect(admission.cost(priced, undefined, { n: 50 }, undefined)).toEqual({ requestedQueryCost: cost, actualQueryCost: 0, maximumAvailable: 900 });
+  });
+
+  it('is null when COST_EXTENSIONS is off, and when the variables leave the operation unpriced', () => {
+    expect(setup({ COST_EXTENSIONS: 'false' }).admission.cost(priced, undefined, { n: 50 }, undefined)).toBeNull();
+    expect(setup().admission.cost(priced, undefined, { n: 'many' }, undefined)).toBeNull();
+  });
+});
+
 describe('admission: the account behind a key', () => {
   it('asks once while the key stays proven, and proves the key by asking', async () => {
     const { admission, keys, upstreamCalls } = setup();
@@ -236,9 +255,26 @@ describe('admission: the account behind a key', () => {
     expect(upstreamCalls).toEqual([`account ${c.apiKey}`]);
   });
 
+  // The proof lapses with no revocation heard here: the upstream revoked the key where no instance saw it.
   it('asks again once the key is no longer proven (revoked meanwhile)', async () => {
-    const { admission, keys, upstreamCalls, answerAccount } = setup();
+    const { admission, keys, upstreamCalls, answerAccount } = setup({ KEY_REVALIDATE_MS: '100' });
     const c = caller('account-revoked');
+    expect(await admission.account(c)).toBe(7);
+    answerAccount(async () => {
+      throw new UpstreamAuthenticationError({ route, statusCode: 401 });
+    });
+    expect(await admission.account(c)).toBe(7);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(keys.isProven(c.callerId)).toBe(false);
+    expect(keys.isRevoked(c.callerId)).toBe(false);
+    await expect(admission.account(c)).rejects.toBeInstanceOf(UpstreamAuthenticationError);
+    expect(keys.isRevoked(c.callerId)).toBe(true);
+    expect(upstreamCalls).toEqual([`account ${c.apiKey}`, `account ${c.apiKey}`]);
+  });
+
+  it('forgets the account of a key revoked here at once', async () => {
+    const { admission, keys, upstreamCalls, answerAccount } = setup();
+    const c = caller('account-revoked-here');
     expect(await admission.account(c)).toBe(7);
     keys.revoke(c.callerId);
     answerAccount(async () => ({ id: 8 }));
@@ -509,5 +545,24 @@ describe('admission: opening a stream through the door', () => {
     }
     expect(await admission.openStream(request(paced))).toMatchObject({ refused: { kind: 'rate', refusal: { by: 'key' } } });
     expect(upstreamCalls).toEqual([]);
+  });
+
+  it('a key revoked where no instance saw it opens no stream once its proof lapsed: the account is asked again, and its 401 refuses', async () => {
+    const { admission, keys, upstreamCalls, answerAccount } = setup({ KEY_REVALIDATE_MS: '100', WS_MAX_SUBSCRIPTIONS_PER_KEY: '5', WS_SUBSCRIBE_PER_MINUTE: '10' });
+    const c = caller('open-lapsed');
+    const first = await admission.openStream(request(c));
+    expect('stream' in first && first.stream.accountId).toBe(7);
+    // Released, so no background proof runs: only the door can find the revocation out.
+    if ('stream' in first) first.stream.release();
+    answerAccount(async () => {
+      throw new UpstreamAuthenticationError({ route, statusCode: 401 });
+    });
+    await new Promise((r) => setTimeout(r, 150));
+    const second = await admission.openStream(request(c));
+    expect('refused' in second && second.refused.kind).toBe('account');
+    expect(keys.isRevoked(c.callerId)).toBe(true);
+    expect(admission.liveStreams(c)).toBe(0);
+    expect(await admission.openStream(request(c))).toEqual({ refused: { kind: 'revoked' } });
+    expect(upstreamCalls).toEqual([`account ${c.apiKey}`, `account ${c.apiKey}`]);
   });
 });

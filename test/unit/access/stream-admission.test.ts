@@ -99,6 +99,48 @@ describe('openStream: one order', () => {
   });
 });
 
+describe('openStream: a client gone or an operation missing', () => {
+  it('a client already gone is refused before anything is counted or asked', async () => {
+    const { d, asked, open } = door();
+    const gone = new AbortController();
+    gone.abort();
+    expect(await open('sse', { signal: gone.signal })).toEqual({ refused: { kind: 'gone' } });
+    expect(asked).toEqual(['revoked']);
+    expect(d.liveOf('caller-1')).toBe(0);
+  });
+
+  it('a client that leaves while its rate is counted is refused before its document is parsed', async () => {
+    const gone = new AbortController();
+    const asked: string[] = [];
+    const d = streamDoor({
+      maxPerKey: 1,
+      isRevoked: () => false,
+      stream: async () => {
+        asked.push('rate');
+        gone.abort();
+        return null;
+      },
+      document: (payload) => (asked.push('document'), { document: parse(payload.query as string), source: payload.query as string }),
+      account: () => (asked.push('account'), Promise.resolve(7)),
+      live: () => (asked.push('live'), () => {}),
+    });
+    const request = { transport: 'sse' as const, caller: caller(1), address: '10.0.0.1', payload: { query: SUBSCRIPTION }, operationName: undefined, variables: {}, subscriptionsOnly: true, onRevoked: () => {} };
+    expect(await d.open({ ...request, signal: gone.signal })).toEqual({ refused: { kind: 'gone' } });
+    expect(asked).toEqual(['rate']);
+    expect(d.liveOf('caller-1')).toBe(0);
+  });
+
+  it('an operation name the document does not hold is no subscription, refused without a throw', async () => {
+    const { asked, open } = door();
+    const payload = { query: 'subscription A { paymentEvent { id } } subscription B { paymentEvent { id } }' };
+    expect(await open('sse', { payload, operationName: 'C' })).toEqual({ refused: { kind: 'not-subscription' } });
+    expect(asked).not.toContain('account');
+    // graphql-ws opens it, and graphql-js reports the missing operation when it runs.
+    const opened = await open('ws', { payload, operationName: 'C' });
+    expect('stream' in opened && opened.stream.operation).toBeUndefined();
+  });
+});
+
 describe('openStream: one tally, one release', () => {
   it('counts one key across WebSocket, SSE and callbacks together', async () => {
     const { d, open } = door(2);

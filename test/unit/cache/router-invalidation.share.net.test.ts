@@ -4,9 +4,23 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createRouterInvalidation, MAX_PENDING_PER_OWNER } from '../../../src/cache/router-invalidation.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { EntityCache } from '../../../src/cache/index.js';
+import { createRouterInvalidation, MAX_PENDING_PER_OWNER, withRouterInvalidation } from '../../../src/cache/router-invalidation.js';
 import { createLogger } from '../../../src/logger.js';
+
+/** An entity cache that holds nothing: only the pushes its evictions make are looked at. */
+const emptyCache: EntityCache = {
+  scope: () => ({ load: async () => [], put: async () => {}, evict: async () => {} }),
+  evictObject: async () => {},
+  close: async () => {},
+};
+
+/** Waits until the router has seen every tag (a wait, not a measure). */
+async function seen(router: { tags: string[] }, tags: string[]) {
+  const end = Date.now() + 5_000;
+  while (!tags.every((t) => router.tags.includes(t)) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+}
 
 /** A router that never answers until `release`: every push stays pending. */
 async function hangingRouter() {
@@ -63,5 +77,49 @@ describe('router invalidation: each owner has a share of the pending pushes', ()
     invalidation.push('transaction', ['again'], 'flooder');
     await invalidation.drain();
     expect(outcomes).toEqual(['sent']);
+  });
+
+  it("charges a caller's mutations to that caller, not to the webhooks: a caller's flood never drops a webhook's invalidation", async () => {
+    router = await hangingRouter();
+    const outcomes: string[] = [];
+    const invalidation = createRouterInvalidation({ url: router.url, key: 'k' }, { logger: createLogger('silent'), observe: (o) => outcomes.push(o) });
+    const cache = withRouterInvalidation(emptyCache, invalidation);
+
+    const flooder = cache.scope('flooder');
+    for (let i = 0; i < 1_000; i++) await flooder.evict('transaction', [i]);
+    await cache.evictObject('payout', 4242);
+    expect(outcomes.filter((o) => o === 'dropped')).toHaveLength(1_000 - MAX_PENDING_PER_OWNER);
+    await seen(router, ['payout-4242']);
+    expect(router.tags).toContain('payout-4242');
+    router.release();
+    await invalidation.drain();
+  });
+
+  // 1100 pushes held at once: a fetch that hangs in-process stands in for the router, so no thousand sockets are opened.
+  it("keeps the webhooks' share free of every caller's flood together: ten callers filling the queue drop none of a webhook's", async () => {
+    const tags: string[] = [];
+    const held: (() => void)[] = [];
+    vi.stubGlobal('fetch', (_url: string, init: { body: string }) => {
+      for (const entry of JSON.parse(init.body) as { cache_tag: string }[]) tags.push(entry.cache_tag);
+      return new Promise((resolve) => held.push(() => resolve(new Response('{}'))));
+    });
+    try {
+      const outcomes: string[] = [];
+      const invalidation = createRouterInvalidation({ url: 'http://router.invalid/invalidation', key: 'k' }, { logger: createLogger('silent'), observe: (o) => outcomes.push(o) });
+      const cache = withRouterInvalidation(emptyCache, invalidation);
+
+      for (let c = 0; c < 10; c++) for (let i = 0; i < MAX_PENDING_PER_OWNER; i++) await cache.scope(`caller-${c}`).evict('transaction', [`${c}-${i}`]);
+      const dropped = outcomes.filter((o) => o === 'dropped').length;
+      // The queue holds 1000 and the webhooks' 100 of them stay theirs: 900 of the callers' 1000 pending.
+      expect(dropped).toBe(10 * MAX_PENDING_PER_OWNER - 900);
+      for (let i = 0; i < MAX_PENDING_PER_OWNER; i++) await cache.evictObject('payout', i);
+      expect(outcomes.filter((o) => o === 'dropped')).toHaveLength(dropped);
+      expect(tags.filter((t) => t.startsWith('payout-'))).toHaveLength(MAX_PENDING_PER_OWNER);
+      held.splice(0).forEach((answer) => answer());
+      await invalidation.drain();
+      expect(outcomes.filter((o) => o === 'sent')).toHaveLength(900 + MAX_PENDING_PER_OWNER);
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 });

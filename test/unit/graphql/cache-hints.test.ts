@@ -152,10 +152,37 @@ describe('createCacheHints', () => {
     expect(hintOf('{ _entities(representations: ["a"]) { __typename } }').maxAge).toBe(0);
   });
 
+  it('names each root field\'s response key, through fragments on the query too, and no nested one', () => {
+    expect([...hintOf('{ c: customer(id: 1) { id } currencies { iso } }').roots]).toEqual(['c', 'currencies']);
+    expect([...hintOf('{ ... on Query { customer(id: 1) { id } } }').roots]).toEqual(['customer']);
+    expect([...hintOf('{ _entities(representations: ["a"]) { ... on Customer { id } } }').roots]).toEqual(['_entities']);
+    expect([...hintOf('{ transaction(id: 1) { status customer { id } } }').roots]).toEqual(['transaction']);
+  });
+
   it('keeps nothing of an introspection read or a field the schema lacks', () => {
     expect(hintOf('{ currencies { iso } __schema { queryType { name } } }').maxAge).toBe(0);
     expect(hintOf('{ currencies { iso } nope { id } }').maxAge).toBe(0);
     expect(hintOf('{ nope { id } currencies { iso } }').maxAge).toBe(0);
+  });
+});
+
+describe('createCacheHints: the keys that hold a final type', () => {
+  const holders = (source: string) => [...hintOf(source).holders];
+
+  it('names the response key of each field that reads a type kept only when final, aliased or not', () => {
+    expect(holders('{ transaction(id: 1) { status } }')).toEqual(['transaction']);
+    expect(holders('{ t: transaction(id: 1) { status } p: payout(id: 2) { status } }')).toEqual(['t', 'p']);
+    expect(holders('{ t: transaction(id: 1) { status } transaction(id: 2) { status } }')).toEqual(['t', 'transaction']);
+  });
+
+  it('names no field of a type kept for its TTL, under a final one or not', () => {
+    expect(holders('{ customer(id: 1) { id } currencies { iso } }')).toEqual([]);
+    expect(holders('{ transaction(id: 1) { status customer { id } currency { iso } } }')).toEqual(['transaction']);
+  });
+
+  it('names the field of a union or interface read through a fragment of a final type', () => {
+    expect(holders('{ _entities(representations: []) { ... on Transaction { status } } }')).toEqual(['_entities']);
+    expect(holders('{ n: node { ... on Transaction { status } } }')).toEqual(['n']);
   });
 });
 
@@ -164,6 +191,24 @@ describe('finalAnswer', () => {
 
   it('needs no walk when no status is checked', () => {
     expect(finalAnswer({ transaction: { status: 'pending' } }, new Map())).toBe(true);
+    expect(finalAnswer(null, new Map())).toBe(true);
+  });
+
+  it('is false for no answer, or one that is not an object, when a status is checked', () => {
+    expect(finalAnswer(null, statusOnly)).toBe(false);
+    expect(finalAnswer(undefined, statusOnly)).toBe(false);
+    expect(finalAnswer('canceled', statusOnly)).toBe(false);
+  });
+
+  it('is false when a key that holds a final type holds null (not found yet) or a list with a null in it', () => {
+    const held = new Set(['transaction', '_entities']);
+    expect(finalAnswer({ transaction: null }, statusOnly, held)).toBe(false);
+    expect(finalAnswer({ transaction: null }, statusOnly)).toBe(true);
+    expect(finalAnswer({ _entities: [{ status: 'canceled' }, null] }, statusOnly, held)).toBe(false);
+    expect(finalAnswer({ _entities: [{ status: 'canceled' }] }, statusOnly, held)).toBe(true);
+    expect(finalAnswer({ transaction: { status: 'canceled', note: null, tags: ['a', null] } }, statusOnly, held)).toBe(true);
+    // Only where the key holds it: a null elsewhere is a value like another.
+    expect(finalAnswer({ transaction: { status: 'canceled' }, customer: null }, statusOnly, held)).toBe(true);
   });
 
   it('is true when every checked status is final, however deep and in lists', () => {
@@ -185,6 +230,16 @@ describe('finalAnswer', () => {
   it('walks past nulls and scalars in the answer', () => {
     // Only that it walks them: how a null object is judged is decided elsewhere.
     expect(() => finalAnswer({ t: { status: 'canceled', note: null, n: 3, tags: ['a', null] } }, statusOnly)).not.toThrow();
+  });
+
+  it('is false when a root object is missing, of any type, even with no status to check', () => {
+    const roots = new Set(['customer', '_entities']);
+    expect(finalAnswer({ customer: null }, new Map(), new Set(), new Set(['customer']))).toBe(false);
+    expect(finalAnswer({ _entities: [{ id: '1' }, null] }, new Map(), new Set(), new Set(['_entities']))).toBe(false);
+    expect(finalAnswer({ customer: { id: '1' }, _entities: [{ id: '2' }] }, new Map(), new Set(), roots)).toBe(true);
+    expect(finalAnswer(null, new Map(), new Set(), roots)).toBe(false);
+    // A nested null under a root is that object's own fact (a transaction with no customer), not a miss.
+    expect(finalAnswer({ transaction: { status: 'canceled', customer: null } }, statusOnly, new Set(['transaction']), new Set(['transaction']))).toBe(true);
   });
 
   it('reads the response keys it is given, not the word status', () => {

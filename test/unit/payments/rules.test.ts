@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import {
   customerRefProblem,
+  finalStatuses,
   InputRule,
   isFinalPayout,
   isFinalTransaction,
@@ -41,6 +42,14 @@ describe('payment rules over every status of the schema', () => {
   it('the tables cover exactly the schema enums', () => {
     expect(Object.keys(transactionTable).sort()).toEqual(values(TransactionStatus).sort());
     expect(Object.keys(payoutFinal).sort()).toEqual(values(PayoutStatus).sort());
+  });
+
+  it('hands the final statuses over in both spellings, the same as the rules test one by one', () => {
+    const { transaction, payout } = finalStatuses();
+    const finalTx = Object.keys(transactionTable).filter((s) => transactionTable[s]!.final);
+    expect([...transaction].sort()).toEqual([...finalTx, ...finalTx.map((s) => s.toLowerCase())].sort());
+    const finalPayouts = Object.keys(payoutFinal).filter((s) => payoutFinal[s]);
+    expect([...payout].sort()).toEqual([...finalPayouts, ...finalPayouts.map((s) => s.toLowerCase())].sort());
   });
 
   describe.each(values(TransactionStatus))('transaction %s', (status) => {

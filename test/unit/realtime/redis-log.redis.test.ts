@@ -2,18 +2,21 @@
  * The Redis event log between two instances on one real redis-server: each
  * append reaches the appending instance's listeners at once and the other's
  * through its reader, once each; the ledger's verdicts travel with the entry;
- * and every key one append touches carries its partition's hash tag.
+ * every key one append touches carries its partition's hash tag; and an
+ * instance whose link stalled while the log was trimmed past it says so.
  */
 import { singleServer } from '../../../src/redis-target.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../../../src/logger.js';
 import { RedisLinks } from '../../../src/redis.js';
 import type { PaymentEvent } from '../../../src/realtime/events.js';
-import { partitionOf } from '../../../src/realtime/log-keys.js';
+import { logKeys, partitionOf } from '../../../src/realtime/log-keys.js';
+import { encode } from '../../../src/upstream/codec.js';
 import { redisEventLog, type RedisEventLog } from '../../../src/realtime/redis-log.js';
 import { describeWith } from '../../support/tools.js';
 import { eventually, sleep } from '../../realtime/support.js';
 import { redisClientsForSuite } from '../../realtime/redis-server.js';
+import { startTcpProxy } from '../../realtime/tcp-proxy.js';
 
 const ACCOUNT = 37;
 const logger = createLogger('silent');
@@ -84,10 +87,56 @@ describeWith('redis-server', 'the Redis event log, two instances', () => {
       ]);
   });
 
+  it('delivers an entry that reaches the reader after a newer state of its object as no state change', async () => {
+    expect(await here.append(webhook(40, 300, 'approved', '2026-01-01T10:00:05.000Z'))).toBe('accepted');
+    // Another instance's older state, appended when it was current, read here only after the newer one went out.
+    const older = webhook(39, 300, 'pending', '2026-01-01T10:00:00.000Z');
+    const keys = logKeys(prefix);
+    const seq = Number(await client().get(keys.sequence(partitionOf(ACCOUNT)))) + 1;
+    await client().xadd(keys.stream(partitionOf(ACCOUNT)), '*', 'c', '1', 's', seq, 'e', encode(older));
+    await client().set(keys.sequence(partitionOf(ACCOUNT)), seq);
+    await eventually(async () => [statuses(got.here, 300).length, statuses(got.there, 300).length], ([h, t]) => h === 2 && t === 2);
+    for (const events of [got.here, got.there])
+      expect(statuses(events, 300)).toEqual([
+        ['approved', true],
+        ['pending', false],
+      ]);
+  });
+
   it('gives every key an append touches its partition hash tag, so one script stays on one Cluster node', async () => {
     const keys = (await client().keys(`${prefix}*`)).filter((k) => k.includes(`:${ACCOUNT}:`) || k.endsWith(':log'));
     const tags = new Set(keys.map((k) => /\{[^}]*\}/.exec(k)?.[0]));
     expect(keys.length).toBeGreaterThan(3);
     expect([...tags]).toEqual([`{events:${partitionOf(ACCOUNT)}}`]);
+  });
+
+  it('logs one error line when a stalled link comes back behind what the log still keeps, and goes on from what it keeps', async () => {
+    const other = 38;
+    const port = client().options.port!;
+    const proxy = await startTcpProxy(port);
+    const lines: string[] = [];
+    const behindLogger = createLogger('info', { destination: { write: (line: string) => void lines.push(line) } });
+    const behind = await redisEventLog({ target: singleServer(`redis://127.0.0.1:${proxy.port}`), prefix, logger: behindLogger, links: new RedisLinks(behindLogger), maxEvents: 1000 });
+    const received: PaymentEvent[] = [];
+    behind.subscribe(other, (e) => received.push(e));
+    try {
+      proxy.stall();
+      // 1000 over 16 partitions keeps about 63 a stream: 400 appended while it cannot read.
+      for (let i = 0; i < 400; i += 1) await here.append({ ...webhook(5000 + i, 5000 + i, 'approved', '2026-01-01T10:00:00.000Z'), accountId: other });
+      await sleep(1500);
+      proxy.resume();
+      const trimmed = await eventually(async () => lines.filter((l) => l.includes('event log trimmed past this instance')), (found) => found.length > 0, 5000);
+      expect(trimmed).toHaveLength(1);
+      const [line] = trimmed.map((l) => JSON.parse(l) as { level: number; partition: number; lost: number });
+      expect(line).toMatchObject({ level: 50, partition: partitionOf(other) });
+      // Counted exactly: what it received and what it lost make the 400.
+      await eventually(async () => received.length, (n) => n > 0 && received.at(-1)!.id === 5399, 5000);
+      expect(received.length + line!.lost).toBe(400);
+      await eventually(async () => received.length, (n) => n > 0 && received.at(-1)!.id === 5399, 5000);
+      expect(received.length).toBeLessThan(400);
+    } finally {
+      await behind.close();
+      await proxy.close();
+    }
   });
 });

@@ -1,0 +1,128 @@
+/**
+ * Whether the Redis that holds the records still holds all of them. A marker beside them: an epoch, made once per
+ * Redis, and a sequence every record write moves on. A Redis that came back empty has no marker (or a new epoch); one
+ * back from an older snapshot, or a replica that missed the last writes, has a sequence below one this instance saw.
+ * Either way records may be gone, so new claims are refused for a quarantine while clients retry what was lost
+ * (docs/resilience.md, Redis that loses records). The quarantine's end is written in the marker too (`until`), so an
+ * instance started meanwhile, which knows no earlier marker, refuses with the others.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../logger.js';
+import type { RedisClient as Redis } from '../redis.js';
+import type { StoreCondition } from './store.js';
+
+export const CHECK_EVERY_MS = 1_000;
+
+export interface ContinuityOptions {
+  quarantineMs: number;
+  logger: Pick<Logger, 'error' | 'info'>;
+  checkEveryMs?: number;
+}
+
+export class RedisContinuity {
+  private epoch: string | null = null;
+  private seq = 0;
+  private quarantinedUntil = 0;
+  private losses = 0;
+  private reason: string | null = null;
+  /** Re-adopting the marker after a loss: what is seen meanwhile is the same loss. */
+  private adopting: Promise<void> | null = null;
+  private checking = false;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly onReady = () => void this.check();
+
+  constructor(
+    private readonly redis: Redis,
+    readonly key: string,
+    private readonly options: ContinuityOptions,
+  ) {}
+
+  /** Takes the marker as it is (making it on a new Redis), then checks it every second and on each reconnect. */
+  async start(): Promise<void> {
+    await this.adopt();
+    this.timer = setInterval(() => void this.check(), this.options.checkEveryMs ?? CHECK_EVERY_MS);
+    this.timer.unref();
+    this.redis.on('ready', this.onReady);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.redis.off('ready', this.onReady);
+  }
+
+  /** What a record script is given: the epoch and sequence it must find (`*`: not adopted yet, nothing to compare). */
+  expected(): [string, string] {
+    return [this.epoch ?? '*', String(this.seq)];
+  }
+
+  get refusing(): boolean {
+    return Date.now() < this.quarantinedUntil;
+  }
+
+  condition(): StoreCondition {
+    return { quarantinedUntil: this.refusing ? this.quarantinedUntil : null, losses: this.losses, reason: this.refusing ? this.reason : null };
+  }
+
+  /** The marker as a script or a check found it: `epoch` empty when it was missing. */
+  saw(epoch: string, seq: number): void {
+    if (this.epoch === null || this.adopting) return;
+    if (epoch !== this.epoch) this.lost(epoch === '' ? 'its marker is gone: it came back empty' : 'its marker is another: it was replaced or emptied');
+    else if (seq < this.seq) this.lost(`its write sequence went back from ${this.seq} to ${seq}: it came back from an older snapshot, or a replica missed the last writes`);
+    else this.seq = seq;
+  }
+
+  async check(): Promise<void> {
+    if (this.checking || this.epoch === null) return;
+    this.checking = true;
+    try {
+      const [epoch, seq, until] = await this.redis.hmget(this.key, 'epoch', 'seq', 'until');
+      this.saw(epoch ?? '', Number(seq ?? 0));
+      this.join(Number(until ?? 0));
+    } catch {
+      // Unreachable: redis.ts says so; the next check after the reconnect compares.
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  private lost(reason: string): void {
+    this.losses += 1;
+    this.reason = `idempotency Redis lost records: ${reason}`;
+    this.quarantinedUntil = Date.now() + this.options.quarantineMs;
+    this.options.logger.error(
+      { redis: 'records lost', quarantineMs: this.options.quarantineMs },
+      `${this.reason}; new keyed mutations answer IDEMPOTENCY_UNAVAILABLE for ${Math.round(this.options.quarantineMs / 1000)} s, while clients retry what was lost`,
+    );
+    // Unreachable again: the old epoch stays, so the next check finds the loss once more.
+    this.adopting = this.adopt()
+      .then(() => this.redis.hset(this.key, 'until', String(this.quarantinedUntil)))
+      .then(() => undefined)
+      .catch(() => undefined);
+  }
+
+  /** A quarantine another instance started (written in the marker): this one refuses until it ends too. */
+  private join(until: number): void {
+    if (!(until > Date.now()) || until <= this.quarantinedUntil) return;
+    const first = !this.refusing;
+    this.quarantinedUntil = until;
+    if (!first) return;
+    this.losses += 1;
+    this.reason = 'idempotency Redis lost records: another gateway found the loss';
+    this.options.logger.error(
+      { redis: 'records lost', quarantinedUntil: new Date(until).toISOString() },
+      `${this.reason}; new keyed mutations answer IDEMPOTENCY_UNAVAILABLE until ${new Date(until).toISOString()}, while clients retry what was lost`,
+    );
+  }
+
+  private async adopt(): Promise<void> {
+    try {
+      await this.redis.hsetnx(this.key, 'epoch', randomUUID());
+      const [epoch, seq, until] = await this.redis.hmget(this.key, 'epoch', 'seq', 'until');
+      this.epoch = epoch ?? null;
+      this.seq = Number(seq ?? 0);
+      this.join(Number(until ?? 0));
+    } finally {
+      this.adopting = null;
+    }
+  }
+}

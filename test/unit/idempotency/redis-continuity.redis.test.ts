@@ -1,0 +1,155 @@
+/**
+ * The continuity marker over a real redis-server: a Redis emptied, put back to an older state or replaced is
+ * found (by the check and by a record script, whichever comes first), told in one error line, and new claims are
+ * refused for the quarantine; records it still has replay meanwhile; an intact Redis raises nothing.
+ */
+import type { Redis } from 'ioredis';
+import type { Logger } from '../../../src/logger.js';
+import { expect, it } from 'vitest';
+import { RedisContinuity } from '../../../src/idempotency/redis-continuity.js';
+import { RedisIdempotencyStore } from '../../../src/idempotency/redis-store.js';
+import { redisClientsForSuite } from '../../realtime/redis-server.js';
+import { describeWith } from '../../support/tools.js';
+
+function recordingLogger() {
+  const errors: { obj: object; msg: string }[] = [];
+  const logger = { error: (obj: object, msg: string) => void errors.push({ obj, msg }), info: () => undefined } as unknown as Logger;
+  return { errors, logger };
+}
+
+const until = async (done: () => boolean, ms = 3_000) => {
+  const end = Date.now() + ms;
+  while (!done() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+};
+
+describeWith('redis-server', 'the idempotency Redis continuity marker', () => {
+  const client = redisClientsForSuite();
+  let n = 0;
+
+  async function instance(redis: Redis, options: { quarantineMs?: number; checkEveryMs?: number; prefix?: string } = {}) {
+    const prefix = options.prefix ?? `cont-${++n}:`;
+    const { errors, logger } = recordingLogger();
+    const continuity = new RedisContinuity(redis, `${prefix}continuity`, { quarantineMs: options.quarantineMs ?? 60_000, logger, checkEveryMs: options.checkEveryMs ?? 20 });
+    await continuity.start();
+    const store = new RedisIdempotencyStore(redis, prefix, 100, 60_000, continuity);
+    const done = async (key: string, caller = 'A') => {
+      const claim = await store.claim(key, 'fp', 60_000, caller);
+      if (claim.kind !== 'acquired') throw new Error(claim.kind);
+      await store.complete(key, claim.owner, 'fp', `"${key}"`, 60_000, caller);
+    };
+    return { prefix, continuity, store, errors, done };
+  }
+
+  it('makes the marker on a new Redis and raises nothing while records only grow, over two instances', async () => {
+    const redis = client();
+    const a = await instance(redis);
+    const b = await instance(client(), { prefix: a.prefix });
+    for (let i = 0; i < 5; i++) {
+      await a.done(`a${i}`);
+      await b.done(`b${i}`);
+    }
+    await a.continuity.check();
+    await b.continuity.check();
+    expect(await redis.hget(`${a.prefix}continuity`, 'seq')).toBe('20');
+    expect(a.errors).toEqual([]);
+    expect(b.errors).toEqual([]);
+    expect(a.store.condition()).toEqual({ quarantinedUntil: null, losses: 0, reason: null });
+    a.continuity.stop();
+    b.continuity.stop();
+  });
+
+  it('an emptied Redis: one error line, refused claims for the quarantine, then claims again', async () => {
+    const redis = client();
+    const { store, errors, continuity, done } = await instance(redis, { quarantineMs: 400 });
+    await done('before');
+    await redis.flushall();
+    await until(() => errors.length > 0);
+    await new Promise((r) => setTimeout(r, 100));
+
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.msg).toMatch(/^idempotency Redis lost records: its marker is gone: it came back empty; new keyed mutations answer IDEMPOTENCY_UNAVAILABLE for 0 s/);
+    expect(errors[0]!.obj).toEqual({ redis: 'records lost', quarantineMs: 400 });
+    const condition = store.condition()!;
+    expect(condition.losses).toBe(1);
+    expect(condition.quarantinedUntil).toBeGreaterThan(Date.now());
+    expect(condition.reason).toMatch(/marker is gone/);
+    expect(await store.claim('before', 'fp', 60_000, 'A')).toEqual({ kind: 'full' });
+    expect(await store.claim('fresh', 'fp', 60_000, 'A')).toEqual({ kind: 'full' });
+    // A record written meanwhile (by an instance past its own quarantine) still replays.
+    await redis.set(`${(store as unknown as { prefix: string }).prefix}kept`, JSON.stringify({ s: 'done', fp: 'fp', v: '"kept"' }));
+    expect(await store.claim('kept', 'fp', 60_000, 'A')).toEqual({ kind: 'completed', json: '"kept"' });
+
+    await until(() => !continuity.refusing, 2_000);
+    expect(store.condition()).toEqual({ quarantinedUntil: null, losses: 1, reason: null });
+    expect((await store.claim('before', 'fp', 60_000, 'A')).kind).toBe('acquired');
+    expect(errors).toHaveLength(1);
+    continuity.stop();
+  });
+
+  it('an instance started during a quarantine another one began refuses too, until it ends', async () => {
+    const redis = client();
+    const first = await instance(redis, { quarantineMs: 1_500 });
+    await first.done('before');
+    await redis.flushall();
+    await until(() => first.errors.length > 0);
+    await until(() => false, 100);
+    // Started after the loss: it knows no earlier marker, only the quarantine written in it.
+    const later = await instance(client(), { prefix: first.prefix, quarantineMs: 1_500 });
+    expect(later.continuity.refusing).toBe(true);
+    expect(await later.store.claim('fresh', 'fp', 60_000, 'B')).toEqual({ kind: 'full' });
+    expect(later.errors).toHaveLength(1);
+    expect(later.errors[0]!.msg).toMatch(/another gateway found the loss/);
+    await until(() => !later.continuity.refusing && !first.continuity.refusing, 3_000);
+    expect((await later.store.claim('fresh', 'fp', 60_000, 'B')).kind).toBe('acquired');
+    first.continuity.stop();
+    later.continuity.stop();
+  });
+
+  it('a claim finds the loss before any check does, and takes nothing', async () => {
+    const redis = client();
+    const { store, errors, continuity, done } = await instance(redis, { checkEveryMs: 60_000 });
+    await done('k1');
+    await redis.del(`${(store as unknown as { prefix: string }).prefix}continuity`, `${(store as unknown as { prefix: string }).prefix}k1`);
+    expect(await store.claim('k1', 'fp', 60_000, 'A')).toEqual({ kind: 'full' });
+    expect(errors).toHaveLength(1);
+    await until(() => false, 50);
+    // Adopted again: the same loss is not told twice, and the quarantine still refuses.
+    expect(await store.claim('k2', 'fp', 60_000, 'A')).toEqual({ kind: 'full' });
+    expect(errors).toHaveLength(1);
+    continuity.stop();
+  });
+
+  it('a Redis back from an older state: the sequence went back', async () => {
+    const redis = client();
+    const { store, errors, continuity, done, prefix } = await instance(redis);
+    await done('k1');
+    await done('k2');
+    await redis.hset(`${prefix}continuity`, 'seq', '1');
+    await until(() => errors.length > 0);
+    expect(errors[0]!.msg).toMatch(/its write sequence went back from 4 to 1: it came back from an older snapshot, or a replica missed the last writes/);
+    expect(await store.claim('k3', 'fp', 60_000, 'A')).toEqual({ kind: 'full' });
+    continuity.stop();
+  });
+
+  it('another Redis in its place: the epoch is another', async () => {
+    const redis = client();
+    const { errors, continuity, done, prefix } = await instance(redis);
+    await done('k1');
+    await redis.hset(`${prefix}continuity`, 'epoch', 'someone-else');
+    await until(() => errors.length > 0);
+    expect(errors[0]!.msg).toMatch(/its marker is another: it was replaced or emptied/);
+    continuity.stop();
+  });
+
+  it('a completion tells the loss too (it still writes its result: the side effect happened)', async () => {
+    const redis = client();
+    const { store, errors, continuity, prefix } = await instance(redis, { checkEveryMs: 60_000 });
+    const claim = await store.claim('k', 'fp', 60_000, 'A');
+    if (claim.kind !== 'acquired') throw new Error(claim.kind);
+    await redis.del(`${prefix}continuity`);
+    expect(await store.complete('k', claim.owner, 'fp', '"done"', 60_000, 'A')).toBe(true);
+    expect(errors).toHaveLength(1);
+    expect(await store.peek('k', 'fp')).toEqual({ kind: 'completed', json: '"done"' });
+    continuity.stop();
+  });
+});
