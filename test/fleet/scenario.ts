@@ -96,14 +96,17 @@ async function deliver(port: number, body: string, refused: { count: number }): 
 
 /** A keyed payout, retried with its key until answered; the answer's payout id. */
 async function keyedPayout(gateway: GatewayInstance, apiKey: string, idempotencyKey: string, reference: string, refused: { count: number }): Promise<string> {
+  const codes = new Map<string, number>();
   for (let attempt = 0; attempt < 200; attempt += 1) {
     const answer = await post<{ createPayout: { payout: { id: string } | null } }>(`http://127.0.0.1:${gateway.port}/graphql`, CREATE_PAYOUT, { input: payoutInput(1000, reference), key: idempotencyKey }, apiKey).catch(() => null);
     const id = answer?.data?.createPayout?.payout?.id;
     if (id) return id;
+    const code = String((answer as { errors?: { extensions?: { code?: string } }[] } | null)?.errors?.[0]?.extensions?.code ?? 'no answer');
+    codes.set(code, (codes.get(code) ?? 0) + 1);
     refused.count += 1;
     await sleep(100);
   }
-  throw new Error('a keyed payout was never answered');
+  throw new Error(`a keyed payout was never answered (${JSON.stringify([...codes])}); the gateway's last lines:\n${gateway.process.output().split('\n').slice(-15).join('\n')}`);
 }
 
 /**
