@@ -73,7 +73,7 @@ async function run(argv: string[]): Promise<void> {
       }
     }
   }
-  for (const lane of lanes) await lane.log.close();
+  for (const lane of lanes) await Promise.all([lane.log.close(), lane.store.close()]);
   replica.stop();
   master.stop();
   rmSync(dir, { recursive: true, force: true });
