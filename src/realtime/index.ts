@@ -1,7 +1,7 @@
 /** Real-time: webhooks feed the event log, the log feeds subscriptions; shared in Redis when REDIS_URL is set. */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
-import { STATE_PREFIX, type RedisLinks } from '../redis.js';
+import { STATE_PREFIX, type RedisLinks, type RedisTarget } from '../redis.js';
 import { memoryBus, type EventBus } from './bus.js';
 import { memoryLedger, type DeliveryLedger } from './ledger.js';
 import { ledgerLog, type EventLog } from './log.js';
@@ -26,7 +26,7 @@ export interface RealtimeCore {
 }
 
 export interface RealtimeOptions {
-  redisUrl: string | null;
+  redis: RedisTarget | null;
   logger: Logger;
   links: RedisLinks;
   /** EVENT_LOG_MAX_EVENTS: the Redis log's bound. */
@@ -36,12 +36,12 @@ export interface RealtimeOptions {
 }
 
 export async function startRealtime(options: RealtimeOptions): Promise<RealtimeCore> {
-  if (!options.redisUrl) {
+  if (!options.redis) {
     const bus = memoryBus(options.logger);
     const ledger = options.ledger ?? memoryLedger();
     return { bus, log: ledgerLog(ledger, bus), lease: soleLease, close: () => bus.close() };
   }
-  const log = await redisEventLog({ url: options.redisUrl, prefix: STATE_PREFIX, logger: options.logger, links: options.links, maxEvents: options.logMaxEvents });
+  const log = await redisEventLog({ target: options.redis, prefix: STATE_PREFIX, logger: options.logger, links: options.links, maxEvents: options.logMaxEvents });
   const lease = redisLease(log.redis, STATE_PREFIX, randomUUID());
   return { bus: log, log, lease, close: () => log.close() };
 }

@@ -4,12 +4,12 @@
  * position, so a reconnect or a Redis restarted from its append-only file resumes where it stopped. The instance
  * that appends hands the event to its own subscribers at once; its reader skips that entry when it comes by.
  */
-import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logger.js';
-import type { RedisLinks } from '../redis.js';
+import { writeConfirmed, type RedisClient, type RedisLinks, type RedisTarget } from '../redis.js';
 import { decode, encode } from '../upstream/index.js';
 import { Fanout, type EventBus } from './bus.js';
+import { readEachStream } from './cluster-read.js';
 import { isNewer, objectKey, versionOf, type PaymentEvent, type Version } from './events.js';
 import { DEDUPE_TTL_SECONDS, LAST_SEEN_TTL_SECONDS, LEDGER_LUA, SNAPSHOT_EVENT_ID } from './ledger.js';
 import type { AppendResult, EventLog } from './log.js';
@@ -51,6 +51,7 @@ return {1, at}
 `;
 
 type Reply = [0] | [1 | 2, string];
+type Pipelined = Parameters<Parameters<typeof writeConfirmed>[2]>[0];
 
 interface LogScripts {
   appendEvent(claim: string, last: string, prev: string, stream: string, sequence: string, ms: number, id: number, ttl: number, maxLen: number, entry: string, hasObject: string): Promise<Reply>;
@@ -77,7 +78,7 @@ const READ_COUNT = 500;
 const READ_BLOCK_MS = 5_000;
 
 export interface RedisLogOptions {
-  url: string;
+  target: RedisTarget;
   prefix: string;
   logger: Logger;
   links: RedisLinks;
@@ -88,7 +89,7 @@ export interface RedisLogOptions {
 
 export interface RedisEventLog extends EventBus, EventLog {
   /** The appending connection, for the other shared records (poll leases). */
-  redis: Redis;
+  redis: RedisClient;
 }
 
 export async function redisEventLog(options: RedisLogOptions): Promise<RedisEventLog> {
@@ -96,12 +97,14 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
   const partitions = options.partitions ?? LOG_PARTITIONS;
   const keys = logKeys(prefix, partitions);
   const maxLen = Math.ceil(options.maxEvents / partitions);
-  const writer = links.open(options.url, 'bus-publisher');
-  const reader = links.open(options.url, 'bus-subscriber');
+  const writer = links.open(options.target, 'bus-publisher');
+  const reader = links.open(options.target, 'bus-subscriber');
   await Promise.all([writer.connect(), reader.connect()]);
   writer.defineCommand('appendEvent', { numberOfKeys: 5, lua: APPEND_EVENT });
   writer.defineCommand('appendSnapshot', { numberOfKeys: 3, lua: APPEND_SNAPSHOT });
-  const scripts = writer as unknown as LogScripts;
+  // An append is on the replicas asked for (REDIS_REPLICA_ACKS) before its webhook is answered 200 or its event
+  // delivered here: one only the dead master had would be gone after a failover. Short of that it throws (a 503).
+  const confirmed = (queue: (p: LogScripts) => void) => writeConfirmed(writer, options.target, (p: Pipelined) => queue(p as unknown as LogScripts));
 
   const fanout = new Fanout(logger);
   const streams = Array.from({ length: partitions }, (_, p) => keys.stream(p));
@@ -177,7 +180,7 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
   const readLoop = async () => {
     while (!closed) {
       try {
-        const reply = await reader.xread('COUNT', READ_COUNT, 'BLOCK', READ_BLOCK_MS, 'STREAMS', ...streams, ...positions);
+        const reply = reader.isCluster ? await readEachStream(reader, READ_COUNT, streams, positions) : await reader.xread('COUNT', READ_COUNT, 'BLOCK', READ_BLOCK_MS, 'STREAMS', ...streams, ...positions);
         if (failing) logger.info('event log readable again');
         failing = false;
         for (const [stream, entries] of reply ?? []) {
@@ -210,7 +213,9 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
       const partition = partitionOf(event.accountId, partitions);
       const key = event.objectId === null ? `${event.accountId}:none` : objectKey(event.accountId, event.object, event.objectId);
       const [ms, id] = versionOf(event);
-      const reply = await scripts.appendEvent(keys.claim(event.accountId, event.id), keys.last(key), keys.prev(key), keys.stream(partition), keys.sequence(partition), ms, id, DEDUPE_TTL_SECONDS, maxLen, encode(event), event.objectId === null ? '0' : '1');
+      const [reply] = (await confirmed((p) =>
+        p.appendEvent(keys.claim(event.accountId, event.id), keys.last(key), keys.prev(key), keys.stream(partition), keys.sequence(partition), ms, id, DEDUPE_TTL_SECONDS, maxLen, encode(event), event.objectId === null ? '0' : '1'),
+      )) as [Reply];
       if (reply[0] === 0) return 'duplicate';
       const current = reply[0] === 2;
       deliverOwn(partition, reply[1], { ...event, current });
@@ -220,7 +225,10 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
       if (event.objectId === null) return false;
       const partition = partitionOf(event.accountId, partitions);
       const { current: _current, ...entry } = event;
-      const reply = await scripts.appendSnapshot(keys.last(objectKey(event.accountId, event.object, event.objectId)), keys.stream(partition), keys.sequence(partition), updatedAtMs, SNAPSHOT_EVENT_ID, LAST_SEEN_TTL_SECONDS, maxLen, encode(entry));
+      const last = keys.last(objectKey(event.accountId, event.object, event.objectId));
+      const [reply] = (await confirmed((p) =>
+        p.appendSnapshot(last, keys.stream(partition), keys.sequence(partition), updatedAtMs, SNAPSHOT_EVENT_ID, LAST_SEEN_TTL_SECONDS, maxLen, encode(entry)),
+      )) as [Reply];
       if (reply[0] === 0) return false;
       deliverOwn(partition, reply[1], { ...event, current: true });
       return true;

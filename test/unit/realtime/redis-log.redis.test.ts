@@ -5,6 +5,7 @@
  * every key one append touches carries its partition's hash tag; and an
  * instance whose link stalled while the log was trimmed past it says so.
  */
+import { singleServer } from '../../../src/redis-target.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../../../src/logger.js';
 import { RedisLinks } from '../../../src/redis.js';
@@ -39,7 +40,7 @@ describeWith('redis-server', 'the Redis event log, two instances', () => {
 
   beforeAll(async () => {
     const url = `redis://127.0.0.1:${client().options.port}`;
-    const open = () => redisEventLog({ url, prefix, logger, links: new RedisLinks(logger), maxEvents: 1000 });
+    const open = () => redisEventLog({ target: singleServer(url), prefix, logger, links: new RedisLinks(logger), maxEvents: 1000 });
     [here, there] = await Promise.all([open(), open()]);
     here.subscribe(ACCOUNT, (e) => got.here.push(e));
     there.subscribe(ACCOUNT, (e) => got.there.push(e));
@@ -115,7 +116,7 @@ describeWith('redis-server', 'the Redis event log, two instances', () => {
     const proxy = await startTcpProxy(port);
     const lines: string[] = [];
     const behindLogger = createLogger('info', { destination: { write: (line: string) => void lines.push(line) } });
-    const behind = await redisEventLog({ url: `redis://127.0.0.1:${proxy.port}`, prefix, logger: behindLogger, links: new RedisLinks(behindLogger), maxEvents: 1000 });
+    const behind = await redisEventLog({ target: singleServer(`redis://127.0.0.1:${proxy.port}`), prefix, logger: behindLogger, links: new RedisLinks(behindLogger), maxEvents: 1000 });
     const received: PaymentEvent[] = [];
     behind.subscribe(other, (e) => received.push(e));
     try {
