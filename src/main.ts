@@ -1,7 +1,7 @@
 /** Command-line entry: config, the gateway (and with no PAYMENTS_API_URL the seeded emulator), graceful stop. */
 import { randomBytes } from 'node:crypto';
 import { RedisLinks } from './redis.js';
-import { checkIdempotencyRedis, loadDiskStore, RedisContinuity, RedisIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
+import { checkIdempotencyRedis, IDEMPOTENCY_PARTITIONS, idempotencyKeys, loadDiskStore, RedisContinuity, RedisIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
 import { ConfigError, loadConfig, settingLookalikes } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway, upstreamFor } from './server/index.js';
@@ -67,10 +67,13 @@ async function main(): Promise<void> {
   let idempotencyStore: IdempotencyStore;
   try {
     // Records lost in Redis (emptied, an older snapshot, a replica behind) are found and new claims refused a while.
-    const continuity = idempotencyRedis ? new RedisContinuity(idempotencyRedis, `${IDEMPOTENCY_PREFIX}continuity`, { quarantineMs: config.idempotency.quarantineMs, logger }) : null;
+    // A cluster spreads callers over partitions, each with its own marker; one server keeps the layout it always had.
+    const layout = config.redis ? { partitions: idempotencyRedis?.isCluster ? IDEMPOTENCY_PARTITIONS : undefined, acks: config.redis } : {};
+    const markers = idempotencyKeys(IDEMPOTENCY_PREFIX, layout.partitions ?? null).markers;
+    const continuity = idempotencyRedis ? new RedisContinuity(idempotencyRedis, markers, { quarantineMs: config.idempotency.quarantineMs, logger }) : null;
     await continuity?.start();
     idempotencyStore = idempotencyRedis
-      ? new RedisIdempotencyStore(idempotencyRedis, IDEMPOTENCY_PREFIX, undefined, config.idempotency.ttlMs, continuity ?? undefined)
+      ? new RedisIdempotencyStore(idempotencyRedis, IDEMPOTENCY_PREFIX, undefined, config.idempotency.ttlMs, continuity ?? undefined, layout)
       : // One instance keeps its records on disk: a retry after a crash or a deploy replays instead of paying twice.
         (await loadDiskStore()).open(config.dataDir, { bytesPerCaller: config.idempotency.callerMaxBytes, maxBytes: config.idempotency.maxBytes }, (pid) =>
           logger.warn({ dataDir: config.dataDir, pid }, 'another gateway process uses this DATA_DIR: a retry sent to the other may act again; give each process its own folder, or share REDIS_URL'),

@@ -58,12 +58,18 @@ export class RedisLinks {
     redis.on('error', (error: Error) => this.logger.debug({ err: { message: error.message }, client: role }, 'redis connection error'));
     redis.on('close', () => this.closed());
     redis.on('ready', () => this.ready());
+    if (redis.isCluster) {
+      // A cluster stays `ready` while one master is away: its node connections tell, until the slots move to a replica.
+      redis.on('-node', () => this.closed());
+      redis.on('+node', (node: Redis) => node.once('ready', () => this.ready()));
+      redis.on('refresh', () => this.ready());
+    }
     return redis;
   }
 
   state(): Partial<Record<RedisRole, boolean>> {
     const state: Partial<Record<RedisRole, boolean>> = {};
-    for (const { role, redis } of this.connections) state[role] = (state[role] ?? true) && redis.status === 'ready';
+    for (const { role, redis } of this.connections) state[role] = (state[role] ?? true) && up(redis);
     return state;
   }
 
@@ -101,6 +107,23 @@ export class RedisLinks {
     this.lost = false;
     this.logger.info({ redis: 'up' }, 'redis reachable again: shared state restored');
   }
+}
+
+/** A connection that lost its server, is closed, or not yet there; a cluster node not yet used ('wait') is not down. */
+const DOWN = new Set(['connecting', 'connect', 'close', 'reconnecting', 'end']);
+
+/**
+ * A cluster is up while it is ready and every slot's master is a node it holds a live connection to: ioredis drops a
+ * dead master's connection at once, but routes its slots there until a replica has taken them over.
+ */
+function up(redis: RedisClient): boolean {
+  if (redis.status !== 'ready') return false;
+  if (!redis.isCluster) return true;
+  const cluster = redis as Cluster;
+  const live = new Set(cluster.nodes('all').filter((node) => !DOWN.has(node.status)).map((node) => `${node.options.host}:${node.options.port}`));
+  const owners = new Set<string>();
+  for (const slot of cluster.slots) if (slot?.[0]) owners.add(slot[0]);
+  return owners.size > 0 && [...owners].every((owner) => live.has(owner));
 }
 
 /**
@@ -159,21 +182,40 @@ export interface ReplicaAcks {
   replicaAckTimeoutMs: number;
 }
 
+/** A cluster's answer that the command was not run where it was sent: run nowhere, so sending it again is safe. */
+const REDIRECTED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
+const REDIRECT_ATTEMPTS = 5;
+
 /**
  * Sends the commands `queue` adds, then WAIT on the same connection (on a cluster: the node of their slot), so an
  * idempotency record or a logged event is on `replicaAcks` replicas before the gateway acts on it: replication is
  * asynchronous, and a master that dies first takes an acknowledged write with it. Resolves to the commands' replies.
+ * ioredis follows a cluster's redirections for a pipeline only when the rest of it is read-only, and WAIT is not:
+ * a redirected write is sent again here, after the slots are read anew.
  */
 export async function writeConfirmed(redis: RedisClient, acks: ReplicaAcks, queue: (pipeline: ChainableCommander) => void): Promise<unknown[]> {
-  const pipeline = redis.pipeline();
-  queue(pipeline);
-  const commands = pipeline.length;
-  if (acks.replicaAcks > 0) pipeline.wait(acks.replicaAcks, acks.replicaAckTimeoutMs);
-  const results = (await pipeline.exec()) ?? [];
-  for (const [error] of results) if (error) throw error;
-  if (acks.replicaAcks > 0) {
-    const got = Number(results[commands]?.[1] ?? 0);
-    if (got < acks.replicaAcks) throw new ReplicaAckError(acks.replicaAcks, got);
+  for (let attempt = 1; ; attempt += 1) {
+    const pipeline = redis.pipeline();
+    queue(pipeline);
+    const commands = pipeline.length;
+    if (acks.replicaAcks > 0) pipeline.wait(acks.replicaAcks, acks.replicaAckTimeoutMs);
+    const results = (await pipeline.exec()) ?? [];
+    const redirected = redis.isCluster && results.some(([error]) => error && REDIRECTED.test(error.message));
+    if (redirected && attempt < REDIRECT_ATTEMPTS) {
+      await slotsReadAgain(redis as Cluster, attempt * 100);
+      continue;
+    }
+    for (const [error] of results) if (error) throw error;
+    if (acks.replicaAcks > 0) {
+      const got = Number(results[commands]?.[1] ?? 0);
+      if (got < acks.replicaAcks) throw new ReplicaAckError(acks.replicaAcks, got);
+    }
+    return results.slice(0, commands).map(([, reply]) => reply);
   }
-  return results.slice(0, commands).map(([, reply]) => reply);
+}
+
+/** A failover takes a moment to settle: wait, then ask the cluster where the slots are now. */
+async function slotsReadAgain(cluster: Cluster, ms: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  await new Promise<void>((resolve) => cluster.refreshSlotsCache(() => resolve()));
 }

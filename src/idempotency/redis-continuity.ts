@@ -19,13 +19,20 @@ export interface ContinuityOptions {
   checkEveryMs?: number;
 }
 
+/** One marker's epoch and sequence as this instance last saw them. */
+interface Seen {
+  key: string;
+  epoch: string | null;
+  seq: number;
+}
+
 export class RedisContinuity {
-  private epoch: string | null = null;
-  private seq = 0;
+  /** One marker per partition of callers (one on a single server): each is checked, a loss in any quarantines all. */
+  private readonly markers: Seen[];
   private quarantinedUntil = 0;
   private losses = 0;
   private reason: string | null = null;
-  /** Re-adopting the marker after a loss: what is seen meanwhile is the same loss. */
+  /** Re-adopting the markers after a loss: what is seen meanwhile is the same loss. */
   private adopting: Promise<void> | null = null;
   private checking = false;
   private timer: NodeJS.Timeout | null = null;
@@ -33,11 +40,22 @@ export class RedisContinuity {
 
   constructor(
     private readonly redis: Redis,
-    readonly key: string,
+    keys: string | readonly string[],
     private readonly options: ContinuityOptions,
-  ) {}
+  ) {
+    this.markers = (typeof keys === 'string' ? [keys] : keys).map((key) => ({ key, epoch: null, seq: 0 }));
+  }
 
-  /** Takes the marker as it is (making it on a new Redis), then checks it every second and on each reconnect. */
+  /** The first marker: the only one on a single server. */
+  get key(): string {
+    return this.markers[0]!.key;
+  }
+
+  get keys(): readonly string[] {
+    return this.markers.map((m) => m.key);
+  }
+
+  /** Takes the markers as they are (making them on a new Redis), then checks them every second and on each reconnect. */
   async start(): Promise<void> {
     await this.adopt();
     this.timer = setInterval(() => void this.check(), this.options.checkEveryMs ?? CHECK_EVERY_MS);
@@ -51,8 +69,9 @@ export class RedisContinuity {
   }
 
   /** What a record script is given: the epoch and sequence it must find (`*`: not adopted yet, nothing to compare). */
-  expected(): [string, string] {
-    return [this.epoch ?? '*', String(this.seq)];
+  expected(marker = 0): [string, string] {
+    const m = this.markers[marker]!;
+    return [m.epoch ?? '*', String(m.seq)];
   }
 
   get refusing(): boolean {
@@ -63,21 +82,26 @@ export class RedisContinuity {
     return { quarantinedUntil: this.refusing ? this.quarantinedUntil : null, losses: this.losses, reason: this.refusing ? this.reason : null };
   }
 
-  /** The marker as a script or a check found it: `epoch` empty when it was missing. */
-  saw(epoch: string, seq: number): void {
-    if (this.epoch === null || this.adopting) return;
-    if (epoch !== this.epoch) this.lost(epoch === '' ? 'its marker is gone: it came back empty' : 'its marker is another: it was replaced or emptied');
-    else if (seq < this.seq) this.lost(`its write sequence went back from ${this.seq} to ${seq}: it came back from an older snapshot, or a replica missed the last writes`);
-    else this.seq = seq;
+  /** A marker as a script or a check found it: `epoch` empty when it was missing. */
+  saw(epoch: string, seq: number, marker = 0): void {
+    const m = this.markers[marker]!;
+    if (m.epoch === null || this.adopting) return;
+    const where = this.markers.length > 1 ? ` (marker ${m.key})` : '';
+    if (epoch !== m.epoch) this.lost(`${epoch === '' ? 'its marker is gone: it came back empty' : 'its marker is another: it was replaced or emptied'}${where}`);
+    else if (seq < m.seq) this.lost(`its write sequence went back from ${m.seq} to ${seq}: it came back from an older snapshot, or a replica missed the last writes${where}`);
+    else m.seq = seq;
   }
 
   async check(): Promise<void> {
-    if (this.checking || this.epoch === null) return;
+    if (this.checking || this.markers[0]!.epoch === null) return;
     this.checking = true;
     try {
-      const [epoch, seq, until] = await this.redis.hmget(this.key, 'epoch', 'seq', 'until');
-      this.saw(epoch ?? '', Number(seq ?? 0));
-      this.join(Number(until ?? 0));
+      // One read per marker: on a cluster each lives on the node of its partition.
+      const found = await Promise.all(this.markers.map((m) => this.redis.hmget(m.key, 'epoch', 'seq', 'until')));
+      found.forEach(([epoch, seq, until], marker) => {
+        this.saw(epoch ?? '', Number(seq ?? 0), marker);
+        this.join(Number(until ?? 0));
+      });
     } catch {
       // Unreachable: redis.ts says so; the next check after the reconnect compares.
     } finally {
@@ -93,14 +117,15 @@ export class RedisContinuity {
       { redis: 'records lost', quarantineMs: this.options.quarantineMs },
       `${this.reason}; new keyed mutations answer IDEMPOTENCY_UNAVAILABLE for ${Math.round(this.options.quarantineMs / 1000)} s, while clients retry what was lost`,
     );
-    // Unreachable again: the old epoch stays, so the next check finds the loss once more.
+    // Unreachable again: the old epochs stay, so the next check finds the loss once more.
+    const until = String(this.quarantinedUntil);
     this.adopting = this.adopt()
-      .then(() => this.redis.hset(this.key, 'until', String(this.quarantinedUntil)))
+      .then(() => Promise.all(this.markers.map((m) => this.redis.hset(m.key, 'until', until))))
       .then(() => undefined)
       .catch(() => undefined);
   }
 
-  /** A quarantine another instance started (written in the marker): this one refuses until it ends too. */
+  /** A quarantine another instance started (written in the markers): this one refuses until it ends too. */
   private join(until: number): void {
     if (!(until > Date.now()) || until <= this.quarantinedUntil) return;
     const first = !this.refusing;
@@ -116,11 +141,18 @@ export class RedisContinuity {
 
   private async adopt(): Promise<void> {
     try {
-      await this.redis.hsetnx(this.key, 'epoch', randomUUID());
-      const [epoch, seq, until] = await this.redis.hmget(this.key, 'epoch', 'seq', 'until');
-      this.epoch = epoch ?? null;
-      this.seq = Number(seq ?? 0);
-      this.join(Number(until ?? 0));
+      const found = await Promise.all(
+        this.markers.map(async (m) => {
+          await this.redis.hsetnx(m.key, 'epoch', randomUUID());
+          return this.redis.hmget(m.key, 'epoch', 'seq', 'until');
+        }),
+      );
+      found.forEach(([epoch, seq, until], marker) => {
+        const m = this.markers[marker]!;
+        m.epoch = epoch ?? null;
+        m.seq = Number(seq ?? 0);
+        this.join(Number(until ?? 0));
+      });
     } finally {
       this.adopting = null;
     }

@@ -69,7 +69,10 @@ function fromEntry(fields: string[]): PaymentEvent | null {
 
 type Entries = [string, string[]][];
 
-/** `<id>\n<sequence>\n<current>\n<entry>`, as the append publishes it (redis-log.ts); null for anything else. */
+/** An entry as its append publishes it (redis-log.ts): `<id>\n<sequence>\n<current>\n<entry>`. */
+export const wakeMessage = (id: string, sequence: number, current: '0' | '1', entry: string): string => `${id}\n${sequence}\n${current}\n${entry}`;
+
+/** The fields of a published entry, as a stream read gives them; null for anything else. */
 function parseWake(message: string): { id: string; sequence: number; fields: string[] } | null {
   const parts = message.split('\n', 3);
   if (parts.length < 3 || !/^\d+-\d+$/.test(parts[0]!)) return null;

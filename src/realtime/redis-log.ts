@@ -1,19 +1,19 @@
 /**
  * The event log in Redis Streams (docs/realtime.md, The event log): one stream per partition of accounts, each
- * entry appended by one script together with its ledger record and a wake-up on the partition's channel, and read
- * by the instances whose listeners need that partition, each from its own last position (log-reader.ts), so a
- * reconnect or a Redis restarted from its append-only file resumes where it stopped. The instance that appends
- * hands the event to its own subscribers at once; its reader skips that entry when it comes by.
+ * entry appended by one script together with its ledger record, then published on the partition's channel once the
+ * replicas hold it, and read by the instances whose listeners need that partition, each from its own last position
+ * (log-reader.ts), so a reconnect or a Redis restarted from its append-only file resumes where it stopped. The
+ * instance that appends hands the event to its own subscribers at once; its reader skips that entry when it comes by.
  */
 import type { Logger } from '../logger.js';
-import type { RedisClient, RedisLinks, RedisTarget } from '../redis.js';
+import { writeConfirmed, type RedisClient, type RedisLinks, type RedisTarget } from '../redis.js';
 import { encode } from '../upstream/index.js';
 import type { EventBus } from './bus.js';
 import { objectKey, versionOf } from './events.js';
 import { DEDUPE_TTL_SECONDS, LAST_SEEN_TTL_SECONDS, LEDGER_LUA, SNAPSHOT_EVENT_ID } from './ledger.js';
 import type { AppendResult, EventLog } from './log.js';
 import { LOG_PARTITIONS, logKeys, partitionOf } from './log-keys.js';
-import { startLogReader, type EventLogStats } from './log-reader.js';
+import { startLogReader, wakeMessage, type EventLogStats } from './log-reader.js';
 
 export type { EventLogStats } from './log-reader.js';
 
@@ -25,15 +25,8 @@ const SEQUENCE_LUA = `
 local function next_seq(key) return (tonumber(redis.call('GET', key)) or 0) + 1 end
 `;
 
-/**
- * The wake-up: the entry itself on the partition's channel (named as its stream), for the readers of that partition
- * only, as `<id>\n<sequence>\n<current>\n<entry>` (log-reader.ts takes it without a read when nothing came between).
- * Sharded (`SPUBLISH`, one node's) on a Cluster; plain `PUBLISH` on one server, which any version has.
- */
-type Wake = 'SPUBLISH' | 'PUBLISH';
-
-/** KEYS: claim, last, prev, stream, sequence. ARGV: ms, event id, ttl, maxlen, entry, has an object. Returns {0} or {1|2, id}. */
-const appendEvent = (wake: Wake) => `${LEDGER_LUA}${SEQUENCE_LUA}
+/** KEYS: claim, last, prev, stream, sequence. ARGV: ms, event id, ttl, maxlen, entry, has an object. Returns {0} or {1|2, id, sequence}. */
+const APPEND_EVENT = `${LEDGER_LUA}${SEQUENCE_LUA}
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
 local current = 1
 local cur = false
@@ -44,24 +37,23 @@ end
 local seq = next_seq(KEYS[5])
 local at = redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*', 'c', current, 's', seq, 'e', ARGV[5])
 redis.call('SET', KEYS[5], seq)
-redis.call('${wake}', KEYS[4], at .. '\\n' .. seq .. '\\n' .. current .. '\\n' .. ARGV[5])
 redis.call('SET', KEYS[1], '1', 'EX', ARGV[3])
 if current == 1 and ARGV[6] == '1' then record_version(KEYS[2], KEYS[3], cur, ARGV[1], ARGV[2], ARGV[3]) end
-return {current + 1, at}
+return {current + 1, at, seq}
 `;
 
-/** KEYS: last, stream, sequence. ARGV: ms, snapshot id, ttl, maxlen, entry. Returns {0} or {1, id}. */
-const appendSnapshot = (wake: Wake) => `${LEDGER_LUA}${SEQUENCE_LUA}
+/** KEYS: last, stream, sequence. ARGV: ms, snapshot id, ttl, maxlen, entry. Returns {0} or {1, id, sequence}. */
+const APPEND_SNAPSHOT = `${LEDGER_LUA}${SEQUENCE_LUA}
 if not is_later(redis.call('GET', KEYS[1]), tonumber(ARGV[1])) then return {0} end
 local seq = next_seq(KEYS[3])
 local at = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'c', 1, 's', seq, 'e', ARGV[5])
 redis.call('SET', KEYS[3], seq)
-redis.call('${wake}', KEYS[2], at .. '\\n' .. seq .. '\\n1\\n' .. ARGV[5])
 redis.call('SET', KEYS[1], ARGV[1] .. ':' .. ARGV[2], 'EX', ARGV[3])
-return {1, at}
+return {1, at, seq}
 `;
 
-type Reply = [0] | [1 | 2, string];
+type Reply = [0] | [1 | 2, string, number];
+type Pipelined = Parameters<Parameters<typeof writeConfirmed>[2]>[0];
 
 interface LogScripts {
   appendEvent(claim: string, last: string, prev: string, stream: string, sequence: string, ms: number, id: number, ttl: number, maxLen: number, entry: string, hasObject: string): Promise<Reply>;
@@ -93,16 +85,24 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
   const keys = logKeys(prefix, partitions);
   const maxLen = Math.ceil(options.maxEvents / partitions);
   const writer = links.open(options.target, 'bus-publisher');
-  // Two connections for the reader's role: one reads, the other is in subscriber mode for the wake-ups.
+  // Two connections for the reader's role: one reads, the other is in subscriber mode for the entries' messages.
   const readerLink = links.open(options.target, 'bus-subscriber');
   const sharded = options.target.mode === 'cluster';
   const waker = links.open(options.target, 'bus-subscriber', { sharded });
   await Promise.all([writer.connect(), readerLink.connect(), waker.connect()]);
-  const wake: Wake = sharded ? 'SPUBLISH' : 'PUBLISH';
-  writer.defineCommand('appendEvent', { numberOfKeys: 5, lua: appendEvent(wake) });
-  writer.defineCommand('appendSnapshot', { numberOfKeys: 3, lua: appendSnapshot(wake) });
-  const scripts = writer as unknown as LogScripts;
+  writer.defineCommand('appendEvent', { numberOfKeys: 5, lua: APPEND_EVENT });
+  writer.defineCommand('appendSnapshot', { numberOfKeys: 3, lua: APPEND_SNAPSHOT });
+  // An append is on the replicas asked for (REDIS_REPLICA_ACKS) before its webhook is answered 200 or its event
+  // delivered here: one only the dead master had would be gone after a failover. Short of that it throws (a 503).
+  const confirmed = (queue: (p: LogScripts) => void) => writeConfirmed(writer, options.target, (p: Pipelined) => queue(p as unknown as LogScripts));
   const reader = await startLogReader({ keys, reader: readerLink, waker, sharded, logger });
+  // Each entry on its partition's channel once it is confirmed, for the readers of that partition only: sharded
+  // (SPUBLISH: the one node of its slot) on a Cluster, plain PUBLISH on one server, which any version has. Not
+  // awaited: a lost message costs a reader a read of the stream, never the entry.
+  const publish = (partition: number, reply: [1 | 2, string, number], current: boolean, entry: string) => {
+    const message = wakeMessage(reply[1], reply[2], current ? '1' : '0', entry);
+    (sharded ? writer.spublish(keys.stream(partition), message) : writer.publish(keys.stream(partition), message)).catch(() => undefined);
+  };
 
   return {
     redis: writer,
@@ -110,9 +110,13 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
       const partition = partitionOf(event.accountId, partitions);
       const key = event.objectId === null ? `${event.accountId}:none` : objectKey(event.accountId, event.object, event.objectId);
       const [ms, id] = versionOf(event);
-      const reply = await scripts.appendEvent(keys.claim(event.accountId, event.id), keys.last(key), keys.prev(key), keys.stream(partition), keys.sequence(partition), ms, id, DEDUPE_TTL_SECONDS, maxLen, encode(event), event.objectId === null ? '0' : '1');
+      const entry = encode(event);
+      const [reply] = (await confirmed((p) =>
+        p.appendEvent(keys.claim(event.accountId, event.id), keys.last(key), keys.prev(key), keys.stream(partition), keys.sequence(partition), ms, id, DEDUPE_TTL_SECONDS, maxLen, entry, event.objectId === null ? '0' : '1'),
+      )) as [Reply];
       if (reply[0] === 0) return 'duplicate';
       const current = reply[0] === 2;
+      publish(partition, reply, current, entry);
       reader.own(partition, reply[1], { ...event, current });
       return current ? 'accepted' : 'out_of_order';
     },
@@ -120,8 +124,13 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
       if (event.objectId === null) return false;
       const partition = partitionOf(event.accountId, partitions);
       const { current: _current, ...entry } = event;
-      const reply = await scripts.appendSnapshot(keys.last(objectKey(event.accountId, event.object, event.objectId)), keys.stream(partition), keys.sequence(partition), updatedAtMs, SNAPSHOT_EVENT_ID, LAST_SEEN_TTL_SECONDS, maxLen, encode(entry));
+      const last = keys.last(objectKey(event.accountId, event.object, event.objectId));
+      const encoded = encode(entry);
+      const [reply] = (await confirmed((p) =>
+        p.appendSnapshot(last, keys.stream(partition), keys.sequence(partition), updatedAtMs, SNAPSHOT_EVENT_ID, LAST_SEEN_TTL_SECONDS, maxLen, encoded),
+      )) as [Reply];
       if (reply[0] === 0) return false;
+      publish(partition, reply, true, encoded);
       reader.own(partition, reply[1], { ...event, current: true });
       return true;
     },

@@ -97,6 +97,8 @@ export async function startRedisCluster(): Promise<RedisClusterHandle> {
     const created = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '1', '--cluster-yes'], { encoding: 'utf8' });
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
     await until('the cluster to be ok on every node', async () => (await Promise.all(nodes.map((n) => info(n.port, 'cluster')))).every((text) => text.includes('cluster_state:ok')), 20_000);
+    // Writes wait for a replica (WAIT): each must have synced with its master first.
+    await until('every replica to sync with its master', async () => (await Promise.all(nodes.map((n) => info(n.port, 'replication')))).every((text) => text.includes('role:master') || text.includes('master_link_status:up')), 20_000);
   } catch (error) {
     await stop();
     throw error;
@@ -122,18 +124,38 @@ export async function startRedisCluster(): Promise<RedisClusterHandle> {
     async killMaster(port) {
       const started = Date.now();
       const victim = nodes.find((n) => n.port === port)!;
+      const slotOwner = async (at: Node, slot: number) => {
+        const client = new Redis({ port: at.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
+        client.on('error', () => undefined);
+        try {
+          await client.connect();
+          const slots = (await client.call('cluster', 'slots')) as [number, number, [string, number, string]][];
+          return slots.find(([from, to]) => slot >= from && slot <= to)?.[2][1] ?? 0;
+        } finally {
+          client.disconnect();
+        }
+      };
+      const slots = (await (async () => {
+        const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true });
+        try {
+          await client.connect();
+          return (await client.call('cluster', 'slots')) as [number, number, [string, number, string]][];
+        } finally {
+          client.disconnect();
+        }
+      })()).find((range) => range[2][1] === port)!;
       await end(victim.child, 'SIGKILL');
       let promoted = 0;
+      // Every other node must name another master for the killed one's slots: only then did a replica take over.
       await until(
         'a replica to take over the killed master and the cluster to be ok',
         async () => {
           const others = alive();
           const texts = await Promise.all(others.map((n) => info(n.port, 'cluster')));
           if (!texts.every((t) => t.includes('cluster_state:ok'))) return false;
-          for (const n of others) {
-            const replication = await info(n.port, 'replication');
-            if (replication.includes('role:master') && (await info(n.port, 'cluster')).includes('cluster_state:ok')) promoted = n.port;
-          }
+          const owners = await Promise.all(others.map((n) => slotOwner(n, slots[0])));
+          if (!owners.every((owner) => owner !== port && owner === owners[0])) return false;
+          promoted = owners[0]!;
           return true;
         },
         30_000,
