@@ -4,6 +4,7 @@
  */
 import { abuseBench } from './abuse.js';
 import { eventLogBench } from './event-log.js';
+import { fleetBench } from './fleet.js';
 import { gatewayBench } from './gateway.js';
 import { idleBench } from './idle.js';
 import { observabilityBench } from './observability.js';
@@ -15,7 +16,7 @@ import { resilienceBench } from './resilience.js';
 import { routerCacheBench } from './router-cache.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, eventLogBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench, idleBench, pollingBench];
+const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, eventLogBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench, idleBench, pollingBench, fleetBench];
 const DEFAULT = 'gateway';
 
 function help(): string {
