@@ -12,11 +12,12 @@ import { peerBench } from './peer.js';
 import { pollingBench } from './polling.js';
 import { realtimeBench } from './realtime.js';
 import { reconcileBench } from './reconcile.js';
+import { replicaAcksBench } from './replica-acks.js';
 import { resilienceBench } from './resilience.js';
 import { routerCacheBench } from './router-cache.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, eventLogBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench, idleBench, pollingBench, fleetBench];
+const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, eventLogBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench, idleBench, pollingBench, replicaAcksBench, fleetBench];
 const DEFAULT = 'gateway';
 
 function help(): string {

@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     // A cluster spreads callers over partitions, each with its own marker; one server keeps the layout it always had.
     const layout = config.redis ? { partitions: idempotencyRedis?.isCluster ? IDEMPOTENCY_PARTITIONS : undefined, acks: config.redis } : {};
     const markers = idempotencyKeys(IDEMPOTENCY_PREFIX, layout.partitions ?? null).markers;
-    const continuity = idempotencyRedis ? new RedisContinuity(idempotencyRedis, markers, { quarantineMs: config.idempotency.quarantineMs, logger }) : null;
+    const continuity = idempotencyRedis ? new RedisContinuity(idempotencyRedis, markers, { quarantineMs: config.idempotency.quarantineMs, logger, ...(config.redis ? { acks: config.redis } : {}) }) : null;
     await continuity?.start();
     idempotencyStore = idempotencyRedis
       ? new RedisIdempotencyStore(idempotencyRedis, IDEMPOTENCY_PREFIX, undefined, config.idempotency.ttlMs, continuity ?? undefined, layout)

@@ -29,6 +29,8 @@ const OPTIONS: Readonly<Record<RedisRole, RedisOptions>> = {
   'bus-subscriber': { lazyConnect: true },
 };
 
+const SLOTS_REFRESH_MS = 2_000;
+
 /** A connection back within this long after dropping is a blip, not an outage: no line. */
 const LOSS_SETTLE_MS = 250;
 
@@ -160,6 +162,9 @@ function connect(target: RedisTarget, role: RedisOptions, sharded: boolean): Red
   const { lazyConnect, enableOfflineQueue, ...perNode } = role;
   const options: ClusterOptions = {
     redisOptions: { ...access, ...perNode },
+    // An idle connection would keep routing to a master that failed over (and readiness would say so) until its
+    // next command came back MOVED: the slots are read every few seconds instead.
+    slotsRefreshInterval: SLOTS_REFRESH_MS,
     ...(lazyConnect !== undefined ? { lazyConnect } : {}),
     ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
     ...(sharded ? { shardedSubscribers: true } : {}),

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
-import type { RedisClient as Redis } from '../redis.js';
+import { writeConfirmed, type RedisClient as Redis, type ReplicaAcks } from '../redis.js';
 import type { StoreCondition } from './store.js';
 
 export const CHECK_EVERY_MS = 1_000;
@@ -17,6 +17,11 @@ export interface ContinuityOptions {
   quarantineMs: number;
   logger: Pick<Logger, 'error' | 'info'>;
   checkEveryMs?: number;
+  /**
+   * With replicas to wait for, a check reads what they hold too: a sequence read from the master alone may count
+   * writes a replica never got, and after a failover that would read as a loss.
+   */
+  acks?: ReplicaAcks;
 }
 
 /** One marker's epoch and sequence as this instance last saw them. */
@@ -82,14 +87,23 @@ export class RedisContinuity {
     return { quarantinedUntil: this.refusing ? this.quarantinedUntil : null, losses: this.losses, reason: this.refusing ? this.reason : null };
   }
 
-  /** A marker as a script or a check found it: `epoch` empty when it was missing. */
-  saw(epoch: string, seq: number, marker = 0): void {
+  /**
+   * A marker as a script or a check found it: `epoch` empty when it was missing. `sentAt`: the sequence this instance
+   * knew when it asked; only below that is a loss, since replies to concurrent requests may be read in another order.
+   */
+  saw(epoch: string, seq: number, marker = 0, sentAt?: number): void {
     const m = this.markers[marker]!;
     if (m.epoch === null || this.adopting) return;
+    const floor = sentAt ?? m.seq;
     const where = this.markers.length > 1 ? ` (marker ${m.key})` : '';
     if (epoch !== m.epoch) this.lost(`${epoch === '' ? 'its marker is gone: it came back empty' : 'its marker is another: it was replaced or emptied'}${where}`);
-    else if (seq < m.seq) this.lost(`its write sequence went back from ${m.seq} to ${seq}: it came back from an older snapshot, or a replica missed the last writes${where}`);
-    else m.seq = seq;
+    else if (seq < floor) this.lost(`its write sequence went back from ${floor} to ${seq}: it came back from an older snapshot, or a replica missed the last writes${where}`);
+    else m.seq = Math.max(m.seq, seq);
+  }
+
+  /** The sequence this instance knows for a marker: what a request sent now must not find less than. */
+  known(marker = 0): number {
+    return this.markers[marker]!.seq;
   }
 
   async check(): Promise<void> {
@@ -97,16 +111,30 @@ export class RedisContinuity {
     this.checking = true;
     try {
       // One read per marker: on a cluster each lives on the node of its partition.
-      const found = await Promise.all(this.markers.map((m) => this.redis.hmget(m.key, 'epoch', 'seq', 'until')));
-      found.forEach(([epoch, seq, until], marker) => {
-        this.saw(epoch ?? '', Number(seq ?? 0), marker);
-        this.join(Number(until ?? 0));
-      });
+      await Promise.all(
+        this.markers.map(async (m, marker) => {
+          const sentAt = m.seq;
+          const [epoch, seq, until] = await this.read(m.key);
+          this.saw(epoch ?? '', Number(seq ?? 0), marker, sentAt);
+          this.join(Number(until ?? 0));
+        }),
+      );
     } catch {
       // Unreachable: redis.ts says so; the next check after the reconnect compares.
     } finally {
       this.checking = false;
     }
+  }
+
+  /**
+   * The marker, and with replicas asked for, only once they hold as much: HINCRBY by 0 writes nothing new but moves
+   * this connection's replication offset past every write before it, which WAIT then waits for.
+   */
+  private async read(key: string): Promise<(string | null)[]> {
+    const acks = this.options.acks;
+    if (!acks || acks.replicaAcks === 0) return this.redis.hmget(key, 'epoch', 'seq', 'until');
+    const [seq, [epoch, until]] = (await writeConfirmed(this.redis, acks, (p) => p.hincrby(key, 'seq', 0).hmget(key, 'epoch', 'until'))) as [number, (string | null)[]];
+    return [epoch ?? null, String(seq), until ?? null];
   }
 
   private lost(reason: string): void {
@@ -144,7 +172,7 @@ export class RedisContinuity {
       const found = await Promise.all(
         this.markers.map(async (m) => {
           await this.redis.hsetnx(m.key, 'epoch', randomUUID());
-          return this.redis.hmget(m.key, 'epoch', 'seq', 'until');
+          return this.read(m.key);
         }),
       );
       found.forEach(([epoch, seq, until], marker) => {

@@ -3,7 +3,7 @@
  * instances. Waiting duplicates poll: a record changes once or twice in its life.
  */
 import { randomUUID } from 'node:crypto';
-import { writeConfirmed, type RedisClient as Redis, type ReplicaAcks } from '../redis.js';
+import { ReplicaAckError, writeConfirmed, type RedisClient as Redis, type ReplicaAcks } from '../redis.js';
 import type { RedisContinuity } from './redis-continuity.js';
 import { idempotencyKeys, type IdempotencyKeys } from './redis-keys.js';
 import { DEFAULT_RECORDS_PER_CALLER, peekRecord, type Claim, type IdempotencyStore, type Peek, type RecordBody, type StoreCondition } from './store.js';
@@ -49,6 +49,9 @@ return {1, m[1] or '', tostring(seq)}
 `;
 
 const POLL_MS = 25;
+/** How long a result is sent again while Redis fails over, and how often. */
+const RESULT_RETRY_MS = 15_000;
+const RESULT_RETRY_PAUSE_MS = 250;
 
 export interface RedisStoreLayout {
   /** Callers' partitions, each with its hash tag and marker (a cluster); absent: one server's layout. */
@@ -88,10 +91,14 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     const [epoch, seq] = this.continuity?.expected(marker) ?? ['*', '0'];
     const args = [fingerprint, JSON.stringify(body), lockMs, Date.now(), this.retentionMs, this.perCaller, this.continuity?.refusing ? 'refuse' : 'take', epoch, seq];
     // Confirmed on the replicas before the upstream is called: a claim only the dead master had would let a retry act again.
-    const [reply] = (await writeConfirmed(this.redis, this.acks, (p) => p.eval(CLAIM, 3, this.keys.record(caller, recordKey), this.keys.callerIndex(caller), this.keys.markers[marker]!, ...args))) as [string[]];
+    const [reply] = (await writeConfirmed(this.redis, this.acks, (p) => p.eval(CLAIM, 3, this.keys.record(caller, recordKey), this.keys.callerIndex(caller), this.keys.markers[marker]!, ...args)).catch(async (error: unknown) => {
+      // Refused, so nothing is sent: open the claim again where it landed, or a retry would wait for its lock to expire.
+      if (error instanceof ReplicaAckError) await this.finish(recordKey, owner, { s: 'open', fp: fingerprint }, lockMs, caller, 'if-present', NO_ACKS).catch(() => undefined);
+      throw error;
+    })) as [string[]];
     switch (reply[0]) {
       case 'acquired':
-        this.continuity?.saw(reply[1]!, Number(reply[2]), marker);
+        this.continuity?.saw(reply[1]!, Number(reply[2]), marker, Number(seq));
         return { kind: 'acquired', owner };
       case 'completed':
         return { kind: 'completed', json: reply[1] ?? 'null' };
@@ -101,7 +108,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         return { kind: 'mismatch' };
       case 'lost':
         // Records may be gone: nothing is taken until the quarantine ends.
-        this.continuity?.saw(reply[1]!, Number(reply[2]), marker);
+        this.continuity?.saw(reply[1]!, Number(reply[2]), marker, Number(seq));
         return { kind: 'full' };
       default:
         return { kind: 'full' };
@@ -109,7 +116,17 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
   async complete(recordKey: string, owner: string, fingerprint: string, json: string, ttlMs: number, caller: string): Promise<boolean> {
     const body: RecordBody = { s: 'done', fp: fingerprint, v: json };
-    return this.finish(recordKey, owner, body, ttlMs, caller, 'always');
+    // The payment happened: a result lost with a failing master would let a retry, once the lock expires, pay again.
+    // So it is sent again through a failover (a replica promoted, then one to confirm on) before giving up.
+    const until = Date.now() + RESULT_RETRY_MS;
+    for (;;) {
+      try {
+        return await this.finish(recordKey, owner, body, ttlMs, caller, 'always');
+      } catch (error) {
+        if (Date.now() + RESULT_RETRY_PAUSE_MS > until) throw error;
+        await new Promise((resolve) => setTimeout(resolve, RESULT_RETRY_PAUSE_MS));
+      }
+    }
   }
 
   async release(recordKey: string, owner: string, fingerprint: string, ttlMs: number, caller: string): Promise<void> {
@@ -130,13 +147,15 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
 
-  private async finish(recordKey: string, owner: string, body: RecordBody, ttlMs: number, caller: string, mode: 'always' | 'if-present'): Promise<boolean> {
+  private async finish(recordKey: string, owner: string, body: RecordBody, ttlMs: number, caller: string, mode: 'always' | 'if-present', acks = this.acks): Promise<boolean> {
     const marker = this.keys.partitionOf(caller);
-    const [reply] = (await writeConfirmed(this.redis, this.acks, (p) =>
+    const sentAt = this.continuity?.known(marker);
+    const [reply] = (await writeConfirmed(this.redis, acks, (p) =>
       p.eval(FINISH, 3, this.keys.record(caller, recordKey), this.keys.callerIndex(caller), this.keys.markers[marker]!, owner, JSON.stringify(body), ttlMs, mode, Date.now()),
     )) as [[number, string?, string?]];
     if (reply[0] !== 1) return false;
-    this.continuity?.saw(reply[1]!, Number(reply[2]), marker);
+    // A sequence no replica confirmed is not one to hold the Redis to after a failover.
+    if (acks === this.acks) this.continuity?.saw(reply[1]!, Number(reply[2]), marker, sentAt);
     return true;
   }
 }

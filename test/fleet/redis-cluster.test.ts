@@ -36,7 +36,7 @@ describeWith('redis-server', 'a fleet over a Redis Cluster', () => {
       });
       console.info('fleet over a cluster:', JSON.stringify({ ...tally, failover }));
       expect(failover).not.toBeNull();
-      expect(tally).toMatchObject({ approved: 24, seen: 24, lost: 0, twice: 0, payments: 18, created: 18, doubled: 0 });
+      expect(tally).toMatchObject({ approved: 24, seen: 24, lost: 0, twice: 0, payments: 18, created: 18, doubled: 0, degradedSeen: true, degradedAfter: [] });
     }, 180_000);
   });
 });

@@ -81,6 +81,16 @@ export interface Tally {
   created: number;
   doubled: number;
   refusedPayments: number;
+  /** Whether any gateway's /readyz named Redis degraded while the fault ran, and which still did once it was over. */
+  degradedSeen: boolean;
+  degradedAfter: number[];
+}
+
+/** /readyz's degraded list (the detail a sandbox gateway shows anyone). */
+async function degraded(gateway: GatewayInstance): Promise<string[]> {
+  const answer = await fetch(`http://127.0.0.1:${gateway.port}/readyz`).catch(() => null);
+  const body = (await answer?.json().catch(() => null)) as { degraded?: string[] } | null;
+  return body?.degraded ?? [];
 }
 
 /** Posts like a provider: a refusal (503, a reset) is redelivered until taken. */
@@ -96,14 +106,17 @@ async function deliver(port: number, body: string, refused: { count: number }): 
 
 /** A keyed payout, retried with its key until answered; the answer's payout id. */
 async function keyedPayout(gateway: GatewayInstance, apiKey: string, idempotencyKey: string, reference: string, refused: { count: number }): Promise<string> {
+  const codes = new Map<string, number>();
   for (let attempt = 0; attempt < 200; attempt += 1) {
     const answer = await post<{ createPayout: { payout: { id: string } | null } }>(`http://127.0.0.1:${gateway.port}/graphql`, CREATE_PAYOUT, { input: payoutInput(1000, reference), key: idempotencyKey }, apiKey).catch(() => null);
     const id = answer?.data?.createPayout?.payout?.id;
     if (id) return id;
+    const code = String((answer as { errors?: { extensions?: { code?: string } }[] } | null)?.errors?.[0]?.extensions?.code ?? 'no answer');
+    codes.set(code, (codes.get(code) ?? 0) + 1);
     refused.count += 1;
     await sleep(100);
   }
-  throw new Error('a keyed payout was never answered');
+  throw new Error(`a keyed payout was never answered (${JSON.stringify([...codes])}); the gateway's last lines:\n${gateway.process.output().split('\n').slice(-15).join('\n')}`);
 }
 
 /**
@@ -136,9 +149,23 @@ export async function runScenario(fleet: Fleet, options: { accounts: number; per
   const refusedWebhooks = { count: 0 };
   const refusedPayments = { count: 0 };
   const at = Math.floor(watched.length / 3);
+  let watching = false;
+  let degradedSeen = false;
+  const readiness = (async () => {
+    while (!watching) await sleep(20);
+    while (watching) {
+      const lists = await Promise.all(fleet.gateways.map(degraded));
+      if (lists.some((list) => list.includes('redis'))) degradedSeen = true;
+      await sleep(100);
+    }
+  })();
   const webhooks = (async () => {
     for (let i = 0; i < watched.length; i += 1) {
-      if (i === at) await options.fault();
+      if (i === at) {
+        watching = true;
+        await options.fault();
+        watching = false;
+      }
       const w = watched[i]!;
       const body = transactionEvent({ accountId: w.accountId, transaction: { ...w.transaction, status: 'approved', updated_at: new Date(Date.now() + 1000).toISOString() } });
       await deliver(a.port, body, refusedWebhooks);
@@ -158,6 +185,15 @@ export async function runScenario(fleet: Fleet, options: { accounts: number; per
     }),
   );
   await Promise.all([webhooks, payments]);
+  watching = false;
+  await readiness;
+  // Back without a restart: every gateway's connections up again (a wait, not a measure).
+  let degradedAfter: number[] = [];
+  for (const until = Date.now() + 20_000; Date.now() < until; await sleep(200)) {
+    const lists = await Promise.all(fleet.gateways.map(degraded));
+    degradedAfter = lists.flatMap((list, i) => (list.includes('redis') ? [i] : []));
+    if (degradedAfter.length === 0) break;
+  }
   // Every approval taken; give the log a moment to reach every reader.
   const deadline = Date.now() + 15_000;
   while (Date.now() < deadline && watched.some((w) => !w.sub.values.some((v) => v.transactionUpdated.status === 'APPROVED'))) await sleep(100);
@@ -181,5 +217,7 @@ export async function runScenario(fleet: Fleet, options: { accounts: number; per
     created,
     doubled,
     refusedPayments: refusedPayments.count,
+    degradedSeen,
+    degradedAfter,
   };
 }
