@@ -2,7 +2,8 @@
  * The event log's reader on one real redis-server: an instance reads only the partitions its listeners' accounts
  * fall in (none of another account's entries reach it, a metric says so), a partition first needed is read from
  * before its first listener arrived and not from the whole log, and entries come in their append's message unless
- * one is missed.
+ * one is missed. Then the same reading on a real Redis Cluster (three masters, three replicas), where the 16
+ * streams sit on different nodes and the messages are sharded.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../../../src/logger.js';
@@ -11,8 +12,9 @@ import type { PaymentEvent } from '../../../src/realtime/events.js';
 import { logKeys, partitionOf } from '../../../src/realtime/log-keys.js';
 import { redisEventLog, type RedisEventLog } from '../../../src/realtime/redis-log.js';
 import { RedisLinks } from '../../../src/redis.js';
-import { singleServer } from '../../../src/redis-target.js';
+import { redisTarget, singleServer } from '../../../src/redis-target.js';
 import { encode } from '../../../src/upstream/codec.js';
+import { startRedisCluster, type RedisClusterHandle } from '../../support/redis-topologies.js';
 import { describeWith } from '../../support/tools.js';
 import { redisClientsForSuite } from '../../realtime/redis-server.js';
 import { eventually, sleep } from '../../realtime/support.js';
@@ -124,5 +126,46 @@ describeWith('redis-server', 'the event log reader, per partition', () => {
     } finally {
       stop();
     }
+  });
+});
+
+describeWith('redis-server', 'the event log reader on a Redis Cluster', () => {
+  describeWith('redis-cli', 'three masters, three replicas', () => {
+    let cluster: RedisClusterHandle;
+    let appender: RedisEventLog;
+    let listener: RedisEventLog;
+
+    beforeAll(async () => {
+      cluster = await startRedisCluster();
+      const target = redisTarget({ REDIS_CLUSTER_NODES: cluster.seeds })!;
+      const open = () => redisEventLog({ target, prefix: 'log-reader-cluster:', logger, links: new RedisLinks(logger), maxEvents: 10_000 });
+      [appender, listener] = await Promise.all([open(), open()]);
+    }, 60_000);
+    afterAll(async () => {
+      await Promise.all([appender?.close(), listener?.close()]);
+      await cluster?.stop();
+    }, 30_000);
+
+    it('reads only its listeners\' partitions, each from its own node, every entry from its sharded message', async () => {
+      const watched = [1, 6];
+      const got: PaymentEvent[] = [];
+      const stops = watched.map((account) => listener.subscribe(account, (e) => got.push(e)));
+      try {
+        await Promise.all(watched.map((account) => listener.whenReading(account)));
+        // Their streams' slots are on two different masters.
+        const keys = logKeys('log-reader-cluster:');
+        expect(new Set(await Promise.all(watched.map((a) => cluster.masterOf(keys.stream(partitionOf(a)))))).size).toBe(2);
+        for (let i = 0; i < 20; i += 1) await appender.append(webhook([1, 6, 2, 9][i % 4]!));
+        await eventually(async () => got.length, (n) => n === 10, 5000);
+        await sleep(1300);
+        const stats = listener.stats();
+        expect(stats.partitions).toBe(2);
+        expect(stats.read).toEqual({ [partitionOf(1)]: 5, [partitionOf(6)]: 5 });
+        expect(stats.via).toEqual({ pushed: 10, fetched: 0 });
+        expect(appender.stats().read).toEqual({});
+      } finally {
+        for (const stop of stops) stop();
+      }
+    });
   });
 });
