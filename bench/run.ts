@@ -5,6 +5,7 @@
 import { abuseBench } from './abuse.js';
 import { chaosBench } from './chaos.js';
 import { eventLogBench } from './event-log.js';
+import { fleetBench } from './fleet.js';
 import { gatewayBench } from './gateway.js';
 import { idleBench } from './idle.js';
 import { observabilityBench } from './observability.js';
@@ -18,7 +19,7 @@ import { resilienceBench } from './resilience.js';
 import { routerCacheBench } from './router-cache.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, eventLogBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench, idleBench, pollingBench, pagesBench, chaosBench, replicaAcksBench];
+const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, eventLogBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench, idleBench, pollingBench, pagesBench, chaosBench, replicaAcksBench, fleetBench];
 const DEFAULT = 'gateway';
 
 function help(): string {

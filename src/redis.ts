@@ -52,8 +52,9 @@ export class RedisLinks {
 
   constructor(private readonly logger: Logger) {}
 
-  open(target: RedisTarget, role: RedisRole): RedisClient {
-    const redis = connect(target, OPTIONS[role]);
+  /** `sharded`: this connection takes sharded subscriptions (`SSUBSCRIBE`): on a Cluster, one subscriber per master. */
+  open(target: RedisTarget, role: RedisRole, use: { sharded?: boolean } = {}): RedisClient {
+    const redis = connect(target, OPTIONS[role], use.sharded === true);
     this.connections.push({ role, redis });
     // Each failed reconnect attempt emits one: the transitions below are what the log says.
     redis.on('error', (error: Error) => this.logger.debug({ err: { message: error.message }, client: role }, 'redis connection error'));
@@ -135,7 +136,7 @@ function ioredis(): typeof import('ioredis') {
   return createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
 }
 
-function connect(target: RedisTarget, role: RedisOptions): RedisClient {
+function connect(target: RedisTarget, role: RedisOptions, sharded: boolean): RedisClient {
   const access: RedisOptions = {
     ...(target.username ? { username: target.username } : {}),
     ...(target.password ? { password: target.password } : {}),
@@ -166,6 +167,7 @@ function connect(target: RedisTarget, role: RedisOptions): RedisClient {
     slotsRefreshInterval: SLOTS_REFRESH_MS,
     ...(lazyConnect !== undefined ? { lazyConnect } : {}),
     ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
+    ...(sharded ? { shardedSubscribers: true } : {}),
     // Managed clusters announce node addresses that only resolve as TLS names: keep them as given.
     ...(target.tls ? { dnsLookup: (address: string, callback: (error: null, address: string) => void) => callback(null, address) } : {}),
   };

@@ -120,9 +120,14 @@ describeWith('redis-server', 'the Redis event log, two instances', () => {
     const received: PaymentEvent[] = [];
     behind.subscribe(other, (e) => received.push(e));
     try {
+      // Stalled while it reads the partition: a partition it had not started reading has no position to fall behind.
+      await behind.whenReading(other);
       proxy.stall();
       // 1000 over 16 partitions keeps about 63 a stream: 400 appended while it cannot read.
       for (let i = 0; i < 400; i += 1) await here.append({ ...webhook(5000 + i, 5000 + i, 'approved', '2026-01-01T10:00:00.000Z'), accountId: other });
+      // The entries' messages wait in the stalled link too; Redis drops a subscriber that far behind (its pub/sub
+      // output limit), and with it what it had not sent: only the stream's read is left.
+      await client().client('KILL', 'TYPE', 'pubsub');
       await sleep(1500);
       proxy.resume();
       const trimmed = await eventually(async () => lines.filter((l) => l.includes('event log trimmed past this instance')), (found) => found.length > 0, 5000);
