@@ -1,7 +1,23 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
+
+function testFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : testFiles(path);
+    return entry.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+/**
+ * Unit files that replace a module (`vi.mock`) need a module graph of their own; the
+ * rest share one per worker, which saves re-importing the gateway for every file.
+ */
+const MOCKING = testFiles('test/unit').filter((file) => /\bvi\.(do)?[mM]ock\(/.test(readFileSync(file, 'utf8')));
 
 export default defineConfig({
   resolve: {
@@ -24,8 +40,23 @@ export default defineConfig({
           name: 'unit',
           // In-process only (no servers, processes, Redis or browser): the one-minute loop, `npm run test:unit`.
           include: ['test/unit/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/unit/**/*.{redis,net}.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/unit/**/*.{redis,net}.test.ts', ...MOCKING],
           setupFiles: ['test/support/in-process-only.ts'],
+          pool: 'threads',
+          isolate: false,
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'unit-mocks',
+          include: MOCKING,
+          setupFiles: ['test/support/in-process-only.ts'],
+          pool: 'threads',
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -34,6 +65,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/unit/**/!(*.redis|*.net).test.ts'],
+          sequence: { groupOrder: 1 },
         },
       },
     ],
