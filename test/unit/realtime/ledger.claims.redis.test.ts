@@ -4,9 +4,9 @@
  * it replaced, only while it is still the latest.
  */
 import { describe, expect, it } from 'vitest';
-import { memoryLedger, redisLedger, type DeliveryLedger } from '../../src/realtime/ledger.js';
-import { describeWith } from '../support/tools.js';
-import { redisForSuite } from './redis-server.js';
+import { memoryLedger, redisLedger, type DeliveryLedger } from '../../../src/realtime/ledger.js';
+import { describeWith } from '../../support/tools.js';
+import { redisForSuite } from '../../realtime/redis-server.js';
 
 function ledgerTests(make: () => DeliveryLedger): void {
   it('claims an event once per account until released', async () => {

@@ -5,9 +5,9 @@
  * already brought is not news either.
  */
 import { describe, expect, it } from 'vitest';
-import { memoryLedger, redisLedger, type DeliveryLedger } from '../../src/realtime/ledger.js';
-import { describeWith } from '../support/tools.js';
-import { redisForSuite } from './redis-server.js';
+import { memoryLedger, redisLedger, type DeliveryLedger } from '../../../src/realtime/ledger.js';
+import { describeWith } from '../../support/tools.js';
+import { redisForSuite } from '../../realtime/redis-server.js';
 
 describe('the memory ledger', () => {
   orderingTests(() => memoryLedger());
