@@ -1,23 +1,45 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
 
+const ROOT = fileURLToPath(new URL('.', import.meta.url));
+
+/** The test files under `dir`, as paths from the root (what `include` reads). */
 function testFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : testFiles(path);
     return entry.name.endsWith('.test.ts') ? [path] : [];
   });
 }
 
+const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+
 /**
  * Unit files that replace a module (`vi.mock`) need a module graph of their own; the
  * rest share one per worker, which saves re-importing the gateway for every file.
  */
-const MOCKING = testFiles('test/unit').filter((file) => /\bvi\.(do)?[mM]ock\(/.test(readFileSync(file, 'utf8')));
+const MOCKING = testFiles('test/unit').filter((file) => /\bvi\.(do)?[mM]ock\(/.test(read(file)));
+
+/**
+ * Suites that run src/main.ts as its own process (`npm start`'s way, test/realtime/processes.ts)
+ * or build it: each start compiles the gateway, so they run one at a time, after the rest.
+ */
+const STARTS_MAIN = testFiles('test').filter(
+  (file) => !file.startsWith('test/unit/') && /processes\.js'|spawn\([^)]*'src\/main\.ts'|\['run', '-s', 'build'\]/.test(read(file)),
+);
+
+/**
+ * Integration suites mostly wait on their servers, so one per core runs beside another; three failed
+ * timing-bound tests on a loaded machine (docs/development.md, "Where the suite's time goes").
+ */
+const INTEGRATION_WORKERS = 2;
+/** One at a time: their start-up waits were sized for a machine with one gateway compiling. */
+const PROCESS_WORKERS = 1;
 
 export default defineConfig({
   resolve: {
@@ -64,8 +86,18 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/unit/**/!(*.redis|*.net).test.ts'],
+          exclude: [...configDefaults.exclude, 'test/unit/**/!(*.redis|*.net).test.ts', ...STARTS_MAIN],
+          maxWorkers: INTEGRATION_WORKERS,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'processes',
+          include: STARTS_MAIN,
+          maxWorkers: PROCESS_WORKERS,
+          sequence: { groupOrder: 2 },
         },
       },
     ],
