@@ -33,13 +33,18 @@ const STARTS_MAIN = testFiles('test').filter(
   (file) => !file.startsWith('test/unit/') && /processes\.js'|spawn\([^)]*'src\/main\.ts'|\['run', '-s', 'build'\]/.test(read(file)),
 );
 
+/** Suites that measure one request's latency against another's: no other file may share their cores. */
+const MEASURES_LATENCY = ['test/security/fairness.test.ts'];
+
+const SERIAL = [...STARTS_MAIN, ...MEASURES_LATENCY];
+
 /**
  * Integration suites mostly wait on their servers, so one per core runs beside another; three failed
  * timing-bound tests on a loaded machine (docs/development.md, "Where the suite's time goes").
  */
 const INTEGRATION_WORKERS = 2;
-/** One at a time: their start-up waits were sized for a machine with one gateway compiling. */
-const PROCESS_WORKERS = 1;
+/** One at a time: start-up waits sized for one gateway compiling, latencies measured on an otherwise idle machine. */
+const SERIAL_WORKERS = 1;
 
 export default defineConfig({
   resolve: {
@@ -86,7 +91,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/unit/**/!(*.redis|*.net).test.ts', ...STARTS_MAIN],
+          exclude: [...configDefaults.exclude, 'test/unit/**/!(*.redis|*.net).test.ts', ...SERIAL],
           maxWorkers: INTEGRATION_WORKERS,
           sequence: { groupOrder: 1 },
         },
@@ -94,9 +99,9 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          name: 'processes',
-          include: STARTS_MAIN,
-          maxWorkers: PROCESS_WORKERS,
+          name: 'serial',
+          include: SERIAL,
+          maxWorkers: SERIAL_WORKERS,
           sequence: { groupOrder: 2 },
         },
       },
