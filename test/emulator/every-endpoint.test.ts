@@ -8,7 +8,8 @@ describe.each(['enveloped', 'plain'] as const)('every endpoint, %s responses', (
   const enveloped = style === 'enveloped';
 
   beforeAll(async () => {
-    ({ emu, api } = await emulator({ responseStyle: style }));
+    // Nothing here waits for a payment to settle, and a started payout searched by status must still be started on a loaded machine.
+    ({ emu, api } = await emulator({ responseStyle: style, settleMs: 60_000 }));
   });
   afterAll(() => emu.stop());
 

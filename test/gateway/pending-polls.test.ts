@@ -53,9 +53,12 @@ describe('pending payments polled, under webhook control, one instance', () => {
 
   it('makes one upstream read for 20 concurrent polls of an object not yet kept', async () => {
     const pending = await make.transaction({ amount: 502 });
-    await proveKey([stack.gateway.url], key, make);
+    // Where a kept copy outlives the test: twenty requests on a loaded machine can take longer than
+    // MAX_AGE_MS to arrive, and a copy that lapsed meanwhile is read again, which is not what this counts.
+    const { url } = webhookOnly.gateway;
+    await proveKey([url], key, make);
     await stack.resetCounts();
-    const answers = await Promise.all(Array.from({ length: 20 }, () => readStatus(stack.gateway.url, key, pending.id)));
+    const answers = await Promise.all(Array.from({ length: 20 }, () => readStatus(url, key, pending.id)));
     expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 20 }, () => 'PENDING'));
     expect(await stack.upstreamCalls(ROUTE)).toBe(1);
   });

@@ -6,13 +6,13 @@
  * and a removed field names the shipped documents that select it.
  */
 import { describe, expect, it } from 'vitest';
-import { decide, parseAccepted } from '../../scripts/schema-check/acceptance.js';
-import { parseSdl, schemaChanges, type SchemaChange } from '../../scripts/schema-check/changes.js';
-import { runCheck } from '../../scripts/schema-check/check.js';
-import { compose } from '../../scripts/schema-check/composition.js';
-import { knownDocuments, markdownBlocks } from '../../scripts/schema-check/documents.js';
-import { acceptedChanges, releasedSdl, workingTreeSdl } from '../../scripts/schema-check/inputs.js';
-import { checkOperations } from '../../scripts/schema-check/operations.js';
+import { decide, parseAccepted } from '../../../../scripts/schema-check/acceptance.js';
+import { parseSdl, schemaChanges, type SchemaChange } from '../../../../scripts/schema-check/changes.js';
+import { runCheck } from '../../../../scripts/schema-check/check.js';
+import { compose } from '../../../../scripts/schema-check/composition.js';
+import { knownDocuments, markdownBlocks } from '../../../../scripts/schema-check/documents.js';
+import { acceptedChanges, releasedSdl, workingTreeSdl } from '../../../../scripts/schema-check/inputs.js';
+import { checkOperations } from '../../../../scripts/schema-check/operations.js';
 
 const RELEASED = releasedSdl();
 

@@ -6,9 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { buildASTSchema, isScalarType, parse, specifiedScalarTypes } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { PAYMENTS_CLIENT_SCALARS } from '../../supergraph/client-scalars.js';
+import { PAYMENTS_CLIENT_SCALARS } from '../../../supergraph/client-scalars.js';
 
-const SDL = readFileSync(new URL('../../supergraph/payments.graphql', import.meta.url), 'utf8');
+const SDL = readFileSync(new URL('../../../supergraph/payments.graphql', import.meta.url), 'utf8');
 
 /** Scalars only a router reads (the federation spec's own): clients never meet them. */
 const FEDERATION_ONLY = /^(_Any|link__|federation__)/;
@@ -25,9 +25,9 @@ describe('the codegen scalars map for client teams', () => {
   });
 
   it('is what the checkout example generates its types with', () => {
-    const codegen = readFileSync(new URL('../../examples/checkout/codegen.ts', import.meta.url), 'utf8');
+    const codegen = readFileSync(new URL('../../../examples/checkout/codegen.ts', import.meta.url), 'utf8');
     expect(codegen).toContain('scalars: PAYMENTS_CLIENT_SCALARS');
-    const generated = readFileSync(new URL('../../examples/checkout/src/gql/graphql.ts', import.meta.url), 'utf8');
+    const generated = readFileSync(new URL('../../../examples/checkout/src/gql/graphql.ts', import.meta.url), 'utf8');
     // amountMoney.amount is a Decimal: a string in the generated types, not `unknown`.
     expect(generated).toMatch(/amountMoney: \{ amount: string, currencyIso: string \}/);
     expect(generated).not.toMatch(/\w\??: unknown\b/);
