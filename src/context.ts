@@ -12,7 +12,7 @@ import type { IdempotencyScope, IdempotencyStore } from './idempotency/index.js'
 import type { PaymentsApi, PayoutModel, TransactionModel } from './upstream/index.js';
 import type { BreakerState, OperationScope, RouteStats, UpstreamObserver } from './upstream/index.js';
 import { unauthenticated } from './errors.js';
-import { UpstreamGate } from './access/upstream-budget.js';
+import { gatedApi, UpstreamGate } from './access/upstream-budget.js';
 import type { KeyStatus } from './access/key-status.js';
 import { admitCaller, type CallerRecord } from './access/caller.js';
 import type { Observability, OperationTelemetry } from './observability/index.js';
@@ -39,7 +39,7 @@ export interface Context {
 export const UPSTREAM_MAX_PER_PAGE = 100;
 
 export interface UpstreamClientFactory {
-  /** `scope` carries the operation's deadline and its gate (budget, key guard); a wrapper passes it on whole. */
+  /** `scope` carries the operation's deadline; the operation's gate wraps the view from outside (access/upstream-budget.ts). */
   forKey(apiKey: string, scope: OperationScope): PaymentsApi;
   breakerStates?(): Record<string, BreakerState>;
   routeStats?(): Record<string, RouteStats>;
@@ -83,7 +83,7 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
   // Every upstream call of the operation passes its gate first: budget, refused key, one probe of an unknown key.
   const upstreamGate = record ? new UpstreamGate(record, deps.keys) : undefined;
   const api = caller && record && upstreamGate
-    ? deps.upstream.forKey(caller.apiKey, { deadlineAt, requestId: telemetry.requestId, observed: telemetry, gate: upstreamGate, keyId: record.callerId })
+    ? gatedApi(deps.upstream.forKey(caller.apiKey, { deadlineAt, requestId: telemetry.requestId, observed: telemetry, keyId: record.callerId }), upstreamGate)
     : anonymousApi();
   // A key not proven lately reads the upstream first: a revoked key gets none of its cached objects.
   const refresh = record !== undefined && !record.proven;

@@ -10,11 +10,11 @@ import type { Config } from '../config.js';
 import { unauthenticated } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { PaymentsApi } from '../upstream/index.js';
-import { UNGATED, type OperationScope } from '../upstream/index.js';
+import { NO_OPERATION, type OperationScope } from '../upstream/index.js';
 import type { DocumentCheck } from '../limits/document-check.js';
+import { upstreamCallsOf, type CountsUpstreamCalls } from '../limits/operation-cost.js';
 import type { KeyStatus } from './key-status.js';
 import { createRateLimiter } from './rate-limit.js';
-import { upstreamCallsOf, type UpstreamGate } from './upstream-budget.js';
 import { streamDoor, type DocumentAdmission, type RateRefusal, type StreamOpening, type StreamRequest, type StreamTransport } from './stream-admission.js';
 
 export { capAnswer, overSize, tooLarge } from '../limits/response-size.js';
@@ -61,7 +61,7 @@ export interface Admission {
   stream(transport: StreamTransport, caller: Caller, address: string): Promise<RateRefusal | null>;
   document(payload: Record<string, unknown>, operationName: string | undefined, variables: Record<string, unknown>, caller: Caller): DocumentAdmission;
   /** `extensions.cost` on a streaming transport, as HTTP's; null when off or not priced. */
-  cost(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, context: { upstreamGate?: UpstreamGate | undefined } | undefined): CostExtension | null;
+  cost(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, context: CountsUpstreamCalls | undefined): CostExtension | null;
   /** Remembered while the key is proven: it scopes a stream's events. */
   account(caller: Caller): Promise<number>;
   proven(caller: Caller): boolean;
@@ -122,7 +122,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     let pending = proving.get(caller.callerId);
     if (!pending) {
       // The cheapest call of the spec every key may make; its answer is not kept.
-      pending = learn(caller, deps.upstream.forKey(caller.apiKey, UNGATED).currencies.list()).then(
+      pending = learn(caller, deps.upstream.forKey(caller.apiKey, NO_OPERATION).currencies.list()).then(
         () => true,
         () => false,
       );
@@ -203,7 +203,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       let pending = keys.isProven(caller.callerId) ? accounts.get(caller.callerId) : undefined;
       if (!pending) {
         // The connection's own call, not an operation's: no deadline but the upstream time-out.
-        pending = learn(caller, deps.upstream.forKey(caller.apiKey, UNGATED).accounts.current()).then((a) => a.id);
+        pending = learn(caller, deps.upstream.forKey(caller.apiKey, NO_OPERATION).accounts.current()).then((a) => a.id);
         pending.catch(() => accounts.delete(caller.callerId));
         if (accounts.size >= ACCOUNTS_REMEMBERED) accounts.delete(accounts.keys().next().value!);
         accounts.set(caller.callerId, pending);

@@ -6,7 +6,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, type DocumentNode, type GraphQLSchema, type ParseOptions, type ValidationRule } from 'graphql';
 import { ErrorCode } from '../errors.js';
 import type { FairCache } from '../graphql/fair-cache.js';
-import type { UpstreamGate } from '../access/upstream-budget.js';
+import type { CountsUpstreamCalls } from './operation-cost.js';
 import { admitDocument, operationLimits, type CostExtensionSettings, type OperationCheck } from './graphql-limits.js';
 import type { TrustedDocuments } from './trusted-documents.js';
 
@@ -36,7 +36,7 @@ export interface DocumentCheck extends DocumentLimits {
   apolloOptions(
     costExtension: CostExtensionSettings | null,
     ownerOf: (contextValue: unknown) => string,
-  ): { parseOptions: ParseOptions; validationRules: ValidationRule[]; plugin: ApolloServerPlugin<{ upstreamGate?: UpstreamGate | undefined }> };
+  ): { parseOptions: ParseOptions; validationRules: ValidationRule[]; plugin: ApolloServerPlugin<CountsUpstreamCalls> };
 }
 
 export function documentCheck(schema: GraphQLSchema, limits: DocumentLimits): DocumentCheck {

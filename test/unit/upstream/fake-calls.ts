@@ -53,8 +53,8 @@ export function setup(answer: (n: number) => Answer, options: { resilience?: Par
     random: () => options.random ?? 0,
     now: () => clock.now,
   });
-  const caller = (apiKey = 'sk_test_one', scope: Partial<OperationScope> = {}): Caller => ({ apiKey, scope: { gate: null, ...scope } });
-  const retrieve = (apiKey = 'sk_test_one', scope: Partial<OperationScope> = {}) => calls.call(caller(apiKey, scope), ENDPOINTS.transactions.retrieve, [101]);
+  const caller = (apiKey = 'sk_test_one', scope: OperationScope = {}): Caller => ({ apiKey, scope });
+  const retrieve = (apiKey = 'sk_test_one', scope: OperationScope = {}) => calls.call(caller(apiKey, scope), ENDPOINTS.transactions.retrieve, [101]);
   return { calls, guards, sent, clock, retrieve, caller };
 }
 
