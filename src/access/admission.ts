@@ -14,7 +14,7 @@ import { NO_OPERATION, type OperationScope } from '../upstream/index.js';
 import type { DocumentCheck } from '../limits/document-check.js';
 import { upstreamCallsOf, type CountsUpstreamCalls } from '../limits/operation-cost.js';
 import type { KeyStatus } from './key-status.js';
-import { createRateLimiter } from './rate-limit.js';
+import { createRateLimiters, type RateLimitName } from './rate-limit.js';
 import { streamDoor, type DocumentAdmission, type RateRefusal, type StreamOpening, type StreamRequest, type StreamTransport } from './stream-admission.js';
 
 export { capAnswer, overSize, tooLarge } from '../limits/response-size.js';
@@ -22,7 +22,6 @@ export type { Caller } from '../auth.js';
 export type { DocumentCheck, DocumentLimits } from '../limits/document-check.js';
 export { Tally, type DocumentAdmission, type OpenStream, type RateRefusal, type StreamOpening, type StreamRefusal, type StreamRequest, type StreamTransport } from './stream-admission.js';
 
-export type RateLimitName = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_subscribe' | 'callback_subscribe';
 
 
 /** What the streaming transports add to the HTTP document limits: rules Apollo adds for HTTP, fields they never serve. */
@@ -86,15 +85,8 @@ const PROVE_TICKS_PER_INTERVAL = 4;
 export function createAdmission(deps: AdmissionDeps): Admission {
   const { config, keys, logger } = deps;
   const { limits } = config;
-  const operations = createRateLimiter({ perMinute: limits.operationsPerMinute, prefix: 'payments-gateway:ops', redis: deps.redis });
-  const connects = createRateLimiter({ perMinute: limits.ws.connectsPerMinute, prefix: 'payments-gateway:ws-connect', redis: null });
-  const subscribes = {
-    ws: createRateLimiter({ perMinute: limits.ws.subscribesPerMinute, prefix: 'payments-gateway:ws-subscribe', redis: null }),
-    sse: createRateLimiter({ perMinute: limits.ws.subscribesPerMinute, prefix: 'payments-gateway:sse-subscribe', redis: null }),
-    callback: createRateLimiter({ perMinute: limits.ws.subscribesPerMinute, prefix: 'payments-gateway:callback-subscribe', redis: null }),
-  };
+  const rates = createRateLimiters(limits, deps.redis);
   const streamLimit: Record<StreamTransport, RateLimitName> = { ws: 'ws_subscribe', sse: 'sse_subscribe', callback: 'callback_subscribe' };
-  const unprovenStreams = createRateLimiter({ perMinute: limits.ws.connectsPerMinute, prefix: 'payments-gateway:stream-address', redis: null });
 
   const refusal = (decision: { allowed: boolean; retryAfterSeconds?: number }, by: RateRefusal['by'], limit: RateLimitName): RateRefusal | null => {
     if (decision.allowed) return null;
@@ -147,7 +139,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
 
   const streams = streamDoor({
     isRevoked: (callerId) => keys.isRevoked(callerId),
-    maxPerKey: limits.ws.maxSubscriptionsPerKey,
+    maxPerKey: limits.streams.maxSubscriptionsPerKey,
     stream: (transport, caller, address) => self.stream(transport, caller, address),
     document: (payload, operationName, variables, caller) => self.document(payload, operationName, variables, caller),
     account: (caller) => self.account(caller),
@@ -167,23 +159,23 @@ export function createAdmission(deps: AdmissionDeps): Admission {
 
     async operation(caller, address) {
       const addressKey = `address:${address}`;
-      const byKey = await operations.take(caller?.callerId ?? addressKey);
+      const byKey = await rates.operations.take(caller?.callerId ?? addressKey);
       if (!byKey.allowed) return refusal(byKey, caller ? 'key' : 'address', 'operations');
       // A key the upstream has not accepted lately is anyone's to invent: it spends its address's budget
       // too, so minting fresh keys buys no fresh rate.
-      if (caller && !keys.isKnown(caller.callerId)) return refusal(await operations.take(addressKey), 'address', 'operations');
+      if (caller && !keys.isKnown(caller.callerId)) return refusal(await rates.operations.take(addressKey), 'address', 'operations');
       return null;
     },
 
     async connection(address) {
-      return refusal(await connects.take(address), 'address', 'ws_connect');
+      return refusal(await rates.ws_connect.take(address), 'address', 'ws_connect');
     },
 
     async stream(transport, caller, address) {
       const limit = streamLimit[transport];
-      const byKey = refusal(await subscribes[transport].take(caller.callerId), 'key', limit);
+      const byKey = refusal(await rates[limit].take(caller.callerId), 'key', limit);
       if (byKey || keys.isKnown(caller.callerId)) return byKey;
-      return refusal(await unprovenStreams.take(address), 'address', limit);
+      return refusal(await rates.unproven_streams.take(address), 'address', limit);
     },
 
     document(payload, operationName, variables, caller) {

@@ -21,7 +21,7 @@ import { documentCheck } from '../limits/document-check.js';
 import { operationLoggerOf, operationTelemetryPlugin } from '../observability/index.js';
 import type { GatewayExplorer } from '../explorer/gateway.js';
 
-export function documentLimits(config: Readonly<Config>, schema: GraphQLSchema) {
+export function sharedDocuments(config: Readonly<Config>, schema: GraphQLSchema) {
   const caches = config.graphql.caches;
   // One document check for HTTP (Apollo Server) and the streaming transports (src/limits/document-check.ts).
   const documents = documentCheck(schema, {
@@ -38,7 +38,8 @@ export function documentLimits(config: Readonly<Config>, schema: GraphQLSchema) 
   return { documents, ownerOf, httpDocuments, streamDocuments };
 }
 
-export type DocumentLimits = ReturnType<typeof documentLimits>;
+/** The one document check, and the caches of documents HTTP and the streams keep. */
+export type SharedDocuments = ReturnType<typeof sharedDocuments>;
 
 export function errorFormatter(config: Readonly<Config>, logger: Logger) {
   return createErrorFormatter({
@@ -52,15 +53,15 @@ export interface ApolloDeps {
   config: Readonly<Config>;
   schema: GraphQLSchema;
   compiledSchema: () => GraphQLSchema;
-  limits: DocumentLimits;
+  documents: SharedDocuments;
   formatError: ReturnType<typeof errorFormatter>;
   logger: Logger;
   explorer: Pick<GatewayExplorer, 'apolloPlugins'>;
   apolloReportingUrl?: string;
 }
 
-export function createApollo({ config, schema, compiledSchema, limits, formatError, logger, explorer, apolloReportingUrl }: ApolloDeps) {
-  const { documents, ownerOf, httpDocuments } = limits;
+export function createApollo({ config, schema, compiledSchema, documents: shared, formatError, logger, explorer, apolloReportingUrl }: ApolloDeps) {
+  const { documents, ownerOf, httpDocuments } = shared;
   const caches = config.graphql.caches;
   const httpLimits = documents.apolloOptions(config.graphql.costExtensions ? { maximumAvailable: config.limits.maxCost } : null, ownerOf);
   // graphql-jit compiles queries unless turned off or usage reports are sent (they time every field,

@@ -28,7 +28,8 @@ import { countsAgainstKey, countsAgainstRoute, delayBefore, isTransient, sleep, 
 import { routeIsMissing } from './spec.js';
 import type { Transport, TransportRequest } from './transport.js';
 
-export interface Caller {
+/** The key a view of the client calls with, and the scope of its operation (not the gateway's caller: access/auth.ts). */
+export interface CallingKey {
   readonly apiKey: string;
   readonly scope: OperationScope;
   /** Made on first use; per-caller fairness and per-key breakers go by it. */
@@ -42,7 +43,7 @@ interface Received {
 }
 
 interface Flight {
-  caller: Caller;
+  caller: CallingKey;
   endpoint: Endpoint;
   request: WireRequest;
   url: URL;
@@ -91,7 +92,7 @@ export class UpstreamCalls {
     this.now = deps.now ?? Date.now;
   }
 
-  async call(caller: Caller, endpoint: Endpoint, args: readonly unknown[]): Promise<unknown> {
+  async call(caller: CallingKey, endpoint: Endpoint, args: readonly unknown[]): Promise<unknown> {
     // 1. The operation's gate has admitted the call already, from outside the client (access/upstream-budget.ts).
     // 2. The request, every id checked before any I/O.
     const request = (endpoint.build as (...a: readonly unknown[]) => WireRequest)(...args.slice(0, endpoint.build.length));

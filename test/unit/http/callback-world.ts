@@ -141,7 +141,7 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
     context: {
       config: {
         graphql: { subscriptionCallbacks: { allowed: config.allowed ?? [router.base], timeoutMs: 2_000, max: config.max ?? 3 }, routerSharedSecret: config.routerSecret ?? null },
-        limits: { trustedProxies: [], ws: { maxSubscriptionsPerKey: config.perKey ?? 2 }, maxUpstreamCalls: 10 },
+        limits: { trustedProxies: [], streams: { maxSubscriptionsPerKey: config.perKey ?? 2 }, maxUpstreamCalls: 10 },
         operationDeadlineMs: 5_000,
         pagination: {},
         idempotency: {},

@@ -5,7 +5,7 @@
  * decoded, and a key breaker's trial that ends without an outcome.
  */
 import { describe, expect, it } from 'vitest';
-import type { Caller } from '../../../src/upstream/call.js';
+import type { CallingKey } from '../../../src/upstream/call.js';
 import { createDecodeMemo } from '../../../src/upstream/decode-memo.js';
 import { ENDPOINTS } from '../../../src/upstream/endpoints.js';
 import {
@@ -27,7 +27,7 @@ import { OK, ROUTE, setup, status } from './fake-calls.js';
 
 const json = (value: unknown, headers: TransportResponse['headers'] = {}): TransportResponse => ({ statusCode: 200, headers, body: JSON.stringify(value) });
 const ONE_ATTEMPT = { resilience: { retry: { ...DEFAULT_RESILIENCE.retry, maxAttempts: 1 } } };
-const call = (s: ReturnType<typeof setup>, caller: Caller, endpoint: { build: unknown }, ...args: unknown[]) => s.calls.call(caller, endpoint as never, args);
+const call = (s: ReturnType<typeof setup>, caller: CallingKey, endpoint: { build: unknown }, ...args: unknown[]) => s.calls.call(caller, endpoint as never, args);
 
 describe('the request', () => {
   it('sends the key, the request id and no body or signal on a plain read', async () => {
