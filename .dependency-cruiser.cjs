@@ -15,10 +15,10 @@
  *    └──> emulator/ (stands alone: imports nothing of the gateway)
  *
  *  graphql/ (the selection walker) imports nothing. config.ts, logger.ts, errors.ts,
- *  naming.ts, auth.ts, pagination.ts, redis.ts and __generated__/ are shared modules: every
+ *  naming.ts, pagination.ts, redis.ts and __generated__/ are shared modules: every
  *  room may use them except upstream/, loaders/, graphql/ and emulator/.
  */
-const GATEWAY_SHARED = '^src/(config|config-types|logger|errors|naming|auth|pagination|redis)\\.ts$|^src/__generated__/';
+const GATEWAY_SHARED = '^src/(config|config-types|logger|errors|naming|pagination|redis)\\.ts$|^src/__generated__/';
 
 module.exports = {
   forbidden: [
@@ -130,7 +130,7 @@ module.exports = {
       severity: 'error',
       comment: 'A transport (src/http/) learns who the caller is and whether it may go on only from the admission module: keys, rates, documents and revocation are checked one way for HTTP, WebSocket and SSE.',
       from: { path: '^src/http/' },
-      to: { path: ['^src/access/', '^src/limits/', '^src/auth\\.ts$'], pathNot: '^src/access/admission\\.ts$' },
+      to: { path: ['^src/access/', '^src/limits/'], pathNot: '^src/access/admission\\.ts$' },
     },
     {
       name: 'limits-below-access',

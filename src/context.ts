@@ -1,6 +1,6 @@
 /** The GraphQL context, built here only, so every transport's operation gets the same deadline, scopes and loaders. */
 import type { Config, Limits } from './config.js';
-import type { Caller } from './auth.js';
+import type { Caller } from './access/auth.js';
 import { createLoaders, type Loaders } from './loaders/index.js';
 import type { PaginationLimits } from './pagination.js';
 import type { Logger } from './logger.js';

@@ -5,7 +5,7 @@
 import { GraphQLError, type DocumentNode, type ValidationRule } from 'graphql';
 import type { Redis } from 'ioredis';
 import type { FairCache } from '../graphql/fair-cache.js';
-import { readCaller, type Caller } from '../auth.js';
+import { readCaller, type Caller } from './auth.js';
 import type { Config } from '../config.js';
 import { unauthenticated } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -17,9 +17,8 @@ import type { KeyStatus } from './key-status.js';
 import { createRateLimiters, type RateLimitName } from './rate-limit.js';
 import { streamDoor, type DocumentAdmission, type RateRefusal, type StreamOpening, type StreamRequest, type StreamTransport } from './stream-admission.js';
 
-export { capAnswer, overSize, tooLarge } from '../limits/response-size.js';
-export type { Caller } from '../auth.js';
-export type { DocumentCheck, DocumentLimits } from '../limits/document-check.js';
+// What the door hands out and takes back: the transports' words for it (they import nothing else of access/).
+export type { Caller } from './auth.js';
 export { Tally, type DocumentAdmission, type OpenStream, type RateRefusal, type StreamOpening, type StreamRefusal, type StreamRequest, type StreamTransport } from './stream-admission.js';
 
 

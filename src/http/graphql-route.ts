@@ -5,7 +5,7 @@ import { HeaderMap, type ApolloServer, type ApolloServerPlugin, type GraphQLRequ
 import { GraphQLError, Kind, type GraphQLFormattedError, valueFromASTUntyped, type DocumentNode, type OperationDefinitionNode, type ValueNode } from 'graphql';
 import { createContext, type Context, type ContextDeps } from '../context.js';
 import { ErrorCode, unauthenticated } from '../errors.js';
-import { capAnswer, type Admission, type Caller } from '../access/admission.js';
+import type { Admission, Caller } from '../access/admission.js';
 import { clientAddress } from './client-address.js';
 import { cacheTagOf, isTagged } from '../cache/router-invalidation.js';
 import { finalAnswer, type DocumentCacheHint } from '../graphql/cache-hints.js';
@@ -61,7 +61,6 @@ function asksForFreshData(header: string | undefined): boolean {
 export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: ContextDeps, admission: Admission, callbacks?: CallbackSubscriptions) {
   const { documents } = admission;
   const { production } = deps.config;
-  const { maxResponseBytes } = deps.config.limits;
   const { routerSharedSecret } = deps.config.graphql;
   const fromRouter = (req: http.IncomingMessage): boolean => {
     if (routerSharedSecret === null) return false;
@@ -177,7 +176,7 @@ export function createGraphQLRoute(apollo: ApolloServer<HttpContext>, deps: Cont
     if (response.body.kind === 'complete') {
       // A GraphQL answer, not the landing page: capped in size (MAX_RESPONSE_BYTES).
       const isAnswer = response.headers.get('content-type')?.includes('json') ?? false;
-      res.end(isAnswer ? capAnswer(response.body.string, maxResponseBytes, telemetry) : response.body.string);
+      res.end(isAnswer ? documents.capAnswer(response.body.string, telemetry) : response.body.string);
       return;
     }
     for await (const chunk of response.body.asyncIterator) res.write(chunk);

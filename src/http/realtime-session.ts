@@ -1,7 +1,7 @@
 /** What every streaming transport shares once admission has opened a stream: its context, and how a result goes out. */
 import type { ExecutionResult, FormattedExecutionResult, GraphQLError, GraphQLFormattedError } from 'graphql';
 import { createContext, type Context, type ContextDeps } from '../context.js';
-import { overSize, tooLarge, type Caller } from '../access/admission.js';
+import type { Admission, Caller } from '../access/admission.js';
 import type { Logger } from '../logger.js';
 import { attributeErrors, withRequestId, type OperationTelemetry } from '../observability/index.js';
 import type { EventBus } from '../realtime/bus.js';
@@ -92,14 +92,14 @@ export function streamedResult(
   result: FormattedExecutionResult | ExecutionResult,
   telemetry: OperationTelemetry | undefined,
   format: (errors: readonly GraphQLError[]) => GraphQLFormattedError[],
-  maxBytes: number,
+  answers: Pick<Admission['documents'], 'overSize' | 'tooLarge'>,
 ): FormattedExecutionResult | undefined {
   const raw = result.errors as readonly GraphQLError[] | undefined;
   if (raw && telemetry) attributeErrors(raw, telemetry);
   const errors = raw ? format(raw) : undefined;
   const marked = (list: GraphQLFormattedError[]) => (telemetry ? withRequestId(list, telemetry.requestId) : list);
-  if (overSize(errors ? { ...result, errors } : result, maxBytes)) {
-    const tooBig = format([tooLarge(maxBytes)]);
+  if (answers.overSize(errors ? { ...result, errors } : result)) {
+    const tooBig = format([answers.tooLarge()]);
     telemetry?.answered(null, tooBig);
     return { errors: marked(tooBig) };
   }

@@ -15,7 +15,7 @@ export interface OperationScope {
   requestId?: string;
   /** Opaque to the client; handed back to the observer. */
   observed?: unknown;
-  /** The key's hash (key-id.ts) when the caller has made it already (auth.ts), so no call makes it again. */
+  /** The key's hash (key-id.ts) when the caller has made it already (access/auth.ts), so no call makes it again. */
   keyId?: string;
 }
 

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createCallbackSubscriptions, type CallbackAnswer, type CallbackDeps } from '../../../src/http/subscription-callback.js';
 import type { Admission, Caller, RateRefusal } from '../../../src/access/admission.js';
 import { streamDoor } from '../../../src/access/stream-admission.js';
+import { overSize, tooLarge } from '../../../src/limits/response-size.js';
 
 export interface Message {
   path: string;
@@ -130,7 +131,7 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
       return () => void live.released++;
     },
   });
-  const admission = { documents: { maxResponseBytes: 1_000_000 }, openStream: door.open } as unknown as Admission;
+  const admission = { documents: { overSize: (result: unknown) => overSize(result, 1_000_000), tooLarge: () => tooLarge(1_000_000) }, openStream: door.open } as unknown as Admission;
   const deps: CallbackDeps = {
     schema,
     bus: {} as CallbackDeps['bus'],
