@@ -4,9 +4,11 @@ import { finalStatuses } from '../payments/rules.js';
 import type { ListItem } from '../upstream/index.js';
 import { UpstreamInvalidResponseError } from '../upstream/index.js';
 import type { CurrencyModel, CustomerModel, PayoutModel, TransactionModel } from '../upstream/index.js';
+import { kindsWhere, type DeclaredKind } from './entity-kinds.js';
 import { inFlightReads } from './in-flight.js';
 import type { EntityId, EntityStore } from './store.js';
 
+export { ENTITY_KINDS, TAGGED_ROOT_FIELDS, typeTtls } from './entity-kinds.js';
 export { memoryStore } from './store.js';
 export { redisStore } from './redis-store.js';
 export type { EntityStore } from './store.js';
@@ -20,9 +22,12 @@ export interface EntityModels {
   currencies: ListItem<CurrencyModel>[];
 }
 export type EntityKind = keyof EntityModels;
+// Every kind kept here is declared in entity-kinds.ts, and none is declared that is not kept here.
+const DECLARED_AS_KEPT: [DeclaredKind] extends [EntityKind] ? ([EntityKind] extends [DeclaredKind] ? true : never) : never = true;
+void DECLARED_AS_KEPT;
 
-/** Objects a webhook or a mutation can name; currencies only expire. */
-const EVICTABLE: ReadonlySet<string> = new Set<EntityKind>(['transaction', 'payout', 'customer']);
+/** Objects a webhook or a mutation can name (entity-kinds.ts); the others only expire. */
+const EVICTABLE = kindsWhere((d) => d.evictable);
 
 export interface EntityCacheSettings {
   customerTtlMs: number;

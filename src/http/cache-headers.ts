@@ -1,6 +1,7 @@
 /** An Apollo plugin: the `Cache-Control` of each HTTP answer, and the cache tags a router may keep it under. */
 import type { ApolloServerPlugin } from '@apollo/server';
 import { Kind, valueFromASTUntyped, type DocumentNode, type OperationDefinitionNode, type ValueNode } from 'graphql';
+import { TAGGED_ROOT_FIELDS } from '../cache/index.js';
 import { cacheTagOf, isTagged } from '../cache/router-invalidation.js';
 import { finalAnswer, type DocumentCacheHint } from '../graphql/cache-hints.js';
 import type { HttpContext } from './graphql-route.js';
@@ -37,8 +38,6 @@ export function cacheHeaders(hintOf: (document: DocumentNode, operationName: str
   }
 }
 
-const TAGGED_ROOTS: Readonly<Record<string, string>> = { transaction: 'transaction', payout: 'payout', customer: 'customer' };
-
 /**
  * Apollo Router's cache tags for an answer it may keep: `apolloEntityCacheTags`, one list per
  * representation of `_entities`, and `apolloCacheTags` for root fields reading one object by id.
@@ -57,7 +56,7 @@ function cacheTagsOf(operation: OperationDefinitionNode, variables: Record<strin
         return isTagged(kind) && (typeof id === 'string' || typeof id === 'number') ? [cacheTagOf(kind, id)] : [];
       });
     }
-    const kind = TAGGED_ROOTS[selection.name.value];
+    const kind = TAGGED_ROOT_FIELDS[selection.name.value];
     if (kind && (typeof args.id === 'string' || typeof args.id === 'number')) rootTags.push(cacheTagOf(kind, args.id));
   }
   return { ...(entityTags ? { apolloEntityCacheTags: entityTags } : {}), ...(rootTags.length > 0 ? { apolloCacheTags: rootTags } : {}) };

@@ -12,7 +12,7 @@ import { createErrorFormatter } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createCacheHints, type CacheHintRules } from '../graphql/cache-hints.js';
 import { jitGateway } from '../graphql/jit-executor.js';
-import { isFinalPayout, isFinalTransaction } from '../payments/rules.js';
+import { finalTests, isPendingKind, typeTtls } from '../cache/index.js';
 import type { HttpContext } from '../http/graphql-route.js';
 import { authGate } from '../http/auth-gate.js';
 import { cacheHeaders } from '../http/cache-headers.js';
@@ -118,16 +118,16 @@ function usageReporting(apollo: Config['observability']['apollo'], endpointUrl: 
   ];
 }
 
-/** The entity cache's own TTLs, in seconds; lists, webhooks, events and logs are not kept. */
+/** The entity cache's own TTLs, in seconds, by each kind's declaration (cache/entity-kinds.ts); lists, webhooks, events and logs are not kept. */
 function cacheHintRules(config: Readonly<Config>): CacheHintRules {
   const seconds = (ms: number) => Math.floor(ms / 1000);
-  return {
-    maxAge: {
-      Customer: seconds(config.entityCache.customerTtlMs),
-      Currency: seconds(config.currencyCacheTtlMs),
-      Transaction: seconds(config.entityCache.finalTtlMs),
-      Payout: seconds(config.entityCache.finalTtlMs),
-    },
-    finalWhen: { Transaction: isFinalTransaction, Payout: isFinalPayout },
-  };
+  const ttlMs = { final: config.entityCache.finalTtlMs, customer: config.entityCache.customerTtlMs, currency: config.currencyCacheTtlMs };
+  const final = finalTests();
+  const maxAge: Record<string, number> = {};
+  const finalWhen: Record<string, (status: string) => boolean> = {};
+  for (const [typename, ttl, kind] of typeTtls()) {
+    maxAge[typename] = seconds(ttlMs[ttl]);
+    if (ttl === 'final' && isPendingKind(kind)) finalWhen[typename] = final[kind];
+  }
+  return { maxAge, finalWhen };
 }
