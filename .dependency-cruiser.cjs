@@ -7,7 +7,7 @@
  *  main.ts ──> server/ ──> http/ ──> context.ts ──> loaders/ ──> cache/ ──> upstream/
  *    │           │             │          │                                        ▲
  *    │           │             │          ├──> observability/ (fills the hooks) ───┤
- *    │           │             │          └──> access/, limits/ ───────────────────┤
+ *    │           │             │          └──> access/ ──> limits/ ────────────────┤
  *    │           │             └──> realtime/ (event side) ────────────────────────┤
  *    │           ├──> explorer/                                                    │
  *    │           └──> schema.ts ──> resolvers/ ──> payments/ ──────────────────────┤
@@ -15,10 +15,10 @@
  *    └──> emulator/ (stands alone: imports nothing of the gateway)
  *
  *  graphql/ (the selection walker) imports nothing. config.ts, logger.ts, errors.ts,
- *  naming.ts, auth.ts, pagination.ts, redis.ts and __generated__/ are shared modules: every
+ *  naming.ts, pagination.ts, redis.ts and __generated__/ are shared modules: every
  *  room may use them except upstream/, loaders/, graphql/ and emulator/.
  */
-const GATEWAY_SHARED = '^src/(config|config-types|logger|errors|naming|auth|pagination|redis)\\.ts$|^src/__generated__/';
+const GATEWAY_SHARED = '^src/(config|config-types|logger|errors|naming|pagination|redis)\\.ts$|^src/__generated__/';
 
 module.exports = {
   forbidden: [
@@ -56,6 +56,13 @@ module.exports = {
       comment: 'The REST client is usable on its own: it imports nothing of the GraphQL side.',
       from: { path: '^src/upstream/' },
       to: { path: '^src/', pathNot: '^src/upstream/' },
+    },
+    {
+      name: 'upstream-holds-no-policy',
+      severity: 'error',
+      comment: "The operation's budget, key guard and rates wrap the client from outside (access/upstream-budget.ts): the client calls no policy hook.",
+      from: { path: '^src/upstream/' },
+      to: { path: '^src/(access|limits)/' },
     },
     {
       name: 'upstream-through-its-index',
@@ -123,7 +130,14 @@ module.exports = {
       severity: 'error',
       comment: 'A transport (src/http/) learns who the caller is and whether it may go on only from the admission module: keys, rates, documents and revocation are checked one way for HTTP, WebSocket and SSE.',
       from: { path: '^src/http/' },
-      to: { path: ['^src/access/', '^src/limits/', '^src/auth\\.ts$'], pathNot: '^src/access/admission\\.ts$' },
+      to: { path: ['^src/access/', '^src/limits/'], pathNot: '^src/access/admission\\.ts$' },
+    },
+    {
+      name: 'limits-below-access',
+      severity: 'error',
+      comment: 'Document limits judge documents; the door (access/) applies them and the upstream gate, never the reverse: what limits need of the gate is a shape of their own.',
+      from: { path: '^src/limits/' },
+      to: { path: '^src/access/' },
     },
     {
       name: 'only-the-server-assembles-transports',

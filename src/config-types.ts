@@ -121,12 +121,19 @@ export interface Limits {
   operationsPerMinute: number;
   /** None by default, so the socket's peer is the client. */
   trustedProxies: readonly string[];
+  /** graphql-ws connections (WS_*). */
   ws: {
     maxConnectionsPerKey: number;
     maxConnectionsPerAddress: number;
     maxConnections: number;
-    maxSubscriptionsPerKey: number;
-    subscribesPerMinute: number;
+    /** Also the pace of a key not yet proven opening streams from one address, on every transport. */
     connectsPerMinute: number;
+  };
+  /** Every streaming transport's (WebSocket, SSE, router callbacks); read from WS_MAX_SUBSCRIPTIONS_PER_KEY and WS_SUBSCRIBE_PER_MINUTE. */
+  streams: {
+    /** One tally of the key's live streams. */
+    maxSubscriptionsPerKey: number;
+    /** Streams a key may open per minute, on each transport. */
+    subscribesPerMinute: number;
   };
 }

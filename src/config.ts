@@ -439,9 +439,12 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
         maxConnectionsPerKey: e.WS_MAX_CONNECTIONS_PER_KEY,
         maxConnectionsPerAddress: e.WS_MAX_CONNECTIONS_PER_ADDRESS,
         maxConnections: e.WS_MAX_CONNECTIONS,
+        connectsPerMinute: e.WS_CONNECTS_PER_MINUTE,
+      }),
+      // The WS_ names predate SSE and callbacks; they pace and count every stream.
+      streams: Object.freeze({
         maxSubscriptionsPerKey: e.WS_MAX_SUBSCRIPTIONS_PER_KEY,
         subscribesPerMinute: e.WS_SUBSCRIBE_PER_MINUTE,
-        connectsPerMinute: e.WS_CONNECTS_PER_MINUTE,
       }),
     }),
     opsToken: e.OPS_TOKEN ?? null,

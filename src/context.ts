@@ -1,6 +1,6 @@
 /** The GraphQL context, built here only, so every transport's operation gets the same deadline, scopes and loaders. */
 import type { Config, Limits } from './config.js';
-import type { Caller } from './auth.js';
+import type { Caller } from './access/auth.js';
 import { createLoaders, type Loaders } from './loaders/index.js';
 import type { PaginationLimits } from './pagination.js';
 import type { Logger } from './logger.js';
@@ -12,7 +12,7 @@ import type { IdempotencyScope, IdempotencyStore } from './idempotency/index.js'
 import type { PaymentsApi, PayoutModel, TransactionModel } from './upstream/index.js';
 import type { BreakerState, OperationScope, RouteStats, UpstreamObserver } from './upstream/index.js';
 import { unauthenticated } from './errors.js';
-import { UpstreamGate } from './access/upstream-budget.js';
+import { gatedApi, UpstreamGate } from './access/upstream-budget.js';
 import type { KeyStatus } from './access/key-status.js';
 import { admitCaller, type CallerRecord } from './access/caller.js';
 import type { Observability, OperationTelemetry } from './observability/index.js';
@@ -36,10 +36,17 @@ export interface Context {
   idempotency: IdempotencyScope;
 }
 
+/** What a context is made of: everything but the logger, which is read off the telemetry when first used. */
+type ContextFields = Omit<Context, 'logger'>;
+
+function contextOf(fields: ContextFields): Context {
+  return new OperationContext(fields) as unknown as Context;
+}
+
 export const UPSTREAM_MAX_PER_PAGE = 100;
 
 export interface UpstreamClientFactory {
-  /** `scope` carries the operation's deadline and its gate (budget, key guard); a wrapper passes it on whole. */
+  /** `scope` carries the operation's deadline; the operation's gate wraps the view from outside (access/upstream-budget.ts). */
   forKey(apiKey: string, scope: OperationScope): PaymentsApi;
   breakerStates?(): Record<string, BreakerState>;
   routeStats?(): Record<string, RouteStats>;
@@ -74,7 +81,33 @@ export interface OperationInput {
   watchPolls?: boolean;
 }
 
-export function createContext(deps: ContextDeps, input: OperationInput): Context {
+/**
+ * One operation's context. `extend`: what a transport adds, made from the context (HTTP's SDL and metrics
+ * allowances), added in place: a copy would read the lazy logger and build it.
+ */
+export function createContext<Added extends object = Record<never, never>>(deps: ContextDeps, input: OperationInput, extend?: (context: Context) => Added): Context & Added {
+  const context = operationContext(deps, input);
+  return extend ? Object.assign(context, extend(context)) : (context as Context & Added);
+}
+
+/**
+ * A stream's context: an operation's, with the RealtimeSource its subscription reads. Before each event its
+ * client, loaders, cache scope and idempotency scope are made afresh from `input()` (a new deadline): an
+ * event's relations are a new read of the world.
+ */
+export function createStreamContext(deps: ContextDeps, input: () => OperationInput, realtime: (beforeEach: () => void) => RealtimeSource): Context {
+  const context = operationContext(deps, input());
+  const beforeEach = () => {
+    const fresh = operationContext(deps, input());
+    context.api = fresh.api;
+    context.loaders = fresh.loaders;
+    context.entityCache = fresh.entityCache;
+    context.idempotency = fresh.idempotency;
+  };
+  return Object.assign(context, { realtime: realtime(beforeEach) });
+}
+
+function operationContext(deps: ContextDeps, input: OperationInput): Context {
   const { caller, deadlineAt, telemetry } = input;
   const callerId = caller?.callerId ?? 'anonymous';
   const { observability } = deps;
@@ -83,14 +116,14 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
   // Every upstream call of the operation passes its gate first: budget, refused key, one probe of an unknown key.
   const upstreamGate = record ? new UpstreamGate(record, deps.keys) : undefined;
   const api = caller && record && upstreamGate
-    ? deps.upstream.forKey(caller.apiKey, { deadlineAt, requestId: telemetry.requestId, observed: telemetry, gate: upstreamGate, keyId: record.callerId })
+    ? gatedApi(deps.upstream.forKey(caller.apiKey, { deadlineAt, requestId: telemetry.requestId, observed: telemetry, keyId: record.callerId, onLargeAnswer: upstreamGate.priceAnswer }), upstreamGate)
     : anonymousApi();
   // A key not proven lately reads the upstream first: a revoked key gets none of its cached objects.
   const refresh = record !== undefined && !record.proven;
   const polls = deps.polls;
   const polled = caller && polls && input.watchPolls !== false ? (kind: PendingKind, value: TransactionModel | PayoutModel) => polls.polled(callerId, caller.apiKey, kind, value) : undefined;
   const entityCache = caller ? deps.entityCache.scope(callerId, { bypass: input.bypassCache ?? false, refresh, ...(polled ? { polled } : {}) }) : uncached;
-  return new OperationContext({
+  return contextOf({
     api,
     ...(upstreamGate ? { upstreamGate } : {}),
     callerId,
@@ -113,36 +146,15 @@ export function createContext(deps: ContextDeps, input: OperationInput): Context
 }
 
 // A class so the lazy `logger` getter sits on the prototype: Apollo copies a context's own fields,
-// which would build it. Extend with `Object.assign`, not a spread.
-class OperationContext implements Context {
-  api: PaymentsApi;
-  upstreamGate?: UpstreamGate;
-  loaders: Loaders;
-  callerId: string;
-  caller?: CallerRecord;
-  pagination: PaginationLimits;
-  limits: Readonly<Limits>;
-  telemetry: OperationTelemetry;
-  entityCache: EntityCacheScope;
-  idempotency: IdempotencyScope;
-  realtime?: RealtimeSource;
-
-  constructor(fields: Omit<Context, 'logger'>) {
-    this.api = fields.api;
-    if (fields.upstreamGate) this.upstreamGate = fields.upstreamGate;
-    this.loaders = fields.loaders;
-    this.callerId = fields.callerId;
-    if (fields.caller) this.caller = fields.caller;
-    this.pagination = fields.pagination;
-    this.limits = fields.limits;
-    this.telemetry = fields.telemetry;
-    this.entityCache = fields.entityCache;
-    this.idempotency = fields.idempotency;
-    if (fields.realtime) this.realtime = fields.realtime;
+// which would build it. Extend with `Object.assign`, not a spread. Its fields are copied whole, so
+// their list is written once (in Context).
+class OperationContext {
+  constructor(fields: ContextFields) {
+    Object.assign(this, fields);
   }
 
   get logger(): Logger {
-    return this.telemetry.logger;
+    return (this as unknown as ContextFields).telemetry.logger;
   }
 }
 

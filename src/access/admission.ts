@@ -5,24 +5,22 @@
 import { GraphQLError, type DocumentNode, type ValidationRule } from 'graphql';
 import type { RedisClient as Redis } from '../redis.js';
 import type { FairCache } from '../graphql/fair-cache.js';
-import { readCaller, type Caller } from '../auth.js';
+import { readCaller, type Caller } from './auth.js';
 import type { Config } from '../config.js';
 import { unauthenticated } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { PaymentsApi } from '../upstream/index.js';
-import { UNGATED, type OperationScope } from '../upstream/index.js';
+import { NO_OPERATION, type OperationScope } from '../upstream/index.js';
 import type { DocumentCheck } from '../limits/document-check.js';
+import { upstreamCallsOf, type CountsUpstreamCalls } from '../limits/operation-cost.js';
 import type { KeyStatus } from './key-status.js';
-import { createRateLimiter } from './rate-limit.js';
-import { upstreamCallsOf, type UpstreamGate } from './upstream-budget.js';
+import { createRateLimiters, type RateLimitName } from './rate-limit.js';
 import { streamDoor, type DocumentAdmission, type RateRefusal, type StreamOpening, type StreamRequest, type StreamTransport } from './stream-admission.js';
 
-export { capAnswer, overSize, tooLarge } from '../limits/response-size.js';
-export type { Caller } from '../auth.js';
-export type { DocumentCheck, DocumentLimits } from '../limits/document-check.js';
+// What the door hands out and takes back: the transports' words for it (they import nothing else of access/).
+export type { Caller } from './auth.js';
 export { Tally, type DocumentAdmission, type OpenStream, type RateRefusal, type StreamOpening, type StreamRefusal, type StreamRequest, type StreamTransport } from './stream-admission.js';
 
-export type RateLimitName = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_subscribe' | 'callback_subscribe';
 
 
 /** What the streaming transports add to the HTTP document limits: rules Apollo adds for HTTP, fields they never serve. */
@@ -61,7 +59,7 @@ export interface Admission {
   stream(transport: StreamTransport, caller: Caller, address: string): Promise<RateRefusal | null>;
   document(payload: Record<string, unknown>, operationName: string | undefined, variables: Record<string, unknown>, caller: Caller): DocumentAdmission;
   /** `extensions.cost` on a streaming transport, as HTTP's; null when off or not priced. */
-  cost(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, context: { upstreamGate?: UpstreamGate | undefined } | undefined): CostExtension | null;
+  cost(document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>, context: CountsUpstreamCalls | undefined): CostExtension | null;
   /** Remembered while the key is proven: it scopes a stream's events. */
   account(caller: Caller): Promise<number>;
   proven(caller: Caller): boolean;
@@ -86,15 +84,8 @@ const PROVE_TICKS_PER_INTERVAL = 4;
 export function createAdmission(deps: AdmissionDeps): Admission {
   const { config, keys, logger } = deps;
   const { limits } = config;
-  const operations = createRateLimiter({ perMinute: limits.operationsPerMinute, prefix: 'payments-gateway:ops', redis: deps.redis });
-  const connects = createRateLimiter({ perMinute: limits.ws.connectsPerMinute, prefix: 'payments-gateway:ws-connect', redis: null });
-  const subscribes = {
-    ws: createRateLimiter({ perMinute: limits.ws.subscribesPerMinute, prefix: 'payments-gateway:ws-subscribe', redis: null }),
-    sse: createRateLimiter({ perMinute: limits.ws.subscribesPerMinute, prefix: 'payments-gateway:sse-subscribe', redis: null }),
-    callback: createRateLimiter({ perMinute: limits.ws.subscribesPerMinute, prefix: 'payments-gateway:callback-subscribe', redis: null }),
-  };
+  const rates = createRateLimiters(limits, deps.redis);
   const streamLimit: Record<StreamTransport, RateLimitName> = { ws: 'ws_subscribe', sse: 'sse_subscribe', callback: 'callback_subscribe' };
-  const unprovenStreams = createRateLimiter({ perMinute: limits.ws.connectsPerMinute, prefix: 'payments-gateway:stream-address', redis: null });
 
   const refusal = (decision: { allowed: boolean; retryAfterSeconds?: number }, by: RateRefusal['by'], limit: RateLimitName): RateRefusal | null => {
     if (decision.allowed) return null;
@@ -122,7 +113,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     let pending = proving.get(caller.callerId);
     if (!pending) {
       // The cheapest call of the spec every key may make; its answer is not kept.
-      pending = learn(caller, deps.upstream.forKey(caller.apiKey, UNGATED).currencies.list()).then(
+      pending = learn(caller, deps.upstream.forKey(caller.apiKey, NO_OPERATION).currencies.list()).then(
         () => true,
         () => false,
       );
@@ -147,7 +138,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
 
   const streams = streamDoor({
     isRevoked: (callerId) => keys.isRevoked(callerId),
-    maxPerKey: limits.ws.maxSubscriptionsPerKey,
+    maxPerKey: limits.streams.maxSubscriptionsPerKey,
     stream: (transport, caller, address) => self.stream(transport, caller, address),
     document: (payload, operationName, variables, caller) => self.document(payload, operationName, variables, caller),
     account: (caller) => self.account(caller),
@@ -167,23 +158,23 @@ export function createAdmission(deps: AdmissionDeps): Admission {
 
     async operation(caller, address) {
       const addressKey = `address:${address}`;
-      const byKey = await operations.take(caller?.callerId ?? addressKey);
+      const byKey = await rates.operations.take(caller?.callerId ?? addressKey);
       if (!byKey.allowed) return refusal(byKey, caller ? 'key' : 'address', 'operations');
       // A key the upstream has not accepted lately is anyone's to invent: it spends its address's budget
       // too, so minting fresh keys buys no fresh rate.
-      if (caller && !keys.isKnown(caller.callerId)) return refusal(await operations.take(addressKey), 'address', 'operations');
+      if (caller && !keys.isKnown(caller.callerId)) return refusal(await rates.operations.take(addressKey), 'address', 'operations');
       return null;
     },
 
     async connection(address) {
-      return refusal(await connects.take(address), 'address', 'ws_connect');
+      return refusal(await rates.ws_connect.take(address), 'address', 'ws_connect');
     },
 
     async stream(transport, caller, address) {
       const limit = streamLimit[transport];
-      const byKey = refusal(await subscribes[transport].take(caller.callerId), 'key', limit);
+      const byKey = refusal(await rates[limit].take(caller.callerId), 'key', limit);
       if (byKey || keys.isKnown(caller.callerId)) return byKey;
-      return refusal(await unprovenStreams.take(address), 'address', limit);
+      return refusal(await rates.unproven_streams.take(address), 'address', limit);
     },
 
     document(payload, operationName, variables, caller) {
@@ -203,7 +194,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       let pending = keys.isProven(caller.callerId) ? accounts.get(caller.callerId) : undefined;
       if (!pending) {
         // The connection's own call, not an operation's: no deadline but the upstream time-out.
-        pending = learn(caller, deps.upstream.forKey(caller.apiKey, UNGATED).accounts.current()).then((a) => a.id);
+        pending = learn(caller, deps.upstream.forKey(caller.apiKey, NO_OPERATION).accounts.current()).then((a) => a.id);
         pending.catch(() => accounts.delete(caller.callerId));
         if (accounts.size >= ACCOUNTS_REMEMBERED) accounts.delete(accounts.keys().next().value!);
         accounts.set(caller.callerId, pending);

@@ -1,10 +1,10 @@
 /** The caller of one operation, decided once at admission and frozen, so every part of the operation acts on one view. */
-import type { Caller } from '../auth.js';
+import type { Caller } from './auth.js';
 import type { Limits } from '../config.js';
 import type { KeyStatus } from './key-status.js';
 
 export interface CallerRecord {
-  /** The key's hash (auth.ts `callerId`): the scope of caches and records, never the key itself. */
+  /** The key's hash (`callerId` of auth.ts): the scope of caches and records, never the key itself. */
   readonly callerId: string;
   /** Within KEY_REVALIDATE_MS: caches may serve it; otherwise the operation reads the upstream first. */
   readonly proven: boolean;

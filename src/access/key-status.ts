@@ -6,7 +6,13 @@
 import { LRUCache } from 'lru-cache';
 import type { RedisClient as Redis } from '../redis.js';
 import type { Logger } from '../logger.js';
-import { UpstreamAuthenticationError, UpstreamError, UpstreamPermissionError, type CallOutcome } from '../upstream/index.js';
+import { UpstreamAuthenticationError, UpstreamError, UpstreamPermissionError } from '../upstream/index.js';
+
+/** How one call ended: answered (decoding included), or failed with `error`, which reaches the caller unchanged. */
+export type CallOutcome = { readonly ok: true } | { readonly ok: false; readonly error: unknown };
+
+/** The outcome of every call that answered: one object, nothing allocated per call. */
+export const ANSWERED: CallOutcome = Object.freeze({ ok: true });
 
 /** How long a key the upstream accepted counts as known for pacing: its calls go out in parallel, its rate is its own. */
 const KNOWN_TTL_MS = 10 * 60_000;

@@ -3,7 +3,7 @@
  * refusal first; the transport words each refusal in its own protocol.
  */
 import { getOperationAST, OperationTypeNode, type DocumentNode, type GraphQLError, type OperationDefinitionNode } from 'graphql';
-import type { Caller } from '../auth.js';
+import type { Caller } from './auth.js';
 import type { DocumentAdmission } from '../limits/document-check.js';
 
 /** The transports that open live streams, each with its own per-key pace of new streams. */

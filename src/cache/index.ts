@@ -1,28 +1,23 @@
 /** The entity cache, per caller, under the per-request DataLoaders: docs/performance.md, Entity cache. */
 import type { Logger } from '../logger.js';
 import { finalStatuses } from '../payments/rules.js';
-import type { ListItem } from '../upstream/index.js';
 import { UpstreamInvalidResponseError } from '../upstream/index.js';
-import type { CurrencyModel, CustomerModel, PayoutModel, TransactionModel } from '../upstream/index.js';
+import type { PayoutModel, TransactionModel } from '../upstream/index.js';
+import { ENTITY_KINDS, kindsWhere, type DeclaredModels } from './entity-kinds.js';
 import { inFlightReads } from './in-flight.js';
 import type { EntityId, EntityStore } from './store.js';
 
+export { ENTITY_KINDS, TAGGED_ROOT_FIELDS, typeTtls } from './entity-kinds.js';
 export { memoryStore } from './store.js';
 export { redisStore } from './redis-store.js';
 export type { EntityStore } from './store.js';
 
-export interface EntityModels {
-  transaction: TransactionModel;
-  payout: PayoutModel;
-  customer: CustomerModel;
-  currency: CurrencyModel;
-  /** A caller's whole currency list, under the id `all`. */
-  currencies: ListItem<CurrencyModel>[];
-}
+/** What the cache holds under one id of each kind, as declared in entity-kinds.ts. */
+export type EntityModels = DeclaredModels;
 export type EntityKind = keyof EntityModels;
 
-/** Objects a webhook or a mutation can name; currencies only expire. */
-const EVICTABLE: ReadonlySet<string> = new Set<EntityKind>(['transaction', 'payout', 'customer']);
+/** Objects a webhook or a mutation can name (entity-kinds.ts); the others only expire. */
+const EVICTABLE = kindsWhere((d) => d.evictable);
 
 export interface EntityCacheSettings {
   customerTtlMs: number;
@@ -61,16 +56,20 @@ export function entityTtlPolicy(settings: EntityCacheSettings, hearsChanges: () 
   const pendingMs = settings.pendingMaxAgeMs ?? 0;
   const pending = () => (pendingMs > 0 && hearsChanges() ? pendingMs : 0);
   const ttl = (isFinal: (status: string) => boolean) => (status: string) => (isFinal(status) ? settings.finalTtlMs : pending());
-  const transaction = ttl(final.transaction);
-  const payout = ttl(final.payout);
-  return {
-    transaction: (value) => transaction(value.status),
-    payout: (value) => payout(value.status),
-    customer: () => settings.customerTtlMs,
-    currency: () => settings.currencyTtlMs,
-    // An error in the list is this read's answer, not a fact to keep (nor one Redis could hold).
-    currencies: (value) => (value.some((c) => c instanceof UpstreamInvalidResponseError) ? 0 : settings.currencyTtlMs),
-  };
+  const fixed = { customer: settings.customerTtlMs, currency: settings.currencyTtlMs };
+  const policy: Record<string, (value: unknown) => number> = {};
+  for (const [kind, { ttl: bound }] of Object.entries(ENTITY_KINDS)) {
+    if (bound === 'final') {
+      if (!isPendingKind(kind)) throw new Error(`entity kind ${kind}: only a transaction or a payout is kept while final`);
+      const byStatus = ttl(final[kind]);
+      policy[kind] = (value) => byStatus((value as { status: string }).status);
+    } else {
+      const ms = fixed[bound];
+      // An error in a list is this read's answer, not a fact to keep (nor one Redis could hold).
+      policy[kind] = (value) => (Array.isArray(value) && value.some((c) => c instanceof UpstreamInvalidResponseError) ? 0 : ms);
+    }
+  }
+  return policy as unknown as EntityTtlPolicy;
 }
 
 export interface EntityCacheScope {

@@ -3,11 +3,12 @@
  * `cache_tag` invalidation, in the background: docs/routers.md, Caching in the router.
  */
 import type { Logger } from '../logger.js';
+import { kindsWhere } from './entity-kinds.js';
 import type { EntityCache, EntityCacheScope, EntityKind } from './index.js';
 
 export const SUBGRAPH_NAME = 'payments';
-/** Objects a router may cache with a tag; currencies only expire. */
-const TAGGED: ReadonlySet<string> = new Set(['transaction', 'payout', 'customer']);
+/** Objects a router may cache with a tag (entity-kinds.ts); the others only expire. */
+const TAGGED = kindsWhere((d) => d.routerTag);
 const MAX_ATTEMPTS = 4;
 const RETRY_BASE_MS = 100;
 const ATTEMPT_TIMEOUT_MS = 5_000;

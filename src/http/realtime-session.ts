@@ -1,7 +1,7 @@
 /** What every streaming transport shares once admission has opened a stream: its context, and how a result goes out. */
 import type { ExecutionResult, FormattedExecutionResult, GraphQLError, GraphQLFormattedError } from 'graphql';
-import { createContext, type Context, type ContextDeps } from '../context.js';
-import { overSize, tooLarge, type Caller } from '../access/admission.js';
+import { createStreamContext, type Context, type ContextDeps } from '../context.js';
+import type { Admission, Caller } from '../access/admission.js';
 import type { Logger } from '../logger.js';
 import { attributeErrors, withRequestId, type OperationTelemetry } from '../observability/index.js';
 import type { EventBus } from '../realtime/bus.js';
@@ -61,9 +61,9 @@ export interface StreamContextOptions {
 /** An HTTP operation's context plus the RealtimeSource its subscription reads, the same on every streaming transport. */
 export function streamContext(o: StreamContextOptions): Context {
   const { config } = o.context;
-  const forOperation = () => createContext(o.context, { caller: o.caller, accountId: o.accountId, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry: o.telemetry, watchPolls: false });
-  const context: Context = Object.assign(forOperation(), {
-    realtime: realtimeSource({
+  const input = () => ({ caller: o.caller, accountId: o.accountId, deadlineAt: Date.now() + config.operationDeadlineMs, telemetry: o.telemetry, watchPolls: false });
+  return createStreamContext(o.context, input, (beforeEach) =>
+    realtimeSource({
       bus: o.bus,
       reconciler: o.reconciler,
       logger: o.context.logger,
@@ -72,19 +72,9 @@ export function streamContext(o: StreamContextOptions): Context {
       queueLimit: o.queueLimit,
       isCongested: o.isCongested,
       onOverflow: o.onOverflow,
-      beforeEach: () => refreshContext(context, forOperation),
+      beforeEach,
     }),
-  });
-  return context;
-}
-
-/** Fresh per event, with a new deadline: an event's relations are a new read of the world. */
-function refreshContext(context: Context, forOperation: () => Context): void {
-  const fresh = forOperation();
-  context.api = fresh.api;
-  context.loaders = fresh.loaders;
-  context.entityCache = fresh.entityCache;
-  context.idempotency = fresh.idempotency;
+  );
 }
 
 /** A streamed result as HTTP would answer it (errors formatted, request id, size cap); undefined: send it as it is. */
@@ -92,14 +82,14 @@ export function streamedResult(
   result: FormattedExecutionResult | ExecutionResult,
   telemetry: OperationTelemetry | undefined,
   format: (errors: readonly GraphQLError[]) => GraphQLFormattedError[],
-  maxBytes: number,
+  answers: Pick<Admission['documents'], 'overSize' | 'tooLarge'>,
 ): FormattedExecutionResult | undefined {
   const raw = result.errors as readonly GraphQLError[] | undefined;
   if (raw && telemetry) attributeErrors(raw, telemetry);
   const errors = raw ? format(raw) : undefined;
   const marked = (list: GraphQLFormattedError[]) => (telemetry ? withRequestId(list, telemetry.requestId) : list);
-  if (overSize(errors ? { ...result, errors } : result, maxBytes)) {
-    const tooBig = format([tooLarge(maxBytes)]);
+  if (answers.overSize(errors ? { ...result, errors } : result)) {
+    const tooBig = format([answers.tooLarge()]);
     telemetry?.answered(null, tooBig);
     return { errors: marked(tooBig) };
   }

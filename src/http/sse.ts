@@ -170,7 +170,7 @@ export function createSseRoute(deps: SseDeps): SseRoute {
     },
     onNext: (_ctx, req, result) => {
       const format = (errors: readonly GraphQLError[]) => errors.map((e) => deps.formatError(e.toJSON(), e));
-      return streamedResult(result as ExecutionResult, telemetryOf.get(req), format, admission.documents.maxResponseBytes) as ExecutionResult | undefined;
+      return streamedResult(result as ExecutionResult, telemetryOf.get(req), format, admission.documents) as ExecutionResult | undefined;
     },
   });
 

@@ -221,7 +221,7 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
       logger.warn({ callerId, queueLimit: deps.queueLimit }, 'callback subscription too slow: router not keeping up, subscription completed');
       void stream?.end(reason(`The router did not keep up: more than ${deps.queueLimit} events waited for it. Subscribe again.`, 'SUBSCRIBER_TOO_SLOW'));
     };
-    const present = (result: ExecutionResult) => streamedResult(result, telemetry, format, admission.documents.maxResponseBytes) ?? result;
+    const present = (result: ExecutionResult) => streamedResult(result, telemetry, format, admission.documents) ?? result;
 
     let results: Awaited<ReturnType<typeof subscribe>>;
     try {

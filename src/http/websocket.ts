@@ -271,7 +271,7 @@ export function attachSubscriptions(deps: SubscriptionServerDeps): SubscriptionS
       },
       onNext: (ctx, id, _payload, args, result) => {
         const telemetry = sessions.get(ctx.extra.socket)?.telemetry.get(id);
-        const sent = streamedResult(result, telemetry, format, admission.documents.maxResponseBytes);
+        const sent = streamedResult(result, telemetry, format, admission.documents);
         // A query's or mutation's answer says what it cost, as over HTTP; a subscription's events do not.
         if (!telemetry || telemetry.isSubscription) return sent;
         const cost = admission.cost(args.document, args.operationName ?? undefined, args.variableValues ?? {}, args.contextValue as Context);

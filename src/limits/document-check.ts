@@ -6,8 +6,9 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, type DocumentNode, type GraphQLSchema, type ParseOptions, type ValidationRule } from 'graphql';
 import { ErrorCode } from '../errors.js';
 import type { FairCache } from '../graphql/fair-cache.js';
-import type { UpstreamGate } from '../access/upstream-budget.js';
+import type { CountsUpstreamCalls } from './operation-cost.js';
 import { admitDocument, operationLimits, type CostExtensionSettings, type OperationCheck } from './graphql-limits.js';
+import { capAnswer, overSize, tooLarge } from './response-size.js';
 import type { TrustedDocuments } from './trusted-documents.js';
 
 export interface DocumentLimits {
@@ -33,10 +34,16 @@ export interface DocumentCheck extends DocumentLimits {
   /** With trusted documents, the manifest's text for the id or hash named; else `query`. */
   source(body: Record<string, unknown>): string | GraphQLError;
   admit(body: Record<string, unknown>, operationName: string | undefined, variables: Record<string, unknown>, guard: StreamGuard): DocumentAdmission;
+  /** The answer's size cap (response-size.ts), on the text already serialised: over it, one coded error instead. */
+  capAnswer(text: string, operation: Parameters<typeof capAnswer>[2]): string;
+  /** For a transport that serialises itself (graphql-ws): whether this result would be over the cap. */
+  overSize(result: unknown): boolean;
+  /** The error an answer over the cap is replaced by. */
+  tooLarge(): GraphQLError;
   apolloOptions(
     costExtension: CostExtensionSettings | null,
     ownerOf: (contextValue: unknown) => string,
-  ): { parseOptions: ParseOptions; validationRules: ValidationRule[]; plugin: ApolloServerPlugin<{ upstreamGate?: UpstreamGate | undefined }> };
+  ): { parseOptions: ParseOptions; validationRules: ValidationRule[]; plugin: ApolloServerPlugin<CountsUpstreamCalls> };
 }
 
 export function documentCheck(schema: GraphQLSchema, limits: DocumentLimits): DocumentCheck {
@@ -63,6 +70,9 @@ export function documentCheck(schema: GraphQLSchema, limits: DocumentLimits): Do
       });
       return 'errors' in admitted ? admitted : { document: admitted.document, source: text };
     },
+    capAnswer: (text, operation) => capAnswer(text, limits.maxResponseBytes, operation),
+    overSize: (result) => overSize(result, limits.maxResponseBytes),
+    tooLarge: () => tooLarge(limits.maxResponseBytes),
     apolloOptions: (costExtension, ownerOf) => ({
       parseOptions: { maxTokens: limits.maxTokens },
       validationRules: [...limits.rules],

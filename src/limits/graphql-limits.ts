@@ -22,8 +22,7 @@ import { ErrorCode } from '../errors.js';
 import { FairCache } from '../graphql/fair-cache.js';
 import { fragmentsOf, selectedFieldNames } from '../graphql/selection.js';
 import { documentBytes, UNPROVEN_OWNER } from './document-store.js';
-import { createCostEstimator, operationCost, type CostSettings } from './operation-cost.js';
-import { upstreamCallsOf, type UpstreamGate } from '../access/upstream-budget.js';
+import { createCostEstimator, operationCost, upstreamCallsOf, type CostSettings, type CountsUpstreamCalls } from './operation-cost.js';
 
 /** A rule over the limit reports a validation error (graphql-armor's default would throw, which Apollo masks as internal). */
 const report = { propagateOnRejection: false, onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(error)] };
@@ -166,7 +165,7 @@ export function operationLimits(
   check: OperationCheck,
   costExtension: CostExtensionSettings | null,
   ownerOf: (contextValue: unknown) => string = () => UNPROVEN_OWNER,
-): ApolloServerPlugin<{ upstreamGate?: UpstreamGate | undefined }> {
+): ApolloServerPlugin<CountsUpstreamCalls> {
   return {
     async requestDidStart() {
       let requested: number | null = null;

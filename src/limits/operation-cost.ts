@@ -20,6 +20,16 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 
+/** What `extensions.cost` reads of an operation's context: the calls its upstream gate admitted (access/upstream-budget.ts). */
+export interface CountsUpstreamCalls {
+  upstreamGate?: { readonly calls: number } | undefined;
+}
+
+/** `extensions.cost`'s actualQueryCost. */
+export function upstreamCallsOf(context: CountsUpstreamCalls | undefined): number {
+  return context?.upstreamGate?.calls ?? 0;
+}
+
 /** How many items a list with neither slicing argument nor `assumedSize` is priced at (routers: `list_size` / `listSize`). */
 export const LIST_ASSUMED_ITEMS = 10;
 

@@ -128,61 +128,30 @@ function notFoundAsNull(error: unknown): null {
 const decoded = <T>(items: readonly ListItem<T>[]): T[] => items.filter((item): item is T => !(item instanceof UpstreamInvalidResponseError));
 
 export function createLoaders(api: PaymentsApi, cache: EntityCacheScope, stats?: LoaderHooks): Loaders {
-  return new OperationLoaders(api, cache, stats);
+  return new OperationLoaders(api, cache, stats) as unknown as Loaders;
 }
 
-/** Each made the first time it is read: an operation uses a few of the eleven. */
-class OperationLoaders implements Loaders {
-  #transaction?: Loaders['transaction'];
-  #payout?: Loaders['payout'];
-  #customer?: Loaders['customer'];
-  #webhook?: Loaders['webhook'];
-  #event?: Loaders['event'];
-  #log?: Loaders['log'];
-  #currencyById?: Loaders['currencyById'];
-  #currencyByIso?: Loaders['currencyByIso'];
-  #currencies?: Loaders['currencies'];
-  #transactionEvents?: Loaders['transactionEvents'];
-  #payoutEvents?: Loaders['payoutEvents'];
+/** What a loader is made from: the operation's client, its cache scope, the hooks, and its other loaders. */
+interface LoaderParts {
+  readonly api: PaymentsApi;
+  readonly cache: EntityCacheScope;
+  readonly stats: LoaderHooks | undefined;
+  readonly loaders: Loaders;
+}
 
-  constructor(
-    private readonly api: PaymentsApi,
-    private readonly cache: EntityCacheScope,
-    private readonly stats: LoaderHooks | undefined,
-  ) {}
-
-  get transaction(): Loaders['transaction'] {
-    return (this.#transaction ??= cachedById(this.cache, 'transaction', this.stats, (id) => this.api.transactions.retrieve(id)));
-  }
-
-  get payout(): Loaders['payout'] {
-    return (this.#payout ??= cachedById(this.cache, 'payout', this.stats, (id) => this.api.payouts.retrieve(id)));
-  }
-
-  get customer(): Loaders['customer'] {
-    return (this.#customer ??= cachedById(this.cache, 'customer', this.stats, (id) => this.api.customers.retrieve(id)));
-  }
-
-  get webhook(): Loaders['webhook'] {
-    return (this.#webhook ??= byId('webhook', this.stats, (id) => this.api.webhooks.retrieve(id)));
-  }
-
-  get event(): Loaders['event'] {
-    return (this.#event ??= byId('event', this.stats, (id) => this.api.events.retrieve(id)));
-  }
-
-  get log(): Loaders['log'] {
-    return (this.#log ??= byId('log', this.stats, (id) => this.api.logs.retrieve(id)));
-  }
-
-  get currencyById(): Loaders['currencyById'] {
-    return (this.#currencyById ??= cachedById(this.cache, 'currency', this.stats, (id) => this.api.currencies.retrieve(id), 'currencyById'));
-  }
-
-  /** The spec reads currencies by id only: a lookup by ISO code needs the list. */
-  get currencyByIso(): Loaders['currencyByIso'] {
-    return (this.#currencyByIso ??= loader<string, CurrencyModel | null>('currencyByIso', this.stats, async (isos) => {
-      const list = await this.currencies.load('all');
+/** Every loader, by name, with the read it batches: a new one is one line here and one in `Loaders`. */
+const LOADERS: { readonly [N in keyof Loaders]: (parts: LoaderParts) => Loaders[N] } = {
+  transaction: ({ api, cache, stats }) => cachedById(cache, 'transaction', stats, (id) => api.transactions.retrieve(id)),
+  payout: ({ api, cache, stats }) => cachedById(cache, 'payout', stats, (id) => api.payouts.retrieve(id)),
+  customer: ({ api, cache, stats }) => cachedById(cache, 'customer', stats, (id) => api.customers.retrieve(id)),
+  webhook: ({ api, stats }) => byId('webhook', stats, (id) => api.webhooks.retrieve(id)),
+  event: ({ api, stats }) => byId('event', stats, (id) => api.events.retrieve(id)),
+  log: ({ api, stats }) => byId('log', stats, (id) => api.logs.retrieve(id)),
+  currencyById: ({ api, cache, stats }) => cachedById(cache, 'currency', stats, (id) => api.currencies.retrieve(id), 'currencyById'),
+  // The spec reads currencies by id only: a lookup by ISO code needs the list.
+  currencyByIso: ({ stats, loaders }) =>
+    loader<string, CurrencyModel | null>('currencyByIso', stats, async (isos) => {
+      const list = await loaders.currencies.load('all');
       const failed = list.find((c): c is UpstreamInvalidResponseError => c instanceof UpstreamInvalidResponseError);
       const byIso = new Map<string, CurrencyModel>();
       for (const c of decoded(list)) if (!byIso.has(c.iso.toUpperCase())) byIso.set(c.iso.toUpperCase(), c);
@@ -191,27 +160,41 @@ class OperationLoaders implements Loaders {
         // Not found among good items while one item is malformed: that one may be it, so "none" would be a guess.
         return found ?? failed ?? null;
       });
-    }));
-  }
-
-  get currencies(): Loaders['currencies'] {
-    return (this.#currencies ??= loader<'all', ListItem<CurrencyModel>[]>('currencies', this.stats, async (keys) => {
-      const [list] = await this.cache.load('currencies', ['all'], async () => {
-        const items = await this.api.currencies.list();
+    }),
+  currencies: ({ api, cache, stats, loaders }) =>
+    loader<'all', ListItem<CurrencyModel>[]>('currencies', stats, async (keys) => {
+      const [list] = await cache.load('currencies', ['all'], async () => {
+        const items = await api.currencies.list();
         // Every good item is a read by id already made: kept for later operations too.
-        await this.cache.put('currency', decoded(items).map((c) => ({ id: c.id, value: c })));
+        await cache.put('currency', decoded(items).map((c) => ({ id: c.id, value: c })));
         return items;
       });
-      if (Array.isArray(list)) for (const c of decoded(list)) this.currencyById.prime(c.id, c);
+      if (Array.isArray(list)) for (const c of decoded(list)) loaders.currencyById.prime(c.id, c);
       return keys.map(() => list ?? []);
-    }));
+    }),
+  transactionEvents: ({ api, stats }) => eventsOf(api, 'transaction', stats),
+  payoutEvents: ({ api, stats }) => eventsOf(api, 'payout', stats),
+};
+
+/** Each made the first time it is read (a getter per entry of `LOADERS`): an operation uses a few of them. */
+class OperationLoaders {
+  readonly #made = new Map<string, unknown>();
+  readonly #parts: LoaderParts;
+
+  constructor(api: PaymentsApi, cache: EntityCacheScope, stats: LoaderHooks | undefined) {
+    this.#parts = { api, cache, stats, loaders: this as unknown as Loaders };
   }
 
-  get transactionEvents(): Loaders['transactionEvents'] {
-    return (this.#transactionEvents ??= eventsOf(this.api, 'transaction', this.stats));
-  }
-
-  get payoutEvents(): Loaders['payoutEvents'] {
-    return (this.#payoutEvents ??= eventsOf(this.api, 'payout', this.stats));
+  static {
+    for (const [name, make] of Object.entries(LOADERS) as [string, (parts: LoaderParts) => unknown][]) {
+      Object.defineProperty(OperationLoaders.prototype, name, {
+        get(this: OperationLoaders) {
+          let made = this.#made.get(name);
+          if (made === undefined) this.#made.set(name, (made = make(this.#parts)));
+          return made;
+        },
+        enumerable: true,
+      });
+    }
   }
 }

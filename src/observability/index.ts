@@ -18,8 +18,6 @@ export { attributeErrors, OperationTelemetry, operationLoggerOf, operationTeleme
 export type { OperationStart } from './operation.js';
 export type { LiveSources } from './metrics.js';
 
-export type RateLimit = 'operations' | 'ws_connect' | 'ws_subscribe' | 'sse_subscribe' | 'callback_subscribe';
-
 export class Observability {
   /** Null when METRICS_ENABLED=false. */
   readonly metrics: GatewayMetrics | null;
@@ -72,7 +70,8 @@ export class Observability {
     this.metrics?.routerInvalidations.inc({ outcome });
   }
 
-  rateLimited(limit: RateLimit): void {
+  /** `limit`: the rate's name in the door's table (access/rate-limit.ts, `RateLimitName`). */
+  rateLimited(limit: string): void {
     this.metrics?.rateLimited.inc({ limit });
   }
 

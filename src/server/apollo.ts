@@ -12,8 +12,11 @@ import { createErrorFormatter } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createCacheHints, type CacheHintRules } from '../graphql/cache-hints.js';
 import { jitGateway } from '../graphql/jit-executor.js';
-import { isFinalPayout, isFinalTransaction } from '../payments/rules.js';
-import { authGate, cacheHeaders, refusedKeyStatus, type HttpContext } from '../http/graphql-route.js';
+import { finalTests, isPendingKind, typeTtls } from '../cache/index.js';
+import type { HttpContext } from '../http/graphql-route.js';
+import { authGate } from '../http/auth-gate.js';
+import { cacheHeaders } from '../http/cache-headers.js';
+import { refusedKeyStatus } from '../http/refused-key-status.js';
 import { loadTrustedDocuments } from '../limits/trusted-documents.js';
 import { fairDocumentStore, UNPROVEN_OWNER, validatedDocuments } from '../limits/document-store.js';
 import { documentRules, operationCheck, withoutSuggestions } from '../limits/graphql-limits.js';
@@ -21,7 +24,7 @@ import { documentCheck } from '../limits/document-check.js';
 import { operationLoggerOf, operationTelemetryPlugin } from '../observability/index.js';
 import type { GatewayExplorer } from '../explorer/gateway.js';
 
-export function documentLimits(config: Readonly<Config>, schema: GraphQLSchema) {
+export function sharedDocuments(config: Readonly<Config>, schema: GraphQLSchema) {
   const caches = config.graphql.caches;
   // One document check for HTTP (Apollo Server) and the streaming transports (src/limits/document-check.ts).
   const documents = documentCheck(schema, {
@@ -38,7 +41,8 @@ export function documentLimits(config: Readonly<Config>, schema: GraphQLSchema) 
   return { documents, ownerOf, httpDocuments, streamDocuments };
 }
 
-export type DocumentLimits = ReturnType<typeof documentLimits>;
+/** The one document check, and the caches of documents HTTP and the streams keep. */
+export type SharedDocuments = ReturnType<typeof sharedDocuments>;
 
 export function errorFormatter(config: Readonly<Config>, logger: Logger) {
   return createErrorFormatter({
@@ -52,15 +56,15 @@ export interface ApolloDeps {
   config: Readonly<Config>;
   schema: GraphQLSchema;
   compiledSchema: () => GraphQLSchema;
-  limits: DocumentLimits;
+  documents: SharedDocuments;
   formatError: ReturnType<typeof errorFormatter>;
   logger: Logger;
   explorer: Pick<GatewayExplorer, 'apolloPlugins'>;
   apolloReportingUrl?: string;
 }
 
-export function createApollo({ config, schema, compiledSchema, limits, formatError, logger, explorer, apolloReportingUrl }: ApolloDeps) {
-  const { documents, ownerOf, httpDocuments } = limits;
+export function createApollo({ config, schema, compiledSchema, documents: shared, formatError, logger, explorer, apolloReportingUrl }: ApolloDeps) {
+  const { documents, ownerOf, httpDocuments } = shared;
   const caches = config.graphql.caches;
   const httpLimits = documents.apolloOptions(config.graphql.costExtensions ? { maximumAvailable: config.limits.maxCost } : null, ownerOf);
   // graphql-jit compiles queries unless turned off or usage reports are sent (they time every field,
@@ -114,16 +118,16 @@ function usageReporting(apollo: Config['observability']['apollo'], endpointUrl: 
   ];
 }
 
-/** The entity cache's own TTLs, in seconds; lists, webhooks, events and logs are not kept. */
+/** The entity cache's own TTLs, in seconds, by each kind's declaration (cache/entity-kinds.ts); lists, webhooks, events and logs are not kept. */
 function cacheHintRules(config: Readonly<Config>): CacheHintRules {
   const seconds = (ms: number) => Math.floor(ms / 1000);
-  return {
-    maxAge: {
-      Customer: seconds(config.entityCache.customerTtlMs),
-      Currency: seconds(config.currencyCacheTtlMs),
-      Transaction: seconds(config.entityCache.finalTtlMs),
-      Payout: seconds(config.entityCache.finalTtlMs),
-    },
-    finalWhen: { Transaction: isFinalTransaction, Payout: isFinalPayout },
-  };
+  const ttlMs = { final: config.entityCache.finalTtlMs, customer: config.entityCache.customerTtlMs, currency: config.currencyCacheTtlMs };
+  const final = finalTests();
+  const maxAge: Record<string, number> = {};
+  const finalWhen: Record<string, (status: string) => boolean> = {};
+  for (const [typename, ttl, kind] of typeTtls()) {
+    maxAge[typename] = seconds(ttlMs[ttl]);
+    if (ttl === 'final' && isPendingKind(kind)) finalWhen[typename] = final[kind];
+  }
+  return { maxAge, finalWhen };
 }

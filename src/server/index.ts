@@ -20,7 +20,7 @@ import { createAdmission } from '../access/admission.js';
 import { RedisLinks } from '../redis.js';
 import { gatewayExplorer, type ExplorerOptions } from '../explorer/gateway.js';
 import { Observability } from '../observability/index.js';
-import { createApollo, documentLimits, errorFormatter } from './apollo.js';
+import { createApollo, errorFormatter, sharedDocuments } from './apollo.js';
 import { dispatchRequests, gatewayHttpServer, listen, reachable, startMetricsServer, type Route } from './listen.js';
 import { startStreams } from './streams.js';
 import { startSharedState } from './shared-state.js';
@@ -91,10 +91,10 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
   };
   const schema = ownSchema();
   const formatError = errorFormatter(config, logger);
-  const limits = documentLimits(config, schema);
-  const { documents, httpDocuments, streamDocuments } = limits;
+  const documentsShared = sharedDocuments(config, schema);
+  const { documents, httpDocuments, streamDocuments } = documentsShared;
   const explorer = gatewayExplorer(config.explorer, { endpoint: '/graphql', ...explorerOptions });
-  const { apollo, compiler } = createApollo({ config, schema, compiledSchema: ownSchema, limits, formatError, logger, explorer, ...(apolloReportingUrl ? { apolloReportingUrl } : {}) });
+  const { apollo, compiler } = createApollo({ config, schema, compiledSchema: ownSchema, documents: documentsShared, formatError, logger, explorer, ...(apolloReportingUrl ? { apolloReportingUrl } : {}) });
   await apollo.start();
 
   const admission = createAdmission({

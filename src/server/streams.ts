@@ -41,7 +41,7 @@ export async function startStreams({ config, logger, links, keys, httpServer, sc
     logger,
     // With a subscriber's own key, and an operation's deadline: a re-read is the subscriber's read, made later.
     read: async (apiKey, kind, id) => {
-      const api = upstream.forKey(apiKey, { deadlineAt: Date.now() + config.operationDeadlineMs, gate: null });
+      const api = upstream.forKey(apiKey, { deadlineAt: Date.now() + config.operationDeadlineMs });
       // What the answer says of the subscriber's key is learned: a revoked key's streams end (admission), everywhere.
       const current = keys.heard(keyId(apiKey), kind === 'transaction' ? api.transactions.retrieve(id) : api.payouts.retrieve(id));
       const snapshot = await current.catch((error: unknown) => {

@@ -19,7 +19,7 @@ import {
   UpstreamUnavailableError,
   type UpstreamErrorInit,
 } from './errors.js';
-import { ANSWERED, buildUrl, checkApiKey, checkBodyIds, PRICED_FROM_CHARS, type OperationScope } from './operation-scope.js';
+import { buildUrl, checkApiKey, checkBodyIds, PRICED_FROM_CHARS, type OperationScope } from './operation-scope.js';
 import { keyId } from './key-id.js';
 import type { KeyBreaker } from './key-health.js';
 import type { AttemptResult, UpstreamObserver } from './observer.js';
@@ -28,7 +28,8 @@ import { countsAgainstKey, countsAgainstRoute, delayBefore, isTransient, sleep, 
 import { routeIsMissing } from './spec.js';
 import type { Transport, TransportRequest } from './transport.js';
 
-export interface Caller {
+/** The key a view of the client calls with, and the scope of its operation (not the gateway's caller: access/auth.ts). */
+export interface CallingKey {
   readonly apiKey: string;
   readonly scope: OperationScope;
   /** Made on first use; per-caller fairness and per-key breakers go by it. */
@@ -42,7 +43,7 @@ interface Received {
 }
 
 interface Flight {
-  caller: Caller;
+  caller: CallingKey;
   endpoint: Endpoint;
   request: WireRequest;
   url: URL;
@@ -91,36 +92,27 @@ export class UpstreamCalls {
     this.now = deps.now ?? Date.now;
   }
 
-  async call(caller: Caller, endpoint: Endpoint, args: readonly unknown[]): Promise<unknown> {
-    // 1. The gate hears how the call ended, decoding included.
-    const gate = caller.scope.gate;
-    const report = gate === null ? null : await gate.admit();
+  async call(caller: CallingKey, endpoint: Endpoint, args: readonly unknown[]): Promise<unknown> {
+    // 1. The operation's gate has admitted the call already, from outside the client (access/upstream-budget.ts).
+    // 2. The request, every id checked before any I/O.
+    const request = (endpoint.build as (...a: readonly unknown[]) => WireRequest)(...args.slice(0, endpoint.build.length));
+    const opts = (args[endpoint.build.length] ?? {}) as CallOptions;
+    const url = buildUrl(this.deps.baseUrl, endpoint.pattern, request, endpoint.route);
+    checkBodyIds(request.bodyIds, endpoint.route);
+    checkApiKey(caller.apiKey, endpoint.route);
+    const signal = opts.signal === undefined ? caller.scope.signal : caller.scope.signal === undefined ? opts.signal : AbortSignal.any([opts.signal, caller.scope.signal]);
+    signal?.throwIfAborted();
+    // Amounts are `Decimal`s, written as JSON number tokens from their digits.
+    const body = request.body === undefined ? undefined : encodeJsonBody(request.body);
+    const repeatable = endpoint.method === 'GET' || opts.idempotencyKey !== undefined;
+    const received = await this.exchange({ caller, endpoint, request, url, body, idempotencyKey: opts.idempotencyKey, signal, repeatable });
+    // 5. The answer; its bytes count as in flight until it is decoded.
     try {
-      // 2. The request, every id checked before any I/O.
-      const request = (endpoint.build as (...a: readonly unknown[]) => WireRequest)(...args.slice(0, endpoint.build.length));
-      const opts = (args[endpoint.build.length] ?? {}) as CallOptions;
-      const url = buildUrl(this.deps.baseUrl, endpoint.pattern, request, endpoint.route);
-      checkBodyIds(request.bodyIds, endpoint.route);
-      checkApiKey(caller.apiKey, endpoint.route);
-      const signal = opts.signal === undefined ? caller.scope.signal : caller.scope.signal === undefined ? opts.signal : AbortSignal.any([opts.signal, caller.scope.signal]);
-      signal?.throwIfAborted();
-      // Amounts are `Decimal`s, written as JSON number tokens from their digits.
-      const body = request.body === undefined ? undefined : encodeJsonBody(request.body);
-      const repeatable = endpoint.method === 'GET' || opts.idempotencyKey !== undefined;
-      const received = await this.exchange({ caller, endpoint, request, url, body, idempotencyKey: opts.idempotencyKey, signal, repeatable });
-      // 5. The answer; its bytes count as in flight until it is decoded.
-      const size = received.text.length;
-      let answer: unknown;
-      try {
-        answer = await this.decode(endpoint, request, received, caller.id ?? keyId(caller.apiKey));
-      } finally {
-        received.lease?.release();
-      }
-      report?.(size >= PRICED_FROM_CHARS ? { ok: true, bytes: size } : ANSWERED);
+      const answer = await this.decode(endpoint, request, received, caller.id ?? keyId(caller.apiKey));
+      if (received.text.length >= PRICED_FROM_CHARS) caller.scope.onLargeAnswer?.(received.text.length);
       return answer;
-    } catch (error) {
-      report?.({ ok: false, error });
-      throw error;
+    } finally {
+      received.lease?.release();
     }
   }
 

@@ -4,7 +4,7 @@
  */
 import type { PaymentsApi } from './api.js';
 import { ByteBudget, DEFAULT_BYTE_BUDGET, type ByteBudgetOptions } from './byte-budget.js';
-import { UpstreamCalls, type Caller } from './call.js';
+import { UpstreamCalls, type CallingKey } from './call.js';
 import { createDecodeMemo } from './decode-memo.js';
 import { ENDPOINTS, type Endpoint } from './endpoints.js';
 import { DEFAULT_TIMEOUT_MS, parseBaseUrl, type OperationScope } from './operation-scope.js';
@@ -77,7 +77,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
 /** Made once for every caller: each verb reads its caller off the view it is read from. */
 interface ResourceView {
   readonly calls: UpstreamCalls;
-  readonly caller: Caller;
+  readonly caller: CallingKey;
 }
 
 /** A verb is a method, never a closure made per operation. */
@@ -98,7 +98,7 @@ class KeyApi {
   readonly #views = new Map<string, ResourceView>();
   constructor(
     readonly calls: UpstreamCalls,
-    readonly caller: Caller,
+    readonly caller: CallingKey,
   ) {}
 
   static {

@@ -1,25 +1,11 @@
 /**
- * What one operation imposes on its calls (scope, gate), and the checks made before any I/O:
- * the URL built with its ids validated, the body's ids, the API key.
+ * What one operation imposes on its calls (its scope), and the checks made before any I/O:
+ * the URL built with its ids validated, the body's ids, the API key. The operation's budget and
+ * key guard wrap the client from outside (access/upstream-budget.ts): the client holds no policy.
  */
 import type { WireRequest } from './endpoints.js';
 import { UpstreamAuthenticationError, UpstreamValidationError } from './errors.js';
 import type { HttpMethod } from './transport.js';
-
-/** How one admitted call ended: answered (decoding included), or failed with `error`, which call.ts then throws unchanged. */
-/** `bytes`: the answer's size, told when it is PRICED_FROM_CHARS or more, so the operation pays for it (access/upstream-budget.ts). */
-export type CallOutcome = { readonly ok: true; readonly bytes?: number } | { readonly ok: false; readonly error: unknown };
-
-/** The outcome of every call that answered with less: one object, nothing allocated per call. */
-export const ANSWERED: CallOutcome = Object.freeze({ ok: true });
-
-/** Answers this large (in characters of their text: bytes, for JSON's usual ASCII) tell their size. */
-export const PRICED_FROM_CHARS = 1024 * 1024;
-
-/** The client's one hook (access/upstream-budget.ts): throws to refuse, pends to hold back; its report hears once how the call ended. */
-export interface OperationGate {
-  admit(): Promise<(outcome: CallOutcome) => void>;
-}
 
 export interface OperationScope {
   /** Epoch ms: no attempt starts, and no retry waits, past it; an attempt's time-out shrinks to fit. */
@@ -29,14 +15,17 @@ export interface OperationScope {
   requestId?: string;
   /** Opaque to the client; handed back to the observer. */
   observed?: unknown;
-  /** Required, so a wrapper that rebuilds the scope must name it; `null` says out loud no operation guards the call. */
-  gate: OperationGate | null;
-  /** The key's hash (key-id.ts) when the caller has made it already (auth.ts), so no call makes it again. */
+  /** The key's hash (key-id.ts) when the caller has made it already (access/auth.ts), so no call makes it again. */
   keyId?: string;
+  /** Told the size of each answer of PRICED_FROM_CHARS or more once decoded, so the operation can pay for it (access/upstream-budget.ts). */
+  onLargeAnswer?: (chars: number) => void;
 }
 
-/** The scope of the gateway's own reads (a key's proof, its account, a subscriber's re-read): no operation, no gate. */
-export const UNGATED: OperationScope = Object.freeze({ gate: null });
+/** Answers this large (in characters of their text: bytes, for JSON's usual ASCII) tell their size. */
+export const PRICED_FROM_CHARS = 1024 * 1024;
+
+/** The scope of the gateway's own reads (a key's proof, its account, a subscriber's re-read): no operation's deadline. */
+export const NO_OPERATION: OperationScope = Object.freeze({});
 
 export type { HttpMethod } from './transport.js';
 

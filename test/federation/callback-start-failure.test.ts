@@ -19,6 +19,11 @@ vi.mock('../../src/context.js', async (importOriginal) => {
       if (failing.context) throw new Error('context failed (test)');
       return original.createContext(...args);
     },
+    // A stream's context (a callback subscription's) is made by this one.
+    createStreamContext: (...args: Parameters<typeof original.createStreamContext>) => {
+      if (failing.context) throw new Error('context failed (test)');
+      return original.createStreamContext(...args);
+    },
   };
 });
 

@@ -54,6 +54,7 @@ write({
   'src/schema.ts': "import { seed } from '../emulator/index.js';\nexport const schema = seed;\n",
   'emulator/leak.ts': "import { config } from '../src/config.js';\nexport const leak = config;\n",
   'src/http/door.ts': "import { rate } from '../access/rate-limit.js';\nexport const door = rate;\n",
+  'src/limits/cost.ts': "import { rate } from '../access/rate-limit.js';\nexport const cost = rate;\n",
 });
 
 it('names each forbidden import by its rule, and lets the allowed ways in pass', async () => {
@@ -64,9 +65,11 @@ it('names each forbidden import by its rule, and lets the allowed ways in pass',
       'emulator-stands-alone: emulator/leak.ts -> src/config.ts',
       'emulator-through-its-entry: src/server/start.ts -> emulator/seed.ts',
       'one-way-in: src/http/door.ts -> src/access/rate-limit.ts',
+      'limits-below-access: src/limits/cost.ts -> src/access/rate-limit.ts',
       'only-main-starts-the-emulator: src/schema.ts -> emulator/index.ts',
       'only-main-starts-the-emulator: src/server/start.ts -> emulator/seed.ts',
       'upstream-knows-no-gateway: src/upstream/call.ts -> src/access/rate-limit.ts',
+      'upstream-holds-no-policy: src/upstream/call.ts -> src/access/rate-limit.ts',
       'upstream-through-its-index: src/resolvers/deep.ts -> src/upstream/codec.ts',
     ].sort(),
   );

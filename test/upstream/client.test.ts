@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HTTP_CLIENTS, UpstreamValidationError, createUpstreamClient, routeLabel, UNGATED, type PaymentsApi } from '../../src/upstream/index.js';
+import { HTTP_CLIENTS, UpstreamValidationError, createUpstreamClient, routeLabel, NO_OPERATION, type PaymentsApi } from '../../src/upstream/index.js';
 import { aCurrency, aCustomer, aPayout, aTransaction, aWebhook, anEvent, aLog, enveloped } from './fixtures.js';
 import { TEST_KEY, useUpstreamHarness } from './harness.js';
 import { Decimal } from '../../src/upstream/decimal.js';
@@ -8,15 +8,13 @@ import { Decimal } from '../../src/upstream/decimal.js';
 const dec = (text: string): Decimal => Decimal.parse(text) as Decimal;
 
 describe('forKey', () => {
-  // Checked by the type checker (npm run typecheck): each line below must stay an error. A wrapper
-  // that dropped the scope, or rebuilt it without its gate, would silently lift the operation's budget and key guard.
-  it('cannot be called without a scope that names its gate', () => {
+  // Checked by the type checker (npm run typecheck): the line below must stay an error. The operation's
+  // gate wraps the view from outside, and must be named there (test/unit/access/upstream-budget.test.ts).
+  it('cannot be called without a scope', () => {
     const neverCalled = (client: ReturnType<typeof createUpstreamClient>) => {
       // @ts-expect-error: no scope
       client.forKey(TEST_KEY);
-      // @ts-expect-error: a scope rebuilt without its gate
-      client.forKey(TEST_KEY, { deadlineAt: 1 });
-      return client.forKey(TEST_KEY, UNGATED);
+      return client.forKey(TEST_KEY, NO_OPERATION);
     };
     expect(neverCalled).toBeTypeOf('function');
   });
@@ -26,8 +24,8 @@ describe('forKey', () => {
     const upstream = await startFakeUpstream();
     const client = createUpstreamClient({ baseUrl: upstream.url });
     try {
-      const first = client.forKey('sk_sandbox_first', UNGATED);
-      const second = client.forKey('sk_sandbox_second', { gate: null, requestId: 'op-2' });
+      const first = client.forKey('sk_sandbox_first', NO_OPERATION);
+      const second = client.forKey('sk_sandbox_second', { requestId: 'op-2' });
       expect(second.transactions.retrieve).toBe(first.transactions.retrieve);
       expect(second.customers.search).toBe(first.customers.search);
       expect(first.transactions).toBe(first.transactions);
@@ -71,7 +69,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
     it('sends each bound key on its own calls', async () => {
       h.upstream.replyWith({ json: aTransaction() });
 
-      await h.client.forKey('sk_live_other', UNGATED).transactions.retrieve(101);
+      await h.client.forKey('sk_live_other', NO_OPERATION).transactions.retrieve(101);
       await h.api.transactions.retrieve(101);
 
       expect(h.upstream.requests.map((r) => r.headers.authorization)).toEqual(['Bearer sk_live_other', `Bearer ${TEST_KEY}`]);
@@ -147,7 +145,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       const prefixed = createUpstreamClient({ baseUrl: `${h.upstream.url}/api/`, httpClient });
       h.upstream.replyWith({ json: aCustomer() });
 
-      await prefixed.forKey(TEST_KEY, UNGATED).customers.retrieve(7);
+      await prefixed.forKey(TEST_KEY, NO_OPERATION).customers.retrieve(7);
       prefixed.close();
 
       expect(lastRequest().path).toBe('/api/v1/customers/7');

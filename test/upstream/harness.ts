@@ -13,7 +13,7 @@ import {
   type PaymentsApi,
   type ResilienceOptions,
   type UpstreamClient,
-  UNGATED,
+  NO_OPERATION,
 } from '../../src/upstream/index.js';
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream.js';
 
@@ -49,9 +49,9 @@ export function useUpstreamHarness(httpClient: HttpClientName = 'got'): Harness 
   beforeAll(async () => {
     upstream = await startFakeUpstream();
     client = createUpstreamClient({ baseUrl: upstream.url, httpClient, resilience: ONE_ATTEMPT });
-    api = client.forKey(TEST_KEY, UNGATED);
+    api = client.forKey(TEST_KEY, NO_OPERATION);
     quickClient = createUpstreamClient({ baseUrl: upstream.url, httpClient, timeoutMs: QUICK_TIMEOUT_MS, resilience: ONE_ATTEMPT });
-    quickApi = quickClient.forKey(TEST_KEY, UNGATED);
+    quickApi = quickClient.forKey(TEST_KEY, NO_OPERATION);
   });
   beforeEach(() => {
     upstream?.requests.splice(0);

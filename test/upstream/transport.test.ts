@@ -15,7 +15,7 @@ import {
   UpstreamTimeoutError,
   createUpstreamClient,
   type UpstreamClient,
-  UNGATED,
+  NO_OPERATION,
 } from '../../src/upstream/index.js';
 import { Decimal } from '../../src/upstream/decimal.js';
 import { createGotTransport } from '../../src/upstream/transport-got.js';
@@ -96,7 +96,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       c.observe({ attempt: () => ({ headers: {}, end: (result) => ended.push(result) }), retry: () => undefined, retryBudgetExhausted: () => undefined });
       h.upstream.replyWith(reply);
 
-      await c.forKey(TEST_KEY, UNGATED).transactions.retrieve(101).catch(() => undefined);
+      await c.forKey(TEST_KEY, NO_OPERATION).transactions.retrieve(101).catch(() => undefined);
 
       expect(ended).toEqual([expected]);
     });
@@ -108,7 +108,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       h.upstream.replyWith('stall-body');
       const controller = new AbortController();
 
-      const call = c.forKey(TEST_KEY, UNGATED).transactions.retrieve(101, { signal: controller.signal }).catch(() => undefined);
+      const call = c.forKey(TEST_KEY, NO_OPERATION).transactions.retrieve(101, { signal: controller.signal }).catch(() => undefined);
       await firstRequestOf(h.upstream);
       controller.abort(new Error('gone'));
       await call;
@@ -151,7 +151,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
 
   describe('keep-alive', () => {
     it('sends sequential calls over one socket', async () => {
-      const c = fresh().forKey(TEST_KEY, UNGATED);
+      const c = fresh().forKey(TEST_KEY, NO_OPERATION);
       h.upstream.replyWith((req) => ({ json: aCustomer({ id: Number(req.path.split('/').pop()) }) }));
 
       for (const id of [1, 2, 3, 4]) await c.customers.retrieve(id);
@@ -186,7 +186,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       c.observe({ attempt: () => ({ headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }, end: () => undefined }), retry: () => undefined, retryBudgetExhausted: () => undefined });
       h.upstream.replyWith({ json: aTransaction() });
 
-      await c.forKey(TEST_KEY, { requestId: 'support-4711', gate: null }).transactions.retrieve(101);
+      await c.forKey(TEST_KEY, { requestId: 'support-4711' }).transactions.retrieve(101);
 
       expect(h.upstream.requests[0]!.headers).toMatchObject({
         'x-request-id': 'support-4711',
@@ -217,7 +217,7 @@ describe('node transport: agents', () => {
     const secure = createUpstreamClient({ baseUrl: upstream.url.replace('http:', 'https:'), httpClient: 'node', timeoutMs: 2_000, resilience: ONE_ATTEMPT });
     const plain = createUpstreamClient({ baseUrl: upstream.url, httpClient: 'node', timeoutMs: 2_000, resilience: ONE_ATTEMPT });
     try {
-      const error = await secure.forKey(TEST_KEY, UNGATED).customers.retrieve(7).catch((e: unknown) => e);
+      const error = await secure.forKey(TEST_KEY, NO_OPERATION).customers.retrieve(7).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(UpstreamConnectionError);
       expect(JSON.stringify(error)).not.toContain(TEST_KEY);
       expect(httpsRequest).toHaveBeenCalledTimes(1);
@@ -225,7 +225,7 @@ describe('node transport: agents', () => {
       expect(secureAgent).toBeInstanceOf(https.Agent);
       expect(secureAgent).toMatchObject({ keepAlive: true, maxSockets: 256 });
 
-      await plain.forKey(TEST_KEY, UNGATED).customers.retrieve(7);
+      await plain.forKey(TEST_KEY, NO_OPERATION).customers.retrieve(7);
       const plainCalls = httpRequest.mock.calls.filter(([url]) => String(url).startsWith(upstream.url));
       expect(plainCalls).toHaveLength(1);
       const plainAgent = (plainCalls[0]![1] as http.RequestOptions).agent;

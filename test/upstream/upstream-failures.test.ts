@@ -15,7 +15,7 @@ import {
   UpstreamTimeoutError,
   UpstreamValidationError,
   createUpstreamClient,
-  UNGATED,
+  NO_OPERATION,
 } from '../../src/upstream/index.js';
 import { aTransaction, enveloped } from './fixtures.js';
 import { TEST_KEY, QUICK_TIMEOUT_MS, useUpstreamHarness } from './harness.js';
@@ -239,7 +239,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
     it('reports a refused connection', async () => {
       const closed = createUpstreamClient({ baseUrl: 'http://127.0.0.1:1', httpClient, timeoutMs: 2_000 });
 
-      const error = await failure(closed.forKey(TEST_KEY, UNGATED).currencies.list());
+      const error = await failure(closed.forKey(TEST_KEY, NO_OPERATION).currencies.list());
       closed.close();
 
       expect(error).toBeInstanceOf(UpstreamConnectionError);
@@ -282,7 +282,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
     it('refuses a key that cannot be sent in a header, without calling', async () => {
       const badKey = 'sk_sandbox_with\nnewline';
 
-      const error = await failure(h.client.forKey(badKey, UNGATED).transactions.retrieve(101));
+      const error = await failure(h.client.forKey(badKey, NO_OPERATION).transactions.retrieve(101));
 
       expect(error).toBeInstanceOf(UpstreamAuthenticationError);
       expect(JSON.stringify(error)).not.toContain('newline');

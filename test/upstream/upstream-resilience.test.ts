@@ -15,7 +15,7 @@ import {
   createUpstreamClient,
   type ResilienceOptions,
   type UpstreamClient,
-  UNGATED,
+  NO_OPERATION,
 } from '../../src/upstream/index.js';
 import { startFakeUpstream, type FakeUpstream, type Reply } from './fake-upstream.js';
 import { aPayout, aTransaction, enveloped } from './fixtures.js';
@@ -58,7 +58,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
     it('retries a read on 503 and answers with the later success', async () => {
       failFirst(2, { status: 503, json: { message: 'busy' } });
 
-      await expect(client().forKey(TEST_KEY, UNGATED).transactions.retrieve(101)).resolves.toMatchObject({ id: 101 });
+      await expect(client().forKey(TEST_KEY, NO_OPERATION).transactions.retrieve(101)).resolves.toMatchObject({ id: 101 });
       expect(upstream.requests).toHaveLength(3);
     });
 
@@ -66,14 +66,14 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       let n = 0;
       upstream.replyWith(() => (n++ === 0 ? 'reset' : { json: enveloped('payout', aPayout()) }));
 
-      await client().forKey(TEST_KEY, UNGATED).payouts.create({ amount: dec('500'), currencyIso: 'XOF' }, { idempotencyKey: 'k-1' });
+      await client().forKey(TEST_KEY, NO_OPERATION).payouts.create({ amount: dec('500'), currencyIso: 'XOF' }, { idempotencyKey: 'k-1' });
 
       expect(upstream.requests.map((r) => r.headers['idempotency-key'])).toEqual(['k-1', 'k-1']);
     });
 
     it.each([
-      ['a write without a key', (c: UpstreamClient) => c.forKey(TEST_KEY, UNGATED).payouts.create({ amount: dec('500'), currencyIso: 'XOF' })],
-      ['an update without a key', (c: UpstreamClient) => c.forKey(TEST_KEY, UNGATED).transactions.update(5, { description: 'x' })],
+      ['a write without a key', (c: UpstreamClient) => c.forKey(TEST_KEY, NO_OPERATION).payouts.create({ amount: dec('500'), currencyIso: 'XOF' })],
+      ['an update without a key', (c: UpstreamClient) => c.forKey(TEST_KEY, NO_OPERATION).transactions.update(5, { description: 'x' })],
     ])('never retries %s', async (_label, call) => {
       failFirst(1, { status: 503, json: { message: 'busy' } });
 
@@ -84,7 +84,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
     it('gives up after maxAttempts', async () => {
       failFirst(10, { status: 500, json: {} });
 
-      await expect(client().forKey(TEST_KEY, UNGATED).transactions.retrieve(101)).rejects.toBeInstanceOf(UpstreamServerError);
+      await expect(client().forKey(TEST_KEY, NO_OPERATION).transactions.retrieve(101)).rejects.toBeInstanceOf(UpstreamServerError);
       expect(upstream.requests).toHaveLength(DEFAULT_RESILIENCE.retry.maxAttempts);
     });
 
@@ -92,7 +92,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       failFirst(1, { status: 429, json: {}, headers: { 'retry-after': '1' } });
       const started = Date.now();
 
-      await client().forKey(TEST_KEY, UNGATED).transactions.retrieve(101);
+      await client().forKey(TEST_KEY, NO_OPERATION).transactions.retrieve(101);
 
       expect(Date.now() - started).toBeGreaterThanOrEqual(950);
       expect(upstream.requests).toHaveLength(2);
@@ -101,7 +101,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
     it('does not wait for a Retry-After longer than maxRetryAfterMs', async () => {
       failFirst(1, { status: 429, json: {}, headers: { 'retry-after': '30' } });
 
-      const error = await client().forKey(TEST_KEY, UNGATED).transactions.retrieve(101).catch((e: unknown) => e);
+      const error = await client().forKey(TEST_KEY, NO_OPERATION).transactions.retrieve(101).catch((e: unknown) => e);
 
       expect(error).toBeInstanceOf(UpstreamRateLimitError);
       expect(upstream.requests).toHaveLength(1);
@@ -111,7 +111,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       upstream.replyWith('hang');
       const started = Date.now();
 
-      const error = await client(FAST, 5_000).forKey(TEST_KEY, { deadlineAt: Date.now() + 400, gate: null }).transactions.retrieve(101).catch((e: unknown) => e);
+      const error = await client(FAST, 5_000).forKey(TEST_KEY, { deadlineAt: Date.now() + 400 }).transactions.retrieve(101).catch((e: unknown) => e);
 
       expect(error).toBeInstanceOf(UpstreamTimeoutError);
       expect(Date.now() - started).toBeLessThan(400 + 300);
@@ -136,7 +136,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       const c = client({ ...FAST, retry: { ...FAST.retry, budgetRatio: ratio, budgetCapacity: capacity } });
       const calls = 50;
 
-      for (let i = 0; i < calls; i++) await c.forKey(TEST_KEY, UNGATED).transactions.retrieve(101).catch(() => undefined);
+      for (let i = 0; i < calls; i++) await c.forKey(TEST_KEY, NO_OPERATION).transactions.retrieve(101).catch(() => undefined);
 
       expect(upstream.requests.length).toBeLessThanOrEqual(calls + capacity + calls * ratio);
       expect(upstream.requests.length).toBeGreaterThan(calls);
@@ -146,9 +146,9 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       upstream.replyWith((req) => (req.headers.authorization === 'Bearer k-bad' ? { status: 500, json: {} } : { status: 503, json: {} }));
       const c = client({ ...FAST, retry: { ...FAST.retry, budgetRatio: 0, budgetCapacity: 2 } });
 
-      for (let i = 0; i < 10; i++) await c.forKey('k-bad', UNGATED).transactions.retrieve(101).catch(() => undefined);
+      for (let i = 0; i < 10; i++) await c.forKey('k-bad', NO_OPERATION).transactions.retrieve(101).catch(() => undefined);
       const badSent = upstream.requests.length;
-      await c.forKey('k-good', UNGATED).transactions.retrieve(101).catch(() => undefined);
+      await c.forKey('k-good', NO_OPERATION).transactions.retrieve(101).catch(() => undefined);
 
       expect(badSent).toBe(10 + 2); // its two tokens, then first attempts only
       expect(upstream.requests.length - badSent).toBe(DEFAULT_RESILIENCE.retry.maxAttempts);
@@ -159,7 +159,7 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       const c = client({ ...FAST, retry: { ...FAST.retry, budgetRatio: 0, budgetCapacity: 2 } });
       const keys = Array.from({ length: 30 }, (_, i) => `k-${i}`);
 
-      for (const key of keys) await c.forKey(key, UNGATED).transactions.retrieve(101).catch(() => undefined);
+      for (const key of keys) await c.forKey(key, NO_OPERATION).transactions.retrieve(101).catch(() => undefined);
 
       // Each key alone could retry twice (90 requests); the route allows 2 x 10 retries in all.
       expect(upstream.requests.length).toBe(30 + 20);
@@ -181,12 +181,12 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       upstream.replyWith({ status: 500, json: {} });
       const c = client(breakerAt3());
       for (const key of ['k-1', 'k-2', 'k-3']) {
-        for (let i = 0; i < 3; i++) await c.forKey(key, UNGATED).transactions.retrieve(101).catch(() => undefined);
+        for (let i = 0; i < 3; i++) await c.forKey(key, NO_OPERATION).transactions.retrieve(101).catch(() => undefined);
       }
       const sent = upstream.requests.length;
 
       // Down for every key: the route's breaker is open, and a key that never failed is not sent either.
-      const error = await c.forKey('k-fresh', UNGATED).transactions.retrieve(101).catch((e: unknown) => e);
+      const error = await c.forKey('k-fresh', NO_OPERATION).transactions.retrieve(101).catch((e: unknown) => e);
 
       expect(error).toBeInstanceOf(UpstreamUnavailableError);
       expect(error).toMatchObject({ reason: 'circuit_open', route: ROUTE });
@@ -198,10 +198,10 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
     it("opens only the failing key's breaker when its calls alone fail; other keys are still sent", async () => {
       failFor('k-bad');
       const c = client(breakerAt3());
-      for (let i = 0; i < 20; i++) await c.forKey('k-bad', UNGATED).transactions.retrieve(101).catch(() => undefined);
+      for (let i = 0; i < 20; i++) await c.forKey('k-bad', NO_OPERATION).transactions.retrieve(101).catch(() => undefined);
 
-      const bad = await c.forKey('k-bad', UNGATED).transactions.retrieve(101).catch((e: unknown) => e);
-      const good = await Promise.all(Array.from({ length: 10 }, () => c.forKey('k-good', UNGATED).transactions.retrieve(101)));
+      const bad = await c.forKey('k-bad', NO_OPERATION).transactions.retrieve(101).catch((e: unknown) => e);
+      const good = await Promise.all(Array.from({ length: 10 }, () => c.forKey('k-good', NO_OPERATION).transactions.retrieve(101)));
 
       expect(bad).toMatchObject({ reason: 'circuit_open', route: ROUTE });
       expect(sentBy('k-bad')).toBe(3); // its own breaker opened at the volume threshold
@@ -214,20 +214,20 @@ describe.each(HTTP_CLIENTS)('%s transport', (httpClient) => {
       failFor('k-1', 'k-2', 'k-3');
       const c = client(breakerAt3({ failingKeyShare: 0.5 }));
       // Seven keys are served well; three failing keys are under half of the ten.
-      for (const key of ['g-1', 'g-2', 'g-3', 'g-4', 'g-5', 'g-6', 'g-7']) await c.forKey(key, UNGATED).transactions.retrieve(101);
+      for (const key of ['g-1', 'g-2', 'g-3', 'g-4', 'g-5', 'g-6', 'g-7']) await c.forKey(key, NO_OPERATION).transactions.retrieve(101);
       for (const key of ['k-1', 'k-2', 'k-3']) {
-        for (let i = 0; i < 5; i++) await c.forKey(key, UNGATED).transactions.retrieve(101).catch(() => undefined);
+        for (let i = 0; i < 5; i++) await c.forKey(key, NO_OPERATION).transactions.retrieve(101).catch(() => undefined);
       }
 
       expect(c.breakerStates()).toEqual({ [ROUTE]: 'closed' });
-      await expect(c.forKey('g-1', UNGATED).transactions.retrieve(101)).resolves.toMatchObject({ id: 101 });
+      await expect(c.forKey('g-1', NO_OPERATION).transactions.retrieve(101)).resolves.toMatchObject({ id: 101 });
     });
 
     it('does not count 4xx answers as route failures', async () => {
       upstream.replyWith({ status: 404, json: {} });
       const c = client({ retry: { ...FAST.retry, maxAttempts: 1 }, breaker: { ...FAST.breaker, volumeThreshold: 3 } });
 
-      for (let i = 0; i < 10; i++) await c.forKey(TEST_KEY, UNGATED).transactions.retrieve(101).catch(() => undefined);
+      for (let i = 0; i < 10; i++) await c.forKey(TEST_KEY, NO_OPERATION).transactions.retrieve(101).catch(() => undefined);
 
       expect(upstream.requests).toHaveLength(10);
       expect(c.breakerStates()['GET /v1/transactions/:id']).toBe('closed');

@@ -7,7 +7,8 @@
 import { GraphQLError, parse } from 'graphql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
-import { createAdmission, REVOKED_KEY_MESSAGE, type Admission, type RateLimitName } from '../../../src/access/admission.js';
+import { createAdmission, REVOKED_KEY_MESSAGE, type Admission } from '../../../src/access/admission.js';
+import type { RateLimitName } from '../../../src/access/rate-limit.js';
 import type { StreamRequest } from '../../../src/access/stream-admission.js';
 import type { UpstreamGate } from '../../../src/access/upstream-budget.js';
 import { validatedDocuments } from '../../../src/limits/document-store.js';

@@ -26,7 +26,7 @@ function contextOf(keys: KeyStatus, accountId?: number) {
     logger,
     observability,
     keys,
-    upstream: { forKey: (_apiKey: string, scope: OperationScope) => (scopes.push(scope), {}) },
+    upstream: { forKey: (_apiKey: string, scope: OperationScope) => (scopes.push(scope), { currencies: { list: async () => [] } }) },
     entityCache: { scope: (_id: string, options: { refresh: boolean }) => (refreshes.push(options.refresh), {}) },
     idempotencyStore: {},
   } as unknown as ContextDeps;
@@ -47,7 +47,7 @@ describe('the caller record', () => {
     expect(JSON.stringify(after)).not.toContain(caller.apiKey);
   });
 
-  it('is carried in the context, which takes the cache refresh, the gate and the key id from it', () => {
+  it('is carried in the context, which takes the cache refresh, the gate and the key id from it', async () => {
     const keys = new KeyStatus({ rejectedTtlMs: 30_000, revalidateMs: 60_000 });
     const unproven = contextOf(keys);
     expect(unproven.context.caller).toMatchObject({ proven: false, known: false });
@@ -56,7 +56,13 @@ describe('the caller record', () => {
     const proven = contextOf(keys);
     expect(proven.context.caller).toMatchObject({ callerId: caller.callerId, proven: true, known: true });
     expect(proven.refresh).toBe(false);
-    expect(proven.scope).toMatchObject({ keyId: caller.callerId, gate: proven.context.upstreamGate });
+    expect(proven.scope).toMatchObject({ keyId: caller.callerId });
+    // The context's client is the view wrapped in the operation's gate: its calls are the gate's to count.
+    await proven.context.api.currencies.list();
+    expect(proven.context.upstreamGate?.calls).toBe(1);
+    // The client tells the gate a large answer's size through the scope: 3 MiB is two calls more.
+    proven.scope.onLargeAnswer?.(3 * 1024 * 1024);
+    expect(proven.context.upstreamGate?.calls).toBe(3);
     // A revocation after the operation was admitted does not rewrite its record (the gate heeds it on its own).
     keys.learn(caller.callerId, 'revoked');
     expect(proven.context.caller).toMatchObject({ proven: true });

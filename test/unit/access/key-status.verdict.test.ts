@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createAdmission, type Admission } from '../../../src/access/admission.js';
 import { admitCaller } from '../../../src/access/caller.js';
-import { KeyStatus, keyVerdict, type KeyVerdict } from '../../../src/access/key-status.js';
+import { ANSWERED, KeyStatus, keyVerdict, type CallOutcome, type KeyVerdict } from '../../../src/access/key-status.js';
 import { UpstreamGate } from '../../../src/access/upstream-budget.js';
 import { validatedDocuments } from '../../../src/limits/document-store.js';
 import { documentCheck } from '../../../src/limits/document-check.js';
@@ -29,7 +29,6 @@ import {
   UpstreamValidationError,
 } from '../../../src/upstream/errors.js';
 import { keyId } from '../../../src/upstream/key-id.js';
-import { ANSWERED, type CallOutcome } from '../../../src/upstream/operation-scope.js';
 
 const route = 'GET /v1/currencies';
 const failed = (error: unknown): CallOutcome => ({ ok: false, error });

@@ -7,7 +7,7 @@
 import { GraphQLError, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { streamDoor, type RateRefusal, type StreamRequest, type StreamTransport } from '../../../src/access/stream-admission.js';
-import type { Caller } from '../../../src/auth.js';
+import type { Caller } from '../../../src/access/auth.js';
 
 const caller = (n: number): Caller => ({ apiKey: `sk_sandbox_k${n}`, callerId: `caller-${n}` });
 const SUBSCRIPTION = 'subscription { paymentEvent { id } }';

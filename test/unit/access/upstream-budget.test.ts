@@ -1,19 +1,23 @@
 /**
- * The guard one operation's upstream calls pass first (access/upstream-budget.ts, `UpstreamGate`), through the
- * client's real call chain (upstream/call.ts) over a fake transport whose exchanges the test answers: the budget
+ * The guard one operation's upstream calls pass first (access/upstream-budget.ts, `UpstreamGate`, wrapped around
+ * the client by `gatedApi`), over the client's real call chain (upstream/call.ts) and a fake transport whose
+ * exchanges the test answers: the budget
  * of calls, the short-circuit once the key is refused, the single probe of a key not yet seen accepted, what each
  * answer tells the key status, the count of calls `extensions.cost` reports, and a large answer priced by its bytes.
  */
 import type { GraphQLError } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { KeyStatus } from '../../../src/access/key-status.js';
-import { BYTES_PER_CALL, UpstreamGate, upstreamCallsOf } from '../../../src/access/upstream-budget.js';
+import { BYTES_PER_CALL, gatedApi, UpstreamGate, type CallGate } from '../../../src/access/upstream-budget.js';
 import { admitCaller } from '../../../src/access/caller.js';
+import { upstreamCallsOf } from '../../../src/limits/operation-cost.js';
+import type { OperationScope, PaymentsApi } from '../../../src/upstream/index.js';
 import { UpstreamCalls } from '../../../src/upstream/call.js';
 import { ENDPOINTS } from '../../../src/upstream/endpoints.js';
 import { UpstreamAuthenticationError, UpstreamError, UpstreamNotFoundError, UpstreamPermissionError, UpstreamServerError } from '../../../src/upstream/errors.js';
 import { DEFAULT_RESILIENCE, RouteGuards } from '../../../src/upstream/resilience.js';
 import type { Transport } from '../../../src/upstream/transport.js';
+import { OK, setup, status as answerOf } from '../upstream/fake-calls.js';
 
 const ID = 'b'.repeat(32);
 const route = 'GET /v1/transactions/:id';
@@ -37,11 +41,18 @@ function fakeApi(metadataChars = 0) {
   const guards = new RouteGuards({ ...DEFAULT_RESILIENCE, retry: { ...DEFAULT_RESILIENCE.retry, maxAttempts: 1 } });
   const chain = new UpstreamCalls({ transport, guards, baseUrl: new URL('http://upstream.test'), callTimeoutMs: 5_000 });
   const through = (gate: UpstreamGate): Verbs => {
-    const caller = { apiKey: 'sk_sandbox_gate', scope: { gate } };
-    const get = (id: number) => chain.call(caller, ENDPOINTS.transactions.retrieve, [id]).then((t) => (t as { id: number }).id);
+    // As the context wires it: the client tells the gate each large answer's size.
+    const api = gatedApi(clientOver(chain, 'sk_sandbox_gate', { onLargeAnswer: gate.priceAnswer }), gate);
+    const get = (id: number) => api.transactions.retrieve(id).then((t) => t.id);
     return { get, list: get };
   };
   return { through, calls };
+}
+
+/** The client's view of one key over `chain`: the transactions' read is all these tests call. */
+function clientOver(chain: UpstreamCalls, apiKey: string, scope: OperationScope = {}): PaymentsApi {
+  const caller = { apiKey, scope };
+  return { transactions: { retrieve: (id: number) => chain.call(caller, ENDPOINTS.transactions.retrieve, [id]) } } as unknown as PaymentsApi;
 }
 
 function status(known: boolean) {
@@ -306,5 +317,66 @@ describe('UpstreamGate', () => {
     api.calls[0]!.resolve();
     await answer;
     expect(upstreamCallsOf({ upstreamGate: gate })).toBe(1);
+  });
+});
+
+describe('gatedApi', () => {
+  /** A gate that admits every call, each with its own report (named `label`), and records what each report hears. */
+  const gate = (label: string) => {
+    const told: unknown[][] = [];
+    let n = 0;
+    const g: CallGate = {
+      admit: async () => {
+        const call = `${label}${++n}`;
+        return (outcome) => void told.push(outcome.ok ? [call, 'answered'] : [call, 'failed', outcome.error]);
+      },
+    };
+    return { g, told };
+  };
+  const read = (s: ReturnType<typeof setup>, g: CallGate, apiKey = 'sk_test_one') => gatedApi(clientOver(s.calls, apiKey), g).transactions.retrieve(101);
+
+  // Checked by the type checker (npm run typecheck): the line below must stay an error. A wrapper that
+  // dropped the gate would silently lift the operation's budget and key guard.
+  it('cannot wrap a client without a gate', () => {
+    const neverCalled = (api: PaymentsApi, g: UpstreamGate) => {
+      // @ts-expect-error: no gate
+      gatedApi(api);
+      return gatedApi(api, g);
+    };
+    expect(neverCalled).toBeTypeOf('function');
+  });
+
+  it('hears each call end through the report its admission gave, with the error', async () => {
+    const s = setup((n) => (n === 1 ? OK : answerOf(404)), { resilience: { retry: { ...DEFAULT_RESILIENCE.retry, maxAttempts: 1 } } });
+    const { g, told } = gate('a');
+    await read(s, g);
+    const error = await read(s, g).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UpstreamNotFoundError);
+    expect(told).toEqual([['a1', 'answered'], ['a2', 'failed', error]]);
+  });
+
+  it('is told of a refusal before any I/O', async () => {
+    const s = setup(() => OK);
+    const { g, told } = gate('b');
+    const error = await read(s, g, 'not a key').catch((e: unknown) => e);
+    expect(told).toEqual([['b1', 'failed', error]]);
+    expect(s.sent).toHaveLength(0);
+  });
+
+  it('makes no call the gate refuses, and reports nothing for it', async () => {
+    const s = setup(() => OK);
+    const refusal = new Error('over budget');
+    const g: CallGate = { admit: () => Promise.reject(refusal) };
+    await expect(read(s, g)).rejects.toBe(refusal);
+    expect(s.sent).toHaveLength(0);
+  });
+
+  it('wraps each resource once per operation, and reads the verbs of the view it wraps', async () => {
+    const s = setup(() => OK);
+    const api = gatedApi(clientOver(s.calls, 'sk_test_one'), gate('c').g);
+    expect(api.transactions).toBe(api.transactions);
+    expect(gatedApi(clientOver(s.calls, 'sk_test_two'), gate('d').g).transactions.retrieve).toBe(api.transactions.retrieve);
+    await api.transactions.retrieve(101);
+    expect(s.sent).toHaveLength(1);
   });
 });

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createCallbackSubscriptions, type CallbackAnswer, type CallbackDeps } from '../../../src/http/subscription-callback.js';
 import type { Admission, Caller, RateRefusal } from '../../../src/access/admission.js';
 import { streamDoor } from '../../../src/access/stream-admission.js';
+import { overSize, tooLarge } from '../../../src/limits/response-size.js';
 
 export interface Message {
   path: string;
@@ -130,7 +131,7 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
       return () => void live.released++;
     },
   });
-  const admission = { documents: { maxResponseBytes: 1_000_000 }, openStream: door.open } as unknown as Admission;
+  const admission = { documents: { overSize: (result: unknown) => overSize(result, 1_000_000), tooLarge: () => tooLarge(1_000_000) }, openStream: door.open } as unknown as Admission;
   const deps: CallbackDeps = {
     schema,
     bus: {} as CallbackDeps['bus'],
@@ -141,7 +142,7 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
     context: {
       config: {
         graphql: { subscriptionCallbacks: { allowed: config.allowed ?? [router.base], timeoutMs: 2_000, max: config.max ?? 3 }, routerSharedSecret: config.routerSecret ?? null },
-        limits: { trustedProxies: [], ws: { maxSubscriptionsPerKey: config.perKey ?? 2 }, maxUpstreamCalls: 10 },
+        limits: { trustedProxies: [], streams: { maxSubscriptionsPerKey: config.perKey ?? 2 }, maxUpstreamCalls: 10 },
         operationDeadlineMs: 5_000,
         pagination: {},
         idempotency: {},

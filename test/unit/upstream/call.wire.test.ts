@@ -1,11 +1,11 @@
 /**
  * What one upstream call sends and how it reads the answer (call.ts), over a
- * fake transport: headers, body and signal, the operation's gate, the
+ * fake transport: headers, body and signal, the
  * observer of each attempt, the status to a typed error, each answer kind
  * decoded, and a key breaker's trial that ends without an outcome.
  */
 import { describe, expect, it } from 'vitest';
-import type { Caller } from '../../../src/upstream/call.js';
+import type { CallingKey } from '../../../src/upstream/call.js';
 import { createDecodeMemo } from '../../../src/upstream/decode-memo.js';
 import { ENDPOINTS } from '../../../src/upstream/endpoints.js';
 import {
@@ -17,7 +17,6 @@ import {
   UpstreamServerError,
   UpstreamTimeoutError,
 } from '../../../src/upstream/errors.js';
-import type { OperationGate } from '../../../src/upstream/operation-scope.js';
 import { keyId } from '../../../src/upstream/key-id.js';
 import type { AttemptResult, AttemptStart, UpstreamObserver } from '../../../src/upstream/observer.js';
 import { DEFAULT_RESILIENCE } from '../../../src/upstream/resilience.js';
@@ -28,7 +27,7 @@ import { OK, ROUTE, setup, status } from './fake-calls.js';
 
 const json = (value: unknown, headers: TransportResponse['headers'] = {}): TransportResponse => ({ statusCode: 200, headers, body: JSON.stringify(value) });
 const ONE_ATTEMPT = { resilience: { retry: { ...DEFAULT_RESILIENCE.retry, maxAttempts: 1 } } };
-const call = (s: ReturnType<typeof setup>, caller: Caller, endpoint: { build: unknown }, ...args: unknown[]) => s.calls.call(caller, endpoint as never, args);
+const call = (s: ReturnType<typeof setup>, caller: CallingKey, endpoint: { build: unknown }, ...args: unknown[]) => s.calls.call(caller, endpoint as never, args);
 
 describe('the request', () => {
   it('sends the key, the request id and no body or signal on a plain read', async () => {
@@ -93,46 +92,6 @@ describe('the request', () => {
     });
     await expect(s.retrieve('sk_test_one', { signal: controller.signal })).rejects.toBeInstanceOf(UpstreamServerError);
     expect(s.sent).toHaveLength(1);
-  });
-});
-
-describe("the operation's gate", () => {
-  /** A gate that admits every call, each with its own report (named `label`), and records what each report hears. */
-  const gate = (label: string) => {
-    const told: unknown[][] = [];
-    let n = 0;
-    const g: OperationGate = {
-      admit: async () => {
-        const call = `${label}${++n}`;
-        return (outcome) => void told.push(outcome.ok ? [call, 'answered'] : [call, 'failed', outcome.error]);
-      },
-    };
-    return { g, told };
-  };
-
-  it('hears each call end through the report its admission gave, with the error', async () => {
-    const s = setup((n) => (n === 1 ? OK : status(404)), ONE_ATTEMPT);
-    const { g, told } = gate('a');
-    await s.retrieve('sk_test_one', { gate: g });
-    const error = await s.retrieve('sk_test_one', { gate: g }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(UpstreamNotFoundError);
-    expect(told).toEqual([['a1', 'answered'], ['a2', 'failed', error]]);
-  });
-
-  it('is told of a refusal before any I/O', async () => {
-    const s = setup(() => OK);
-    const { g, told } = gate('b');
-    const error = await call(s, s.caller('not a key', { gate: g }), ENDPOINTS.transactions.retrieve, 101).catch((e: unknown) => e);
-    expect(told).toEqual([['b1', 'failed', error]]);
-    expect(s.sent).toHaveLength(0);
-  });
-
-  it('makes no call the gate refuses, and reports nothing for it', async () => {
-    const s = setup(() => OK);
-    const refusal = new Error('over budget');
-    const g: OperationGate = { admit: () => Promise.reject(refusal) };
-    await expect(s.retrieve('sk_test_one', { gate: g })).rejects.toBe(refusal);
-    expect(s.sent).toHaveLength(0);
   });
 });
 

@@ -4,7 +4,7 @@
  * where the table's builders say they stand.
  */
 import { describe, expect, it } from 'vitest';
-import { createUpstreamClient, UNGATED, type PaymentsApi } from '../../../src/upstream/index.js';
+import { createUpstreamClient, NO_OPERATION, type PaymentsApi } from '../../../src/upstream/index.js';
 import { ALL_ENDPOINTS, ENDPOINTS } from '../../../src/upstream/endpoints.js';
 import { SPEC_ROUTES } from '../../../src/upstream/spec.js';
 import { Decimal } from '../../../src/upstream/decimal.js';
@@ -77,7 +77,7 @@ describe('the endpoint table', () => {
     // Nothing listens there: a call that went out would fail to connect, not with the signal's reason.
     const client = createUpstreamClient({ baseUrl: 'http://127.0.0.1:9', timeoutMs: 2_000 });
     try {
-      const api = client.forKey('sk_sandbox_endpoints', UNGATED);
+      const api = client.forKey('sk_sandbox_endpoints', NO_OPERATION);
       for (const [verb, call] of Object.entries(EVERY_VERB)) {
         const controller = new AbortController();
         const reason = new Error(`stopped ${verb}`);

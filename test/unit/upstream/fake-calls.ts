@@ -3,7 +3,7 @@
  * source it sets (test/unit/upstream/call*.test.ts).
  */
 import { afterEach } from 'vitest';
-import { UpstreamCalls, type Caller } from '../../../src/upstream/call.js';
+import { UpstreamCalls, type CallingKey } from '../../../src/upstream/call.js';
 import type { DecodeMemo } from '../../../src/upstream/decode-memo.js';
 import { ENDPOINTS } from '../../../src/upstream/endpoints.js';
 import type { OperationScope } from '../../../src/upstream/operation-scope.js';
@@ -23,7 +23,7 @@ export interface Setup {
   sent: (TransportRequest & { key: string; url: string })[];
   clock: { now: number };
   retrieve(apiKey?: string, scope?: Partial<OperationScope>): Promise<unknown>;
-  caller(apiKey?: string, scope?: Partial<OperationScope>): Caller;
+  caller(apiKey?: string, scope?: Partial<OperationScope>): CallingKey;
 }
 
 const open: RouteGuards[] = [];
@@ -53,8 +53,8 @@ export function setup(answer: (n: number) => Answer, options: { resilience?: Par
     random: () => options.random ?? 0,
     now: () => clock.now,
   });
-  const caller = (apiKey = 'sk_test_one', scope: Partial<OperationScope> = {}): Caller => ({ apiKey, scope: { gate: null, ...scope } });
-  const retrieve = (apiKey = 'sk_test_one', scope: Partial<OperationScope> = {}) => calls.call(caller(apiKey, scope), ENDPOINTS.transactions.retrieve, [101]);
+  const caller = (apiKey = 'sk_test_one', scope: OperationScope = {}): CallingKey => ({ apiKey, scope });
+  const retrieve = (apiKey = 'sk_test_one', scope: OperationScope = {}) => calls.call(caller(apiKey, scope), ENDPOINTS.transactions.retrieve, [101]);
   return { calls, guards, sent, clock, retrieve, caller };
 }
 

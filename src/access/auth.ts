@@ -1,7 +1,7 @@
 /** Caller credentials: the caller's own key goes upstream; everything else sees `callerId`, a hash of it. */
 import type { GraphQLError } from 'graphql';
-import { forbidden, unauthenticated } from './errors.js';
-import { keyId } from './upstream/index.js';
+import { forbidden, unauthenticated } from '../errors.js';
+import { keyId } from '../upstream/index.js';
 
 export type PaymentsEnv = 'sandbox' | 'live';
 

@@ -4,8 +4,8 @@
  */
 import { GraphQLError } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { readCaller } from '../../src/auth.js';
-import { keyId } from '../../src/upstream/key-id.js';
+import { readCaller } from '../../../src/access/auth.js';
+import { keyId } from '../../../src/upstream/key-id.js';
 
 const KEY = 'sk_sandbox_Ab9_-z';
 
