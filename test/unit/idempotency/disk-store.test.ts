@@ -124,4 +124,26 @@ describe('disk idempotency store across a restart', () => {
     expect(db.get('!holder')).toBe(process.ppid);
     await db.close();
   });
+
+  it('makes its folder and the ones above it', async () => {
+    const dir = path.join(freshDir(), 'below', 'data');
+    const store = openStore(dir);
+    expect((await store.claim('k', 'fp', LOCK, CALLER)).kind).toBe('acquired');
+  });
+
+  it('takes off the disk a record swept from memory, without waiting for a restart', async () => {
+    const dir = freshDir();
+    const store = openStore(dir, { maxRecords: 1 });
+    const short = await store.claim('short', 'fp', 20, CALLER);
+    if (short.kind !== 'acquired') throw new Error(short.kind);
+    await new Promise((r) => setTimeout(r, 50));
+    // At the bound: the claim sweeps the expired one to make room.
+    expect((await store.claim('next', 'fp', LOCK, CALLER)).kind).toBe('acquired');
+    const db = open({ path: path.join(dir, 'idempotency.mdb') });
+    const onDisk = () => [...db.getKeys()].map(String).filter((k) => k !== '!holder');
+    const end = Date.now() + 2_000;
+    while (onDisk().length > 1 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    expect(onDisk()).toEqual([`${CALLER}/next`]);
+    await db.close();
+  });
 });
