@@ -238,4 +238,56 @@ describeWith('redis-server', 'the idempotency Redis continuity marker', () => {
       vi.useRealTimers();
     }
   });
+
+  it('before it has started compares nothing: claims are taken, a check reads nothing, a marker seen is no loss', async () => {
+    const redis = client();
+    const prefix = `cont-${++n}:`;
+    await redis.hset(`${prefix}continuity`, 'epoch', 'e1', 'seq', '3', 'until', String(Date.now() + 60_000));
+    const { errors, logger } = recordingLogger();
+    const continuity = new RedisContinuity(redis, `${prefix}continuity`, { quarantineMs: 1_000, logger });
+    const store = new RedisIdempotencyStore(redis, prefix, 100, 60_000, continuity);
+    expect((await store.claim('k', 'fp', 60_000, 'A')).kind).toBe('acquired');
+    const reads = vi.spyOn(redis, 'hmget');
+    await continuity.check();
+    continuity.saw('another', 0);
+    expect(reads).not.toHaveBeenCalled();
+    expect(errors).toEqual([]);
+    expect(continuity.refusing).toBe(false);
+  });
+
+  it('takes the sequence it finds at start, so a later one below it is a loss', async () => {
+    const redis = client();
+    const prefix = `cont-${++n}:`;
+    await redis.hset(`${prefix}continuity`, 'epoch', 'e1', 'seq', '5');
+    const { errors, continuity } = await instance(redis, { prefix, checkEveryMs: 60_000 });
+    expect(continuity.expected()).toEqual(['e1', '5']);
+    await redis.hset(`${prefix}continuity`, 'seq', '2');
+    await continuity.check();
+    expect(errors.map((e) => e.msg)).toEqual([expect.stringContaining('its write sequence went back from 5 to 2') as unknown as string]);
+    continuity.stop();
+  });
+
+  it('runs one check at a time, and the next after it ends', async () => {
+    const redis = client();
+    const { continuity } = await instance(redis, { checkEveryMs: 60_000 });
+    const reads = vi.spyOn(redis, 'hmget');
+    await Promise.all([continuity.check(), continuity.check()]);
+    expect(reads).toHaveBeenCalledTimes(1);
+    await continuity.check();
+    expect(reads).toHaveBeenCalledTimes(2);
+    continuity.stop();
+  });
+
+  it('tells a loss found while it adopts the marker again as the same loss', async () => {
+    const redis = client();
+    const { store, errors, continuity, done, prefix } = await instance(redis, { checkEveryMs: 60_000 });
+    await done('k1');
+    await redis.del(`${prefix}continuity`);
+    expect(await store.claim('k2', 'fp', 60_000, 'A')).toEqual({ kind: 'full' });
+    // The adoption's first reply cannot have come yet: what is seen now is the loss it is adopting after.
+    continuity.saw('', 0);
+    expect(errors).toHaveLength(1);
+    expect(store.condition()!.losses).toBe(1);
+    continuity.stop();
+  });
 });
