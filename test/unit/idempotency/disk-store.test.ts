@@ -149,4 +149,30 @@ describe('disk idempotency store across a restart', () => {
     expect(onDisk()).toEqual([`${CALLER}/next`]);
     await db.close();
   });
+
+  it('restores a record only while it lives: one expiring at the very millisecond of the start is swept', async () => {
+    const dir = freshDir();
+    const before = openStore(dir);
+    const at = Date.now();
+    const claim = await before.claim('edge', 'fp', 1_000, CALLER);
+    if (claim.kind !== 'acquired') throw new Error(claim.kind);
+    const db = open<{ expiresAt: number }, string>({ path: path.join(dir, 'idempotency.mdb') });
+    const expiresAt = db.get(`${CALLER}/edge`)!.expiresAt;
+    await before.close();
+    expect(expiresAt).toBeGreaterThanOrEqual(at + 1_000);
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(expiresAt);
+    const after = openStore(dir);
+    clock.mockRestore();
+    expect(after.size).toBe(0);
+    await db.close();
+  });
+
+  it('asks after no holder in a folder nobody held', () => {
+    // Whatever a probe of "no pid" would answer, there is nobody to tell of.
+    const probe = vi.spyOn(process, 'kill').mockImplementation(() => true);
+    const told: number[] = [];
+    openStore(freshDir(), {}, (pid) => told.push(pid));
+    probe.mockRestore();
+    expect(told).toEqual([]);
+  });
 });

@@ -1,5 +1,5 @@
 /** What only the Redis store does: a caller's quota, kept by an index scored by expiry, how a waiter polls, its default keys, its close. */
-import { expect, it } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { RedisContinuity } from '../../../src/idempotency/redis-continuity.js';
 import { RedisIdempotencyStore } from '../../../src/idempotency/redis-store.js';
 import { createLogger } from '../../../src/logger.js';
@@ -114,5 +114,17 @@ describeWith('redis-server', 'the Redis idempotency store\'s quota and polling',
     const end = Date.now() + 2_000;
     while (redis.status !== 'end' && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
     expect(redis.status).toBe('end');
+  });
+
+  it('closes a connection without a continuity checker, and disconnects when Redis does not answer the goodbye', async () => {
+    const plain = client();
+    await new RedisIdempotencyStore(plain, prefix()).close();
+    const unanswered = client();
+    await unanswered.ping();
+    vi.spyOn(unanswered, 'quit').mockRejectedValue(new Error('no answer'));
+    await new RedisIdempotencyStore(unanswered, prefix()).close();
+    const end = Date.now() + 2_000;
+    while ((plain.status !== 'end' || unanswered.status !== 'end') && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    expect([plain.status, unanswered.status]).toEqual(['end', 'end']);
   });
 });
