@@ -82,4 +82,15 @@ describe('reads in flight', () => {
     reads.lead(A, 'transaction', 4, null, read);
     expect(reads.join(A, 'transaction', 4, null)).toBeUndefined();
   });
+
+  it('hands back one place per release, not the key\'s whole share', () => {
+    const reads = inFlightReads({ max: 10, perCaller: 2 });
+    const first = reads.lead(A, 'transaction', 1, null, read);
+    reads.lead(A, 'transaction', 2, null, read);
+    first();
+    reads.lead(A, 'transaction', 3, null, read);
+    reads.lead(A, 'transaction', 4, null, read);
+    expect(reads.join(A, 'transaction', 3, null)).toBe(read);
+    expect(reads.join(A, 'transaction', 4, null)).toBeUndefined();
+  });
 });

@@ -124,4 +124,21 @@ describe('poll watches', () => {
       { level: 40, msg: 'entity cache eviction after a re-read failed', err: { message: 'just text' }, object: 'payout', id: 5 },
     ]);
   });
+
+  it('keeps an object while one key still polls it, and hands back one place per ended watch', async () => {
+    const { polls, watched, evicted } = setup({ max: 10, perCaller: 2, idleMs: 1_000 });
+    polls.polled(A, 'sk_a', 'transaction', tx(1));
+    polls.polled(A, 'sk_a', 'transaction', tx(2));
+    polls.polled(B, 'sk_b', 'transaction', tx(2));
+    vi.advanceTimersByTime(600);
+    polls.polled(A, 'sk_a', 'transaction', tx(2));
+    vi.advanceTimersByTime(600);
+    // A's watch of 1 and B's of 2 ended; A still watches 2, and a re-read finding what it saw is no change.
+    expect(polls.stats().watched).toBe(1);
+    await polls.reread('transaction', 2, tx(2));
+    expect(evicted).toEqual([]);
+    polls.polled(A, 'sk_a', 'transaction', tx(3));
+    polls.polled(A, 'sk_a', 'transaction', tx(4));
+    expect(watched.map((t) => `${t.apiKey}:${t.id}`)).toEqual(['sk_a:1', 'sk_a:2', 'sk_b:2', 'sk_a:3']);
+  });
 });
