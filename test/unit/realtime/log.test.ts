@@ -123,4 +123,10 @@ describe('the single instance event log', () => {
     failing = false;
     expect(await log.appendSnapshot(snapshot(T1), ms + 10)).toBe(true);
   });
+
+  it('undoes no version when recording it failed: the claim alone is released', async () => {
+    const { ledger, calls } = recordedLedger({ advance: true });
+    await expect(ledgerLog(ledger, bus()).append(webhook(5, T1))).rejects.toThrow('advance failed');
+    expect(calls.map((c) => c.split(' ')[0])).toEqual(['claim', 'advance', 'release']);
+  });
 });
