@@ -47,4 +47,50 @@ describe('reads in flight', () => {
     reads.lead(A, 'transaction', 3, null, read);
     expect(reads.join(A, 'transaction', 3, null)).toBe(read);
   });
+
+  it('counts a newer read that takes an object\'s place once against its key\'s share, and lets it in at the bound', () => {
+    const reads = inFlightReads({ max: 2, perCaller: 2 });
+    reads.lead(A, 'transaction', 1, null, read);
+    const newer = Promise.resolve({ id: 1, newer: true });
+    // At neither bound yet: a second read of the object replaces the first, and holds one place.
+    reads.lead(A, 'transaction', 1, '1', newer);
+    const second = Promise.resolve({ id: 2 });
+    reads.lead(A, 'transaction', 2, null, second);
+    expect(reads.join(A, 'transaction', 2, null)).toBe(second);
+    // Both bounds reached: a newer read of an object in flight still takes its place.
+    const newest = Promise.resolve({ id: 1, newest: true });
+    reads.lead(A, 'transaction', 1, '2', newest);
+    expect(reads.join(A, 'transaction', 1, '2')).toBe(newest);
+    expect(reads.size).toBe(2);
+  });
+
+  it('gives a key its share back at each release, and a read refused at the bound releases nothing', () => {
+    const reads = inFlightReads({ max: 10, perCaller: 1 });
+    const refused = Promise.resolve({ id: 2 });
+    const first = reads.lead(A, 'transaction', 1, null, read);
+    const none = reads.lead(A, 'transaction', 2, null, refused);
+    none();
+    expect(reads.join(A, 'transaction', 1, null)).toBe(read);
+    expect(reads.join(A, 'transaction', 2, null)).toBeUndefined();
+    first();
+    const again = reads.lead(A, 'transaction', 2, null, refused);
+    expect(reads.join(A, 'transaction', 2, null)).toBe(refused);
+    again();
+    // Released twice: the share is not handed back twice.
+    again();
+    reads.lead(A, 'transaction', 3, null, read);
+    reads.lead(A, 'transaction', 4, null, read);
+    expect(reads.join(A, 'transaction', 4, null)).toBeUndefined();
+  });
+
+  it('hands back one place per release, not the key\'s whole share', () => {
+    const reads = inFlightReads({ max: 10, perCaller: 2 });
+    const first = reads.lead(A, 'transaction', 1, null, read);
+    reads.lead(A, 'transaction', 2, null, read);
+    first();
+    reads.lead(A, 'transaction', 3, null, read);
+    reads.lead(A, 'transaction', 4, null, read);
+    expect(reads.join(A, 'transaction', 3, null)).toBe(read);
+    expect(reads.join(A, 'transaction', 4, null)).toBeUndefined();
+  });
 });

@@ -85,4 +85,60 @@ describe('poll watches', () => {
     polls.polled(A, 'sk_a', 'transaction', tx(3));
     expect(polls.stats().watched).toBe(0);
   });
+
+  it('takes what each poll saw as the version a re-read compares with, whoever polled', async () => {
+    const { polls, evicted } = setup();
+    polls.polled(A, 'sk_a', 'transaction', tx(1));
+    // Another key's poll of the same object, already watched by both: the newer state it saw is no news to a re-read.
+    polls.polled(B, 'sk_b', 'transaction', tx(1));
+    polls.polled(B, 'sk_b', 'transaction', tx(1, 'pending', '2026-12-01T10:00:07Z'));
+    await polls.reread('transaction', 1, tx(1, 'pending', '2026-12-01T10:00:07Z'));
+    expect(evicted).toEqual([]);
+    await polls.reread('transaction', 1, tx(1));
+    expect(evicted).toEqual(['transaction:1']);
+  });
+
+  it('forgets an object whose watches all ended, and gives the key its share back', async () => {
+    const { polls, watched, evicted } = setup({ max: 10, perCaller: 1, idleMs: 1_000 });
+    polls.polled(A, 'sk_a', 'transaction', tx(1));
+    polls.polled(A, 'sk_a', 'transaction', tx(2));
+    expect(watched.map((t) => t.id)).toEqual([1]);
+    vi.advanceTimersByTime(1_000);
+    expect(polls.stats().watched).toBe(0);
+    // No poll watches it any more: a re-read that finds what the last poll saw evicts all the same.
+    await polls.reread('transaction', 1, tx(1));
+    expect(evicted).toEqual(['transaction:1']);
+    polls.polled(A, 'sk_a', 'transaction', tx(2));
+    expect(watched.map((t) => t.id)).toEqual([1, 2]);
+  });
+
+  it('logs a failed eviction after a re-read, and the re-read still settles', async () => {
+    const lines: string[] = [];
+    const logger = createLogger('warn', { destination: { write: (line: string) => void lines.push(line) } });
+    const failing = createPollWatches({ evict: () => Promise.reject(new Error('store down')), logger });
+    await failing.reread('transaction', 4, null);
+    const failingText = createPollWatches({ evict: () => Promise.reject('just text'), logger });
+    await failingText.reread('payout', 5, null);
+    expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>)).toMatchObject([
+      { level: 40, msg: 'entity cache eviction after a re-read failed', err: { message: 'store down' }, object: 'transaction', id: 4 },
+      { level: 40, msg: 'entity cache eviction after a re-read failed', err: { message: 'just text' }, object: 'payout', id: 5 },
+    ]);
+  });
+
+  it('keeps an object while one key still polls it, and hands back one place per ended watch', async () => {
+    const { polls, watched, evicted } = setup({ max: 10, perCaller: 2, idleMs: 1_000 });
+    polls.polled(A, 'sk_a', 'transaction', tx(1));
+    polls.polled(A, 'sk_a', 'transaction', tx(2));
+    polls.polled(B, 'sk_b', 'transaction', tx(2));
+    vi.advanceTimersByTime(600);
+    polls.polled(A, 'sk_a', 'transaction', tx(2));
+    vi.advanceTimersByTime(600);
+    // A's watch of 1 and B's of 2 ended; A still watches 2, and a re-read finding what it saw is no change.
+    expect(polls.stats().watched).toBe(1);
+    await polls.reread('transaction', 2, tx(2));
+    expect(evicted).toEqual([]);
+    polls.polled(A, 'sk_a', 'transaction', tx(3));
+    polls.polled(A, 'sk_a', 'transaction', tx(4));
+    expect(watched.map((t) => `${t.apiKey}:${t.id}`)).toEqual(['sk_a:1', 'sk_a:2', 'sk_b:2', 'sk_a:3']);
+  });
 });

@@ -109,6 +109,9 @@ describe('disk idempotency store across a restart', () => {
     openStore(dir, {}, (pid) => told.push(pid));
     denied.mockRestore();
     expect(told).toEqual([process.ppid, process.ppid]);
+    // Nobody to tell: it opens all the same.
+    await db.put('!holder', process.ppid);
+    expect(() => openStore(dir)).not.toThrow();
     await db.close();
   });
 
@@ -123,5 +126,53 @@ describe('disk idempotency store across a restart', () => {
     await again.close();
     expect(db.get('!holder')).toBe(process.ppid);
     await db.close();
+  });
+
+  it('makes its folder and the ones above it', async () => {
+    const dir = path.join(freshDir(), 'below', 'data');
+    const store = openStore(dir);
+    expect((await store.claim('k', 'fp', LOCK, CALLER)).kind).toBe('acquired');
+  });
+
+  it('takes off the disk a record swept from memory, without waiting for a restart', async () => {
+    const dir = freshDir();
+    const store = openStore(dir, { maxRecords: 1 });
+    const short = await store.claim('short', 'fp', 20, CALLER);
+    if (short.kind !== 'acquired') throw new Error(short.kind);
+    await new Promise((r) => setTimeout(r, 50));
+    // At the bound: the claim sweeps the expired one to make room.
+    expect((await store.claim('next', 'fp', LOCK, CALLER)).kind).toBe('acquired');
+    const db = open({ path: path.join(dir, 'idempotency.mdb') });
+    const onDisk = () => [...db.getKeys()].map(String).filter((k) => k !== '!holder');
+    const end = Date.now() + 2_000;
+    while (onDisk().length > 1 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    expect(onDisk()).toEqual([`${CALLER}/next`]);
+    await db.close();
+  });
+
+  it('restores a record only while it lives: one expiring at the very millisecond of the start is swept', async () => {
+    const dir = freshDir();
+    const before = openStore(dir);
+    const at = Date.now();
+    const claim = await before.claim('edge', 'fp', 1_000, CALLER);
+    if (claim.kind !== 'acquired') throw new Error(claim.kind);
+    const db = open<{ expiresAt: number }, string>({ path: path.join(dir, 'idempotency.mdb') });
+    const expiresAt = db.get(`${CALLER}/edge`)!.expiresAt;
+    await before.close();
+    expect(expiresAt).toBeGreaterThanOrEqual(at + 1_000);
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(expiresAt);
+    const after = openStore(dir);
+    clock.mockRestore();
+    expect(after.size).toBe(0);
+    await db.close();
+  });
+
+  it('asks after no holder in a folder nobody held', () => {
+    // Whatever a probe of "no pid" would answer, there is nobody to tell of.
+    const probe = vi.spyOn(process, 'kill').mockImplementation(() => true);
+    const told: number[] = [];
+    openStore(freshDir(), {}, (pid) => told.push(pid));
+    probe.mockRestore();
+    expect(told).toEqual([]);
   });
 });

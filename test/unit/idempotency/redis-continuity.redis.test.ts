@@ -5,12 +5,12 @@
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../../src/logger.js';
-import { expect, it } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { RedisContinuity } from '../../../src/idempotency/redis-continuity.js';
 import { RedisIdempotencyStore } from '../../../src/idempotency/redis-store.js';
-import { idempotencyKeys } from '../../../src/idempotency/redis-keys.js';
 import { redisClientsForSuite } from '../../realtime/redis-server.js';
 import { describeWith } from '../../support/tools.js';
+import { idempotencyKeys } from '../../../src/idempotency/redis-keys.js';
 
 function recordingLogger() {
   const errors: { obj: object; msg: string }[] = [];
@@ -18,9 +18,9 @@ function recordingLogger() {
   return { errors, logger };
 }
 
-const until = async (done: () => boolean, ms = 3_000) => {
+const until = async (done: () => boolean | Promise<boolean>, ms = 3_000) => {
   const end = Date.now() + ms;
-  while (!done() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+  while (!(await done()) && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
 };
 
 describeWith('redis-server', 'the idempotency Redis continuity marker', () => {
@@ -153,6 +153,145 @@ describeWith('redis-server', 'the idempotency Redis continuity marker', () => {
     expect(await store.peek('k', 'fp')).toEqual({ kind: 'completed', json: '"done"' });
     continuity.stop();
   });
+
+  it('finds a second loss after the first, each told once', async () => {
+    const redis = client();
+    const { errors, continuity, store, done } = await instance(redis, { quarantineMs: 200 });
+    await done('k1');
+    await redis.flushall();
+    await until(() => errors.length > 0);
+    await until(() => !continuity.refusing, 2_000);
+    await done('k2');
+    await redis.flushall();
+    await until(() => errors.length > 1);
+    expect(errors.map((e) => e.msg.slice(0, 56))).toEqual(['idempotency Redis lost records: its marker is gone: it c', 'idempotency Redis lost records: its marker is gone: it c']);
+    expect(store.condition()!.losses).toBe(2);
+    continuity.stop();
+  });
+
+  it('joins a longer quarantine another instance wrote without a second line, and keeps its own when the written one is shorter', async () => {
+    const redis = client();
+    const { errors, continuity, store, done, prefix } = await instance(redis, { quarantineMs: 60_000 });
+    await done('k1');
+    await redis.del(`${prefix}continuity`);
+    await until(() => errors.length > 0);
+    const own = store.condition()!.quarantinedUntil!;
+    // Adopted again with its end written; then another instance writes a shorter one, then a longer one.
+    await until(async () => (await redis.hget(`${prefix}continuity`, 'until')) !== null, 2_000);
+    await redis.hset(`${prefix}continuity`, 'until', String(Date.now() + 200));
+    await continuity.check();
+    expect(store.condition()!.quarantinedUntil).toBe(own);
+    const longer = own + 30_000;
+    await redis.hset(`${prefix}continuity`, 'until', String(longer));
+    await continuity.check();
+    expect(store.condition()).toEqual({ quarantinedUntil: longer, losses: 1, reason: expect.stringMatching(/marker is gone/) as unknown as string });
+    expect(errors).toHaveLength(1);
+    continuity.stop();
+  });
+
+  it('tells the quarantine it joins, with its end, in its error line', async () => {
+    const redis = client();
+    const prefix = `cont-${++n}:`;
+    const end = Date.now() + 5_000;
+    await redis.hset(`${prefix}continuity`, 'epoch', 'e1', 'seq', '3', 'until', String(end));
+    const { errors, continuity, store } = await instance(redis, { prefix });
+    const iso = new Date(end).toISOString();
+    expect(errors).toEqual([{ obj: { redis: 'records lost', quarantinedUntil: iso }, msg: `idempotency Redis lost records: another gateway found the loss; new keyed mutations answer IDEMPOTENCY_UNAVAILABLE until ${iso}, while clients retry what was lost` }]);
+    expect(store.condition()).toEqual({ quarantinedUntil: end, losses: 1, reason: 'idempotency Redis lost records: another gateway found the loss' });
+    // A quarantine that has ended is none to join.
+    const later = `cont-${++n}:`;
+    await redis.hset(`${later}continuity`, 'epoch', 'e2', 'seq', '3', 'until', String(Date.now() - 1));
+    const after = await instance(redis, { prefix: later });
+    expect(after.errors).toEqual([]);
+    expect(after.continuity.refusing).toBe(false);
+    continuity.stop();
+    after.continuity.stop();
+  });
+
+  it('checks at its interval (a second by default), and at once on each reconnect', async () => {
+    const redis = client();
+    const reads = vi.spyOn(redis, 'hmget');
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const every = new RedisContinuity(redis, `cont-${++n}:continuity`, { quarantineMs: 1_000, logger: recordingLogger().logger, checkEveryMs: 50 });
+      await every.start();
+      const started = reads.mock.calls.length;
+      vi.advanceTimersByTime(49);
+      expect(reads.mock.calls.length).toBe(started);
+      vi.advanceTimersByTime(1);
+      expect(reads.mock.calls.length).toBe(started + 1);
+      every.stop();
+      const byDefault = new RedisContinuity(redis, `cont-${++n}:continuity`, { quarantineMs: 1_000, logger: recordingLogger().logger });
+      await byDefault.start();
+      const adopted = reads.mock.calls.length;
+      vi.advanceTimersByTime(999);
+      expect(reads.mock.calls.length).toBe(adopted);
+      vi.advanceTimersByTime(1);
+      expect(reads.mock.calls.length).toBe(adopted + 1);
+      await new Promise((r) => setTimeout(r, 20));
+      redis.emit('ready');
+      expect(reads.mock.calls.length).toBe(adopted + 2);
+      byDefault.stop();
+      redis.emit('ready');
+      vi.advanceTimersByTime(5_000);
+      expect(reads.mock.calls.length).toBe(adopted + 2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('before it has started compares nothing: claims are taken, a check reads nothing, a marker seen is no loss', async () => {
+    const redis = client();
+    const prefix = `cont-${++n}:`;
+    await redis.hset(`${prefix}continuity`, 'epoch', 'e1', 'seq', '3', 'until', String(Date.now() + 60_000));
+    const { errors, logger } = recordingLogger();
+    const continuity = new RedisContinuity(redis, `${prefix}continuity`, { quarantineMs: 1_000, logger });
+    const store = new RedisIdempotencyStore(redis, prefix, 100, 60_000, continuity);
+    expect((await store.claim('k', 'fp', 60_000, 'A')).kind).toBe('acquired');
+    const reads = vi.spyOn(redis, 'hmget');
+    await continuity.check();
+    continuity.saw('another', 0);
+    expect(reads).not.toHaveBeenCalled();
+    expect(errors).toEqual([]);
+    expect(continuity.refusing).toBe(false);
+  });
+
+  it('takes the sequence it finds at start, so a later one below it is a loss', async () => {
+    const redis = client();
+    const prefix = `cont-${++n}:`;
+    await redis.hset(`${prefix}continuity`, 'epoch', 'e1', 'seq', '5');
+    const { errors, continuity } = await instance(redis, { prefix, checkEveryMs: 60_000 });
+    expect(continuity.expected()).toEqual(['e1', '5']);
+    await redis.hset(`${prefix}continuity`, 'seq', '2');
+    await continuity.check();
+    expect(errors.map((e) => e.msg)).toEqual([expect.stringContaining('its write sequence went back from 5 to 2') as unknown as string]);
+    continuity.stop();
+  });
+
+  it('runs one check at a time, and the next after it ends', async () => {
+    const redis = client();
+    const { continuity } = await instance(redis, { checkEveryMs: 60_000 });
+    const reads = vi.spyOn(redis, 'hmget');
+    await Promise.all([continuity.check(), continuity.check()]);
+    expect(reads).toHaveBeenCalledTimes(1);
+    await continuity.check();
+    expect(reads).toHaveBeenCalledTimes(2);
+    continuity.stop();
+  });
+
+  it('tells a loss found while it adopts the marker again as the same loss', async () => {
+    const redis = client();
+    const { store, errors, continuity, done, prefix } = await instance(redis, { checkEveryMs: 60_000 });
+    await done('k1');
+    await redis.del(`${prefix}continuity`);
+    expect(await store.claim('k2', 'fp', 60_000, 'A')).toEqual({ kind: 'full' });
+    // The adoption's first reply cannot have come yet: what is seen now is the loss it is adopting after.
+    continuity.saw('', 0);
+    expect(errors).toHaveLength(1);
+    expect(store.condition()!.losses).toBe(1);
+    continuity.stop();
+  });
+
   it('a reply read after a newer one is no loss; only one below what was known when it was asked is', async () => {
     const redis = client();
     const { errors, continuity, done, prefix } = await instance(redis, { checkEveryMs: 60_000 });

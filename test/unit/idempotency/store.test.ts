@@ -247,3 +247,14 @@ describe('memory idempotency store: what a journal is told', () => {
     expect((await store.claim('n', 'fp', LOCK, 'c')).kind).toBe('full');
   });
 });
+
+describe('memory idempotency store: close', () => {
+  it('wakes every waiter at once, so a shutdown waits on none of them', async () => {
+    const store = new MemoryIdempotencyStore();
+    const woken: string[] = [];
+    const waits = ['a', 'a', 'b'].map((key, i) => store.changed(key, 60_000).then(() => void woken.push(`${key}${i}`)));
+    await store.close();
+    await Promise.race([Promise.all(waits), new Promise((r) => setTimeout(r, 1_000))]);
+    expect(woken.sort()).toEqual(['a0', 'a1', 'b2']);
+  });
+});
