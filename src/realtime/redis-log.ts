@@ -2,8 +2,11 @@
  * The event log in Redis Streams (docs/realtime.md, The event log): one stream per partition of accounts, each
  * entry appended by one script together with its ledger record, and read by every instance from its own last
  * position, so a reconnect or a Redis restarted from its append-only file resumes where it stopped. The instance
- * that appends hands the event to its own subscribers at once; its reader skips that entry when it comes by.
+ * that appends hands the event to its own subscribers at once; its reader skips that entry when it comes by. A log
+ * that started over (Redis back empty) gets this instance's recent appends again, for the readers that had not read
+ * them; every reader drops what it delivered already.
  */
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logger.js';
@@ -14,6 +17,7 @@ import { isNewer, objectKey, versionOf, type PaymentEvent, type Version } from '
 import { DEDUPE_TTL_SECONDS, LAST_SEEN_TTL_SECONDS, LEDGER_LUA, SNAPSHOT_EVENT_ID } from './ledger.js';
 import type { AppendResult, EventLog } from './log.js';
 import { LOG_PARTITIONS, logKeys, partitionOf } from './log-keys.js';
+import { RecentAppends, type RecentAppend } from './recent-appends.js';
 
 /**
  * Each entry carries its partition's sequence number (`s`), so a reader sees a gap: entries trimmed before it read
@@ -50,11 +54,20 @@ redis.call('SET', KEYS[1], ARGV[1] .. ':' .. ARGV[2], 'EX', ARGV[3])
 return {1, at}
 `;
 
+/** KEYS: epoch. ARGV: a new epoch. Returns the epoch in place, making it when there is none. */
+const ADOPT_EPOCH = `
+local epoch = redis.call('GET', KEYS[1])
+if epoch then return epoch end
+redis.call('SET', KEYS[1], ARGV[1])
+return ARGV[1]
+`;
+
 type Reply = [0] | [1 | 2, string];
 
 interface LogScripts {
   appendEvent(claim: string, last: string, prev: string, stream: string, sequence: string, ms: number, id: number, ttl: number, maxLen: number, entry: string, hasObject: string): Promise<Reply>;
   appendSnapshot(last: string, stream: string, sequence: string, ms: number, id: number, ttl: number, maxLen: number, entry: string): Promise<Reply>;
+  adoptEpoch(epoch: string, fresh: string): Promise<string>;
 }
 
 /** Stream ids are `<ms>-<seq>`, growing within a stream. */
@@ -73,6 +86,15 @@ const sequenceOf = (fields: string[]): number => {
 const OWN_MAX = 100_000;
 /** Objects whose latest delivered version this instance remembers. */
 const DELIVERED_MAX = 100_000;
+/** Webhook events this instance delivered (by account and id): an entry appended again is not delivered twice. */
+const DELIVERED_IDS_MAX = 100_000;
+/**
+ * This instance's own appends kept to append again, far longer than a reader lags (it reads as entries come, under a
+ * second even on a loaded machine); what they cost is in docs/realtime.md.
+ */
+const RECENT = { maxAgeMs: 30_000, maxEntries: 10_000, maxBytes: 16 * 1024 * 1024 };
+/** How often the epoch is checked besides each reconnect: a Redis emptied without dropping its connections. */
+const EPOCH_CHECK_MS = 1_000;
 const READ_COUNT = 500;
 const READ_BLOCK_MS = 5_000;
 
@@ -101,7 +123,9 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
   await Promise.all([writer.connect(), reader.connect()]);
   writer.defineCommand('appendEvent', { numberOfKeys: 5, lua: APPEND_EVENT });
   writer.defineCommand('appendSnapshot', { numberOfKeys: 3, lua: APPEND_SNAPSHOT });
+  writer.defineCommand('adoptEpoch', { numberOfKeys: 1, lua: ADOPT_EPOCH });
   const scripts = writer as unknown as LogScripts;
+  let epoch = await scripts.adoptEpoch(keys.epoch(), randomUUID());
 
   const fanout = new Fanout(logger);
   const streams = Array.from({ length: partitions }, (_, p) => keys.stream(p));
@@ -121,7 +145,13 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
   // An instance's own appends skip the queue of its reader: another instance's older entry for the same object, not
   // yet read, would then come after a newer one. It was current when it was appended; here it no longer is.
   const delivered = new LRUCache<string, Version>({ max: DELIVERED_MAX });
+  const deliveredIds = new LRUCache<string, true>({ max: DELIVERED_IDS_MAX });
   const deliver = (event: PaymentEvent) => {
+    if (event.origin !== 'snapshot') {
+      const id = `${event.accountId}:${event.id}`;
+      if (deliveredIds.has(id)) return;
+      deliveredIds.set(id, true);
+    }
     if (event.current && event.objectId !== null) {
       const key = objectKey(event.accountId, event.object, event.objectId);
       const stamp = Date.parse(String(event.entity?.updated_at ?? event.createdAt ?? ''));
@@ -204,14 +234,59 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
   };
   const reading = readLoop();
 
+  const recent = new RecentAppends(RECENT);
+  const keep = (partition: number, entry: string, redo: RecentAppend['redo']) => recent.add({ at: Date.now(), bytes: entry.length, partition, redo });
+
+  // The log started over: what this instance appended lately goes in again, its own reader skipping it as it would
+  // the first time (its subscribers had it); another reader drops what it delivered already (deliveredIds).
+  const appendAgain = async () => {
+    const entries = recent.take();
+    let failed = 0;
+    for (const entry of entries) {
+      try {
+        const reply = await entry.redo();
+        if (reply[0] !== 0) {
+          if (compareIds(reply[1], positions[entry.partition]!) > 0) own[entry.partition]!.add(reply[1]);
+          recent.add({ ...entry });
+        }
+      } catch {
+        failed += 1;
+        recent.add(entry);
+      }
+    }
+    return { appended: entries.length - failed, failed };
+  };
+  let checking = false;
+  const checkEpoch = async () => {
+    if (checking || closed) return;
+    checking = true;
+    try {
+      const found = await scripts.adoptEpoch(keys.epoch(), randomUUID());
+      if (found === epoch) return;
+      epoch = found;
+      const { appended, failed } = await appendAgain();
+      logger.error({ appended, failed }, 'event log started over (Redis lost its data): this instance appended its recent entries again, for the instances that had not read them');
+    } catch {
+      // Redis away: checked again on reconnect.
+    } finally {
+      checking = false;
+    }
+  };
+  writer.on('ready', () => void checkEpoch());
+  const epochTimer = setInterval(() => void checkEpoch(), EPOCH_CHECK_MS);
+  epochTimer.unref();
+
   return {
     redis: writer,
     async append(event): Promise<AppendResult> {
       const partition = partitionOf(event.accountId, partitions);
       const key = event.objectId === null ? `${event.accountId}:none` : objectKey(event.accountId, event.object, event.objectId);
       const [ms, id] = versionOf(event);
-      const reply = await scripts.appendEvent(keys.claim(event.accountId, event.id), keys.last(key), keys.prev(key), keys.stream(partition), keys.sequence(partition), ms, id, DEDUPE_TTL_SECONDS, maxLen, encode(event), event.objectId === null ? '0' : '1');
+      const entry = encode(event);
+      const redo = () => scripts.appendEvent(keys.claim(event.accountId, event.id), keys.last(key), keys.prev(key), keys.stream(partition), keys.sequence(partition), ms, id, DEDUPE_TTL_SECONDS, maxLen, entry, event.objectId === null ? '0' : '1');
+      const reply = await redo();
       if (reply[0] === 0) return 'duplicate';
+      keep(partition, entry, redo);
       const current = reply[0] === 2;
       deliverOwn(partition, reply[1], { ...event, current });
       return current ? 'accepted' : 'out_of_order';
@@ -220,8 +295,12 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
       if (event.objectId === null) return false;
       const partition = partitionOf(event.accountId, partitions);
       const { current: _current, ...entry } = event;
-      const reply = await scripts.appendSnapshot(keys.last(objectKey(event.accountId, event.object, event.objectId)), keys.stream(partition), keys.sequence(partition), updatedAtMs, SNAPSHOT_EVENT_ID, LAST_SEEN_TTL_SECONDS, maxLen, encode(entry));
+      const encoded = encode(entry);
+      const last = keys.last(objectKey(event.accountId, event.object, event.objectId));
+      const redo = () => scripts.appendSnapshot(last, keys.stream(partition), keys.sequence(partition), updatedAtMs, SNAPSHOT_EVENT_ID, LAST_SEEN_TTL_SECONDS, maxLen, encoded);
+      const reply = await redo();
       if (reply[0] === 0) return false;
+      keep(partition, encoded, redo);
       deliverOwn(partition, reply[1], { ...event, current: true });
       return true;
     },
@@ -229,6 +308,7 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
     listenerCount: () => fanout.size,
     async close() {
       closed = true;
+      clearInterval(epochTimer);
       reader.disconnect();
       // A read queued while Redis is away is never settled by disconnect(): wait for the loop a moment, not forever.
       await Promise.race([reading, new Promise((resolve) => setTimeout(resolve, 500).unref())]);
