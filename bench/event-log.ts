@@ -6,6 +6,7 @@
  * (used_memory, before and after) and MEMORY USAGE of each partition's stream; what is
  * not the streams is the ledger beside them (one claim per event, a version per object).
  */
+import { singleServer } from '../src/redis-target.js';
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -51,7 +52,7 @@ async function run(argv: string[]): Promise<void> {
 
   const redis = await redisServer();
   const logger = createLogger('silent');
-  const log = await redisEventLog({ url: redis.url, prefix: PREFIX, logger, links: new RedisLinks(logger), maxEvents: bound });
+  const log = await redisEventLog({ target: singleServer(redis.url), prefix: PREFIX, logger, links: new RedisLinks(logger), maxEvents: bound });
   const before = await usedMemory(redis.client);
   const times: number[] = [];
   let bodyBytes = 0;

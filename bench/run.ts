@@ -5,6 +5,7 @@
 import { abuseBench } from './abuse.js';
 import { chaosBench } from './chaos.js';
 import { eventLogBench } from './event-log.js';
+import { fleetBench } from './fleet.js';
 import { gatewayBench } from './gateway.js';
 import { idleBench } from './idle.js';
 import { observabilityBench } from './observability.js';
@@ -13,11 +14,12 @@ import { peerBench } from './peer.js';
 import { pollingBench } from './polling.js';
 import { realtimeBench } from './realtime.js';
 import { reconcileBench } from './reconcile.js';
+import { replicaAcksBench } from './replica-acks.js';
 import { resilienceBench } from './resilience.js';
 import { routerCacheBench } from './router-cache.js';
 import type { Bench } from './support.js';
 
-const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, eventLogBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench, idleBench, pollingBench, pagesBench, chaosBench];
+const BENCHES: readonly Bench[] = [gatewayBench, peerBench, realtimeBench, eventLogBench, reconcileBench, resilienceBench, abuseBench, observabilityBench, routerCacheBench, idleBench, pollingBench, pagesBench, chaosBench, replicaAcksBench, fleetBench];
 const DEFAULT = 'gateway';
 
 function help(): string {

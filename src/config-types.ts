@@ -1,4 +1,5 @@
 /** The validated configuration's shape: what each setting means (docs/configuration.md), apart from its parsing. */
+import type { RedisTarget } from './redis-target.js';
 import type { ByteBudgetOptions } from './upstream/index.js';
 import type { ResilienceOptions } from './upstream/index.js';
 import { HTTP_CLIENTS, MAX_RESPONSE_BYTES, type HttpClientName } from './upstream/index.js';
@@ -22,7 +23,8 @@ export interface Config {
   webhookSecrets: readonly string[];
   /** Refused 413 before any signature work. */
   webhookMaxBodyBytes: number;
-  redisUrl: string | null;
+  /** Null: no shared state, one instance. */
+  redis: RedisTarget | null;
   logLevel: (typeof LOG_LEVELS)[number];
   upstreamTimeoutMs: number;
   upstreamHttpClient: HttpClientName;

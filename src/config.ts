@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { lookalikeMessage, lookalikes } from './config-lookalikes.js';
 import { decimal, flag, list, milliseconds, oneOf, optional, port, secret, shown, url, wholeNumber } from './config-fields.js';
 import { DEFAULT_BYTE_BUDGET } from './upstream/index.js';
+import { redisTarget, redisTargetProblems, type RedisEnv } from './redis-target.js';
 import { EXPLORERS, LOG_LEVELS, MAX_UPSTREAM_RESPONSE_BYTES, UPSTREAM_HTTP_CLIENTS, UPSTREAM_RESPONSE_BYTES, type Config, type ObservabilityConfig } from './config-types.js';
 
 export type { Config, Limits, ObservabilityConfig, ReconcileSettings } from './config-types.js';
@@ -73,6 +74,15 @@ const envSchema = z
     WEBHOOK_SECRETS: optional(z.string()),
     WEBHOOK_MAX_BODY_BYTES: int(1024).default(256 * 1024),
     REDIS_URL: optional(url(['redis', 'rediss'])),
+    REDIS_CLUSTER_NODES: optional(z.string()),
+    REDIS_SENTINELS: optional(z.string()),
+    REDIS_SENTINEL_MASTER: optional(z.string()),
+    REDIS_USERNAME: optional(z.string()),
+    REDIS_PASSWORD: optional(z.string()),
+    REDIS_TLS: optional(flag),
+    REDIS_CONNECT_TIMEOUT_MS: ms,
+    REDIS_REPLICA_ACKS: int(0, 16),
+    REDIS_REPLICA_ACK_TIMEOUT_MS: ms,
     LOG_LEVEL: optional(oneOf(LOG_LEVELS)).default('info'),
     UPSTREAM_TIMEOUT_MS: ms.default(10_000),
     UPSTREAM_HTTP_CLIENT: optional(oneOf(UPSTREAM_HTTP_CLIENTS)).default('got'),
@@ -312,12 +322,19 @@ export class ConfigError extends Error {
 
 const DECODED_ITEMS = 2_000;
 
+/** The Redis mode rules read the raw strings, so they are named even when another setting failed to parse. */
+function blankAsUnset(env: Record<string, string | undefined>): RedisEnv {
+  const pick = (name: keyof RedisEnv) => (env[name] === '' ? undefined : env[name]);
+  return { REDIS_URL: pick('REDIS_URL'), REDIS_CLUSTER_NODES: pick('REDIS_CLUSTER_NODES'), REDIS_SENTINELS: pick('REDIS_SENTINELS'), REDIS_SENTINEL_MASTER: pick('REDIS_SENTINEL_MASTER') };
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Readonly<Config> {
   const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
+  const redisProblems = redisTargetProblems(blankAsUnset(env));
+  if (!parsed.success || redisProblems.length > 0) {
     // Name the variable, never echo its value: it may be a secret.
     // One line per problem: a value failing two checks the same way (1.5 is neither whole nor in range) says it once.
-    throw new ConfigError([...new Set(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`))]);
+    throw new ConfigError([...new Set([...(parsed.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`) ?? []), ...redisProblems])]);
   }
   const e = parsed.data;
   const production = e.NODE_ENV === 'production' || e.PAYMENTS_ENV === 'live';
@@ -330,7 +347,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     paymentsEnv: e.PAYMENTS_ENV,
     webhookMaxBodyBytes: e.WEBHOOK_MAX_BODY_BYTES,
     webhookSecrets: Object.freeze(secretList(e.WEBHOOK_SECRETS)),
-    redisUrl: e.REDIS_URL ?? null,
+    redis: redisTarget(e),
     logLevel: e.LOG_LEVEL,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     upstreamHttpClient: e.UPSTREAM_HTTP_CLIENT,

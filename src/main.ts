@@ -1,7 +1,7 @@
 /** Command-line entry: config, the gateway (and with no PAYMENTS_API_URL the seeded emulator), graceful stop. */
 import { randomBytes } from 'node:crypto';
 import { RedisLinks } from './redis.js';
-import { checkIdempotencyRedis, loadDiskStore, MemoryIdempotencyStore, RedisContinuity, RedisIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
+import { checkIdempotencyRedis, IDEMPOTENCY_PARTITIONS, idempotencyKeys, loadDiskStore, MemoryIdempotencyStore, RedisContinuity, RedisIdempotencyStore, type IdempotencyStore } from './idempotency/index.js';
 import { ConfigError, embedsEmulator, loadConfig, settingLookalikes } from './config.js';
 import { DataDirInUseError, lockDataDir, runsWithoutFolder, type DataDirLock } from './data-lock.js';
 import { loadDiskLedger, type DeliveryLedger } from './realtime/index.js';
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   // Before anything starts: a second process on the same folder would take the first's retries as new.
   let dataLock: DataDirLock | null = null;
   let withoutFolder = false;
-  if (!config.redisUrl) {
+  if (!config.redis) {
     try {
       dataLock = await lockDataDir(config.dataDir, {
         onLost: (holder) => logger.error({ dataDir: config.dataDir, holder: holder && { pid: holder.pid, host: holder.host } }, 'the DATA_DIR lock was taken from this process: another gateway may now use the same folder'),
@@ -74,7 +74,7 @@ async function main(): Promise<void> {
     ? Object.freeze({ ...config, webhookSecrets: Object.freeze([...config.webhookSecrets, forwardSecret]) })
     : config;
   const redisLinks = new RedisLinks(logger);
-  const idempotencyRedis = config.redisUrl ? redisLinks.open(config.redisUrl, 'idempotency') : null;
+  const idempotencyRedis = config.redis ? redisLinks.open(config.redis, 'idempotency') : null;
   if (idempotencyRedis) {
     // A Redis that forgets records on restart lets retries of payments in flight act twice.
     try {
@@ -87,10 +87,13 @@ async function main(): Promise<void> {
   let idempotencyStore: IdempotencyStore;
   try {
     // Records lost in Redis (emptied, an older snapshot, a replica behind) are found and new claims refused a while.
-    const continuity = idempotencyRedis ? new RedisContinuity(idempotencyRedis, `${IDEMPOTENCY_PREFIX}continuity`, { quarantineMs: config.idempotency.quarantineMs, logger }) : null;
+    // A cluster spreads callers over partitions, each with its own marker; one server keeps the layout it always had.
+    const layout = config.redis ? { partitions: idempotencyRedis?.isCluster ? IDEMPOTENCY_PARTITIONS : undefined, acks: config.redis } : {};
+    const markers = idempotencyKeys(IDEMPOTENCY_PREFIX, layout.partitions ?? null).markers;
+    const continuity = idempotencyRedis ? new RedisContinuity(idempotencyRedis, markers, { quarantineMs: config.idempotency.quarantineMs, logger, ...(config.redis ? { acks: config.redis } : {}) }) : null;
     await continuity?.start();
     idempotencyStore = idempotencyRedis
-      ? new RedisIdempotencyStore(idempotencyRedis, IDEMPOTENCY_PREFIX, undefined, config.idempotency.ttlMs, continuity ?? undefined)
+      ? new RedisIdempotencyStore(idempotencyRedis, IDEMPOTENCY_PREFIX, undefined, config.idempotency.ttlMs, continuity ?? undefined, layout)
       : withoutFolder
         ? new MemoryIdempotencyStore(undefined, undefined, config.idempotency.callerMaxBytes, config.idempotency.maxBytes)
         : // One instance keeps its records on disk: a retry after a crash or a deploy replays instead of paying twice.
@@ -105,7 +108,7 @@ async function main(): Promise<void> {
   try {
     // One instance remembers its deliveries on disk: a redelivery after a restart is still a duplicate. Not with the
     // embedded emulator: it is new at every start and numbers its events from 1 again, which would read as redeliveries.
-    webhookLedger = config.redisUrl || withoutFolder || emulator ? null : (await loadDiskLedger()).open(config.dataDir, config.webhookLedger);
+    webhookLedger = config.redis || withoutFolder || emulator ? null : (await loadDiskLedger()).open(config.dataDir, config.webhookLedger);
   } catch (error) {
     logger.fatal({ err: error, dataDir: config.dataDir }, 'refusing to start: the webhook ledger cannot be opened');
     process.exit(1);

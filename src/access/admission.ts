@@ -3,7 +3,7 @@
  * documents, live streams), and keeps only its protocol. See docs/security.md, "One way in".
  */
 import { GraphQLError, type DocumentNode, type ValidationRule } from 'graphql';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis.js';
 import type { FairCache } from '../graphql/fair-cache.js';
 import { readCaller, type Caller } from '../auth.js';
 import type { Config } from '../config.js';

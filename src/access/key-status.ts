@@ -4,7 +4,7 @@
  * See docs/architecture.md, "Where a key's revocation is decided".
  */
 import { LRUCache } from 'lru-cache';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis.js';
 import type { Logger } from '../logger.js';
 import { UpstreamAuthenticationError, UpstreamError, UpstreamPermissionError, type CallOutcome } from '../upstream/index.js';
 

@@ -2,7 +2,7 @@
  * Operations per API key per minute: in Redis when REDIS_URL is set so the limit holds across
  * instances, with a memory limiter standing in while Redis is unreachable.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };

@@ -4,6 +4,7 @@ export type { IdempotencyOutcome, IdempotencyScope, IdempotencySettings, Idempot
 export { MemoryIdempotencyStore } from './store.js';
 export type { Claim, IdempotencyStore } from './store.js';
 export { RedisIdempotencyStore } from './redis-store.js';
+export { IDEMPOTENCY_PARTITIONS, idempotencyKeys } from './redis-keys.js';
 export { checkIdempotencyRedis, RedisNotPersistentError } from './redis-check.js';
 export type { DiskIdempotencyStore } from './disk-store.js';
 /** The disk store loads lmdb's native module: only a gateway without Redis pays its memory. */

@@ -1,5 +1,6 @@
 /** Checked at start: only append-only persistence keeps the records a retry of an in-flight payment relies on. */
-import type { Redis } from 'ioredis';
+import type { Cluster } from 'ioredis';
+import type { RedisClient as Redis } from '../redis.js';
 import type { Logger } from '../logger.js';
 
 /** Policies that never drop a running claim ahead of old finished records. */
@@ -18,6 +19,15 @@ function infoField(info: string, field: string): string | undefined {
 
 /** `require` rejects without append-only persistence; `warn` logs. A policy that may drop running claims is warned about. */
 export async function checkIdempotencyRedis(redis: Redis, mode: 'require' | 'warn', logger: Logger): Promise<void> {
+  // On a cluster every master holds records: each is asked (a connected Cluster knows its masters).
+  if (redis.isCluster) {
+    const cluster = redis as Cluster;
+    await cluster.ping().catch(() => undefined);
+    const masters = cluster.nodes('master');
+    if (masters.length === 0 && mode === 'require') throw new RedisNotPersistentError('cluster answered with no master');
+    for (const master of masters) await checkIdempotencyRedis(master, mode, logger);
+    return;
+  }
   const [persistence, memory] = await Promise.all([redis.info('persistence'), redis.info('memory')]).catch(() => [undefined, undefined]);
   const aof = persistence === undefined ? undefined : infoField(persistence, 'aof_enabled');
   const problem = aof === undefined ? 'does not say whether append-only persistence is on (INFO persistence)' : aof === '1' ? null : 'has append-only persistence off (appendonly no): a restart loses records of payments in flight';

@@ -7,8 +7,8 @@
  * instance started meanwhile, which knows no earlier marker, refuses with the others.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
+import { writeConfirmed, type RedisClient as Redis, type ReplicaAcks } from '../redis.js';
 import type { StoreCondition } from './store.js';
 
 export const CHECK_EVERY_MS = 1_000;
@@ -17,15 +17,27 @@ export interface ContinuityOptions {
   quarantineMs: number;
   logger: Pick<Logger, 'error' | 'info'>;
   checkEveryMs?: number;
+  /**
+   * With replicas to wait for, a check reads what they hold too: a sequence read from the master alone may count
+   * writes a replica never got, and after a failover that would read as a loss.
+   */
+  acks?: ReplicaAcks;
+}
+
+/** One marker's epoch and sequence as this instance last saw them. */
+interface Seen {
+  key: string;
+  epoch: string | null;
+  seq: number;
 }
 
 export class RedisContinuity {
-  private epoch: string | null = null;
-  private seq = 0;
+  /** One marker per partition of callers (one on a single server): each is checked, a loss in any quarantines all. */
+  private readonly markers: Seen[];
   private quarantinedUntil = 0;
   private losses = 0;
   private reason: string | null = null;
-  /** Re-adopting the marker after a loss: what is seen meanwhile is the same loss. */
+  /** Re-adopting the markers after a loss: what is seen meanwhile is the same loss. */
   private adopting: Promise<void> | null = null;
   private checking = false;
   private timer: NodeJS.Timeout | null = null;
@@ -33,11 +45,22 @@ export class RedisContinuity {
 
   constructor(
     private readonly redis: Redis,
-    readonly key: string,
+    keys: string | readonly string[],
     private readonly options: ContinuityOptions,
-  ) {}
+  ) {
+    this.markers = (typeof keys === 'string' ? [keys] : keys).map((key) => ({ key, epoch: null, seq: 0 }));
+  }
 
-  /** Takes the marker as it is (making it on a new Redis), then checks it every second and on each reconnect. */
+  /** The first marker: the only one on a single server. */
+  get key(): string {
+    return this.markers[0]!.key;
+  }
+
+  get keys(): readonly string[] {
+    return this.markers.map((m) => m.key);
+  }
+
+  /** Takes the markers as they are (making them on a new Redis), then checks them every second and on each reconnect. */
   async start(): Promise<void> {
     await this.adopt();
     this.timer = setInterval(() => void this.check(), this.options.checkEveryMs ?? CHECK_EVERY_MS);
@@ -51,8 +74,9 @@ export class RedisContinuity {
   }
 
   /** What a record script is given: the epoch and sequence it must find (`*`: not adopted yet, nothing to compare). */
-  expected(): [string, string] {
-    return [this.epoch ?? '*', String(this.seq)];
+  expected(marker = 0): [string, string] {
+    const m = this.markers[marker]!;
+    return [m.epoch ?? '*', String(m.seq)];
   }
 
   get refusing(): boolean {
@@ -63,26 +87,54 @@ export class RedisContinuity {
     return { quarantinedUntil: this.refusing ? this.quarantinedUntil : null, losses: this.losses, reason: this.refusing ? this.reason : null };
   }
 
-  /** The marker as a script or a check found it: `epoch` empty when it was missing. */
-  saw(epoch: string, seq: number): void {
-    if (this.epoch === null || this.adopting) return;
-    if (epoch !== this.epoch) this.lost(epoch === '' ? 'its marker is gone: it came back empty' : 'its marker is another: it was replaced or emptied');
-    else if (seq < this.seq) this.lost(`its write sequence went back from ${this.seq} to ${seq}: it came back from an older snapshot, or a replica missed the last writes`);
-    else this.seq = seq;
+  /**
+   * A marker as a script or a check found it: `epoch` empty when it was missing. `sentAt`: the sequence this instance
+   * knew when it asked; only below that is a loss, since replies to concurrent requests may be read in another order.
+   */
+  saw(epoch: string, seq: number, marker = 0, sentAt?: number): void {
+    const m = this.markers[marker]!;
+    if (m.epoch === null || this.adopting) return;
+    const floor = sentAt ?? m.seq;
+    const where = this.markers.length > 1 ? ` (marker ${m.key})` : '';
+    if (epoch !== m.epoch) this.lost(`${epoch === '' ? 'its marker is gone: it came back empty' : 'its marker is another: it was replaced or emptied'}${where}`);
+    else if (seq < floor) this.lost(`its write sequence went back from ${floor} to ${seq}: it came back from an older snapshot, or a replica missed the last writes${where}`);
+    else m.seq = Math.max(m.seq, seq);
+  }
+
+  /** The sequence this instance knows for a marker: what a request sent now must not find less than. */
+  known(marker = 0): number {
+    return this.markers[marker]!.seq;
   }
 
   async check(): Promise<void> {
-    if (this.checking || this.epoch === null) return;
+    if (this.checking || this.markers[0]!.epoch === null) return;
     this.checking = true;
     try {
-      const [epoch, seq, until] = await this.redis.hmget(this.key, 'epoch', 'seq', 'until');
-      this.saw(epoch ?? '', Number(seq ?? 0));
-      this.join(Number(until ?? 0));
+      // One read per marker: on a cluster each lives on the node of its partition.
+      await Promise.all(
+        this.markers.map(async (m, marker) => {
+          const sentAt = m.seq;
+          const [epoch, seq, until] = await this.read(m.key);
+          this.saw(epoch ?? '', Number(seq ?? 0), marker, sentAt);
+          this.join(Number(until ?? 0));
+        }),
+      );
     } catch {
       // Unreachable: redis.ts says so; the next check after the reconnect compares.
     } finally {
       this.checking = false;
     }
+  }
+
+  /**
+   * The marker, and with replicas asked for, only once they hold as much: HINCRBY by 0 writes nothing new but moves
+   * this connection's replication offset past every write before it, which WAIT then waits for.
+   */
+  private async read(key: string): Promise<(string | null)[]> {
+    const acks = this.options.acks;
+    if (!acks || acks.replicaAcks === 0) return this.redis.hmget(key, 'epoch', 'seq', 'until');
+    const [seq, [epoch, until]] = (await writeConfirmed(this.redis, acks, (p) => p.hincrby(key, 'seq', 0).hmget(key, 'epoch', 'until'))) as [number, (string | null)[]];
+    return [epoch ?? null, String(seq), until ?? null];
   }
 
   private lost(reason: string): void {
@@ -93,14 +145,15 @@ export class RedisContinuity {
       { redis: 'records lost', quarantineMs: this.options.quarantineMs },
       `${this.reason}; new keyed mutations answer IDEMPOTENCY_UNAVAILABLE for ${Math.round(this.options.quarantineMs / 1000)} s, while clients retry what was lost`,
     );
-    // Unreachable again: the old epoch stays, so the next check finds the loss once more.
+    // Unreachable again: the old epochs stay, so the next check finds the loss once more.
+    const until = String(this.quarantinedUntil);
     this.adopting = this.adopt()
-      .then(() => this.redis.hset(this.key, 'until', String(this.quarantinedUntil)))
+      .then(() => Promise.all(this.markers.map((m) => this.redis.hset(m.key, 'until', until))))
       .then(() => undefined)
       .catch(() => undefined);
   }
 
-  /** A quarantine another instance started (written in the marker): this one refuses until it ends too. */
+  /** A quarantine another instance started (written in the markers): this one refuses until it ends too. */
   private join(until: number): void {
     if (!(until > Date.now()) || until <= this.quarantinedUntil) return;
     const first = !this.refusing;
@@ -116,11 +169,18 @@ export class RedisContinuity {
 
   private async adopt(): Promise<void> {
     try {
-      await this.redis.hsetnx(this.key, 'epoch', randomUUID());
-      const [epoch, seq, until] = await this.redis.hmget(this.key, 'epoch', 'seq', 'until');
-      this.epoch = epoch ?? null;
-      this.seq = Number(seq ?? 0);
-      this.join(Number(until ?? 0));
+      const found = await Promise.all(
+        this.markers.map(async (m) => {
+          await this.redis.hsetnx(m.key, 'epoch', randomUUID());
+          return this.read(m.key);
+        }),
+      );
+      found.forEach(([epoch, seq, until], marker) => {
+        const m = this.markers[marker]!;
+        m.epoch = epoch ?? null;
+        m.seq = Number(seq ?? 0);
+        this.join(Number(until ?? 0));
+      });
     } finally {
       this.adopting = null;
     }

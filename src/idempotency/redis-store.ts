@@ -3,8 +3,9 @@
  * instances. Waiting duplicates poll: a record changes once or twice in its life.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { ReplicaAckError, writeConfirmed, type RedisClient as Redis, type ReplicaAcks } from '../redis.js';
 import type { RedisContinuity } from './redis-continuity.js';
+import { idempotencyKeys, type IdempotencyKeys } from './redis-keys.js';
 import { DEFAULT_RECORDS_PER_CALLER, peekRecord, type Claim, type IdempotencyStore, type Peek, type RecordBody, type StoreCondition } from './store.js';
 
 /** The continuity marker first (KEYS[3]); then a caller at its quota (KEYS[2], scored by expiry) is refused, never trimmed. */
@@ -48,9 +49,22 @@ return {1, m[1] or '', tostring(seq)}
 `;
 
 const POLL_MS = 25;
+/** How long a result is sent again while Redis fails over, and how often. */
+const RESULT_RETRY_MS = 15_000;
+const RESULT_RETRY_PAUSE_MS = 250;
+
+export interface RedisStoreLayout {
+  /** Callers' partitions, each with its hash tag and marker (a cluster); absent: one server's layout. */
+  partitions?: number;
+  /** Claims and results wait for this many replicas before the gateway acts on them (`REDIS_REPLICA_ACKS`). */
+  acks?: ReplicaAcks;
+}
+
+const NO_ACKS: ReplicaAcks = { replicaAcks: 0, replicaAckTimeoutMs: 0 };
 
 export class RedisIdempotencyStore implements IdempotencyStore {
-  private readonly marker: string;
+  private readonly keys: IdempotencyKeys;
+  private readonly acks: ReplicaAcks;
 
   constructor(
     private readonly redis: Redis,
@@ -58,38 +72,33 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     private readonly perCaller = DEFAULT_RECORDS_PER_CALLER,
     private readonly retentionMs = 24 * 60 * 60 * 1000,
     private readonly continuity?: RedisContinuity,
+    layout: RedisStoreLayout = {},
   ) {
-    this.marker = continuity?.key ?? `${prefix}continuity`;
+    this.keys = idempotencyKeys(prefix, layout.partitions ?? null);
+    this.acks = layout.acks ?? NO_ACKS;
+    if (continuity && continuity.keys.join() !== this.keys.markers.join()) throw new Error('the continuity markers are not the store\'s');
   }
 
-  async peek(recordKey: string, fingerprint: string): Promise<Peek> {
-    const raw = await this.redis.get(this.prefix + recordKey);
+  async peek(recordKey: string, fingerprint: string, caller = ''): Promise<Peek> {
+    const raw = await this.redis.get(this.keys.record(caller, recordKey));
     return peekRecord(raw === null ? undefined : (JSON.parse(raw) as RecordBody), fingerprint);
   }
 
   async claim(recordKey: string, fingerprint: string, lockMs: number, caller: string): Promise<Claim> {
     const owner = randomUUID();
     const body: RecordBody = { s: 'running', fp: fingerprint, owner };
-    const [epoch, seq] = this.continuity?.expected() ?? ['*', '0'];
-    const reply = (await this.redis.eval(
-      CLAIM,
-      3,
-      this.prefix + recordKey,
-      this.callerKey(caller),
-      this.marker,
-      fingerprint,
-      JSON.stringify(body),
-      lockMs,
-      Date.now(),
-      this.retentionMs,
-      this.perCaller,
-      this.continuity?.refusing ? 'refuse' : 'take',
-      epoch,
-      seq,
-    )) as string[];
+    const marker = this.keys.partitionOf(caller);
+    const [epoch, seq] = this.continuity?.expected(marker) ?? ['*', '0'];
+    const args = [fingerprint, JSON.stringify(body), lockMs, Date.now(), this.retentionMs, this.perCaller, this.continuity?.refusing ? 'refuse' : 'take', epoch, seq];
+    // Confirmed on the replicas before the upstream is called: a claim only the dead master had would let a retry act again.
+    const [reply] = (await writeConfirmed(this.redis, this.acks, (p) => p.eval(CLAIM, 3, this.keys.record(caller, recordKey), this.keys.callerIndex(caller), this.keys.markers[marker]!, ...args)).catch(async (error: unknown) => {
+      // Refused, so nothing is sent: open the claim again where it landed, or a retry would wait for its lock to expire.
+      if (error instanceof ReplicaAckError) await this.finish(recordKey, owner, { s: 'open', fp: fingerprint }, lockMs, caller, 'if-present', NO_ACKS).catch(() => undefined);
+      throw error;
+    })) as [string[]];
     switch (reply[0]) {
       case 'acquired':
-        this.continuity?.saw(reply[1]!, Number(reply[2]));
+        this.continuity?.saw(reply[1]!, Number(reply[2]), marker, Number(seq));
         return { kind: 'acquired', owner };
       case 'completed':
         return { kind: 'completed', json: reply[1] ?? 'null' };
@@ -99,16 +108,25 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         return { kind: 'mismatch' };
       case 'lost':
         // Records may be gone: nothing is taken until the quarantine ends.
-        this.continuity?.saw(reply[1]!, Number(reply[2]));
+        this.continuity?.saw(reply[1]!, Number(reply[2]), marker, Number(seq));
         return { kind: 'full' };
       default:
         return { kind: 'full' };
     }
   }
-
   async complete(recordKey: string, owner: string, fingerprint: string, json: string, ttlMs: number, caller: string): Promise<boolean> {
     const body: RecordBody = { s: 'done', fp: fingerprint, v: json };
-    return this.finish(recordKey, owner, body, ttlMs, caller, 'always');
+    // The payment happened: a result lost with a failing master would let a retry, once the lock expires, pay again.
+    // So it is sent again through a failover (a replica promoted, then one to confirm on) before giving up.
+    const until = Date.now() + RESULT_RETRY_MS;
+    for (;;) {
+      try {
+        return await this.finish(recordKey, owner, body, ttlMs, caller, 'always');
+      } catch (error) {
+        if (Date.now() + RESULT_RETRY_PAUSE_MS > until) throw error;
+        await new Promise((resolve) => setTimeout(resolve, RESULT_RETRY_PAUSE_MS));
+      }
+    }
   }
 
   async release(recordKey: string, owner: string, fingerprint: string, ttlMs: number, caller: string): Promise<void> {
@@ -129,14 +147,15 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
 
-  private callerKey(caller: string): string {
-    return `${this.prefix}caller:${caller}`;
-  }
-
-  private async finish(recordKey: string, owner: string, body: RecordBody, ttlMs: number, caller: string, mode: 'always' | 'if-present'): Promise<boolean> {
-    const reply = (await this.redis.eval(FINISH, 3, this.prefix + recordKey, this.callerKey(caller), this.marker, owner, JSON.stringify(body), ttlMs, mode, Date.now())) as [number, string?, string?];
+  private async finish(recordKey: string, owner: string, body: RecordBody, ttlMs: number, caller: string, mode: 'always' | 'if-present', acks = this.acks): Promise<boolean> {
+    const marker = this.keys.partitionOf(caller);
+    const sentAt = this.continuity?.known(marker);
+    const [reply] = (await writeConfirmed(this.redis, acks, (p) =>
+      p.eval(FINISH, 3, this.keys.record(caller, recordKey), this.keys.callerIndex(caller), this.keys.markers[marker]!, owner, JSON.stringify(body), ttlMs, mode, Date.now()),
+    )) as [[number, string?, string?]];
     if (reply[0] !== 1) return false;
-    this.continuity?.saw(reply[1]!, Number(reply[2]));
+    // A sequence no replica confirmed is not one to hold the Redis to after a failover.
+    if (acks === this.acks) this.continuity?.saw(reply[1]!, Number(reply[2]), marker, sentAt);
     return true;
   }
 }

@@ -23,12 +23,23 @@ const UNATTRIBUTED = '(unattributed)';
 
 export type OperationOutcome = 'ok' | 'partial' | 'error' | 'rejected';
 
+/** What the Redis event log's reader processed (src/realtime/log-reader.ts, EventLogStats). */
+export interface EventLogStats {
+  read: Record<number, number>;
+  via: { pushed: number; fetched: number };
+  delivered: Record<string, number>;
+  skipped: Record<string, number>;
+  partitions: number;
+}
+
 export interface LiveSources {
   routes(): Record<string, RouteStats>;
   websocket(): { connections: number; subscriptions: number };
   caches?(): Record<string, number>;
   redis?(): Partial<Record<string, boolean>>;
   idempotency?(): { quarantinedUntil: number | null; losses: number } | undefined;
+  /** The Redis event log's reader; absent without Redis. */
+  eventLog?(): EventLogStats | undefined;
 }
 
 export class GatewayMetrics {
@@ -117,6 +128,38 @@ export class GatewayMetrics {
       'role',
       (live) => Object.fromEntries(Object.entries(live.redis?.() ?? {}).map(([role, up]) => [role, up ? 1 : 0])),
     );
+    this.eventLogCounter('gateway_event_log_events_read_total', 'Entries of the Redis event log this instance\'s reader took, by partition: only the partitions its subscribers\' accounts and watched objects fall in are read.', 'partition', (s) => s.read);
+    this.eventLogCounter('gateway_event_log_events_fetched_total', 'Entries read from the stream rather than taken from their append\'s message (a message missed, a partition\'s first read, the safety re-read).', null, (s) => ({ '': s.via.fetched }));
+    this.eventLogCounter('gateway_event_log_events_delivered_total', 'Events handed to at least one listener on this instance, by source: read (from the log) or own (this instance\'s append, at once).', 'source', (s) => s.delivered);
+    this.eventLogCounter('gateway_event_log_events_skipped_total', 'Entries read and not handed on, by reason: own (delivered at its append already) or no_listener (an account of a read partition nobody here listens to).', 'reason', (s) => s.skipped);
+    const sources = () => this.sources;
+    new Gauge({
+      name: 'gateway_event_log_partitions_read',
+      help: 'Partitions of the Redis event log this instance reads now (of 16).',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const stats = sources()?.eventLog?.();
+        if (stats) this.set(stats.partitions);
+      },
+    });
+  }
+
+  /** A counter kept by the event log's reader, copied at scrape time; no series without Redis. */
+  private eventLogCounter(name: string, help: string, label: string | null, read: (stats: EventLogStats) => Record<string, number>): void {
+    const sources = () => this.sources;
+    new Counter({
+      name,
+      help,
+      labelNames: label ? [label] : [],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const stats = sources()?.eventLog?.();
+        if (!stats) return;
+        for (const [value, n] of Object.entries(read(stats))) this.inc(label ? { [label]: value } : {}, n);
+      },
+    });
   }
 
   // A metric's name, help and label names are its public contract: spelled out where each is declared above.

@@ -20,21 +20,36 @@ export interface MemoryBus extends EventBus {
   publish(event: PaymentEvent): Promise<void>;
 }
 
+/** An account's first listener arrived, or its last left: what the event log's reader reads follows them. */
+export interface FanoutHooks {
+  opened(accountId: number): void;
+  closed(accountId: number): void;
+}
+
 export class Fanout {
   private readonly byAccount = new Map<number, Set<EventListener>>();
   private listeners = 0;
 
-  constructor(private readonly logger: Logger) {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly hooks?: FanoutHooks,
+  ) {}
 
   subscribe(accountId: number, listener: EventListener, options: { internal?: boolean } = {}): () => void {
     let set = this.byAccount.get(accountId);
-    if (!set) this.byAccount.set(accountId, (set = new Set()));
+    if (!set) {
+      this.byAccount.set(accountId, (set = new Set()));
+      this.hooks?.opened(accountId);
+    }
     const counted = options.internal ? 0 : 1;
     if (!set.has(listener)) this.listeners += counted;
     set.add(listener);
     return () => {
       if (set.delete(listener)) this.listeners -= counted;
-      if (set.size === 0 && this.byAccount.get(accountId) === set) this.byAccount.delete(accountId);
+      if (set.size === 0 && this.byAccount.get(accountId) === set) {
+        this.byAccount.delete(accountId);
+        this.hooks?.closed(accountId);
+      }
     };
   }
 
@@ -42,9 +57,10 @@ export class Fanout {
     return this.listeners;
   }
 
-  deliver(event: PaymentEvent): void {
+  /** False when no listener of the event's account is here. */
+  deliver(event: PaymentEvent): boolean {
     const set = this.byAccount.get(event.accountId);
-    if (!set) return;
+    if (!set) return false;
     for (const listener of [...set]) {
       try {
         listener(event);
@@ -52,6 +68,7 @@ export class Fanout {
         this.logger.error({ err: error, eventId: event.id }, 'subscription listener failed');
       }
     }
+    return true;
   }
 }
 

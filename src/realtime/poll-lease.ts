@@ -1,5 +1,5 @@
 /** Who re-reads an object: the holder of its lease, which expires on its own when the holder dies (docs/realtime.md). */
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis.js';
 
 export interface PollLease {
   acquire(objectKey: string, ttlMs: number): Promise<boolean>;

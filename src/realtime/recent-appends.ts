@@ -9,7 +9,7 @@ export interface RecentAppend {
   bytes: number;
   partition: number;
   /** Appends the entry again, as it was first appended; the script's reply. */
-  redo(): Promise<[0] | [1 | 2, string]>;
+  redo(): Promise<[0] | [1 | 2, string, ...unknown[]]>;
 }
 
 export interface RecentAppendsLimits {

@@ -119,6 +119,7 @@ export async function startGateway({ config, upstream, logger, idempotencyStore,
     websocket: () => streams.websocket.stats(),
     redis: () => links.state(),
     idempotency: () => state.idempotencyStore.condition?.(),
+    eventLog: () => streams.realtime.stats?.(),
     caches: () => ({
       compiled_queries: compiler?.cachedBytes() ?? 0,
       http_documents: httpDocuments.bytes(),

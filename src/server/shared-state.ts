@@ -2,7 +2,7 @@
  * What instances share when they share REDIS_URL (rate limits, revocations, the entity cache,
  * idempotency records), or its in-memory stand-in for one instance.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../redis.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { STATE_PREFIX, type RedisLinks } from '../redis.js';
@@ -32,9 +32,9 @@ export async function startSharedState(config: Readonly<Config>, links: RedisLin
 }
 
 async function sharedLimitState(config: Readonly<Config>, links: RedisLinks, logger: Logger): Promise<{ redis: Redis | null; revocations: RevocationChannel }> {
-  if (!config.redisUrl) return { redis: null, revocations: localRevocations };
-  const redis = links.open(config.redisUrl, 'limits');
-  const subscriber = links.open(config.redisUrl, 'key-news');
+  if (!config.redis) return { redis: null, revocations: localRevocations };
+  const redis = links.open(config.redis, 'limits');
+  const subscriber = links.open(config.redis, 'key-news');
   await subscriber.connect();
   return { redis, revocations: await redisRevocations(redis, subscriber, `${STATE_PREFIX}keys:revoked`, logger) };
 }
@@ -46,12 +46,12 @@ async function startEntityCache(config: Readonly<Config>, links: RedisLinks, log
   const { customerTtlMs, finalTtlMs, pendingMaxAgeMs } = config.entityCache;
   const settings = { customerTtlMs, currencyTtlMs: config.currencyCacheTtlMs, finalTtlMs, pendingMaxAgeMs };
   // Pending objects are kept only while a change of theirs is sure to be heard: asked on each read.
-  const options = { hearsChanges: hearsChanges(config.webhookSecrets, config.redisUrl, links) };
+  const options = { hearsChanges: hearsChanges(config.webhookSecrets, config.redis, links) };
   if (!config.entityCache.enabled) return createEntityCache(null, settings, logger, options);
   const { maxObjects, maxBytes, maxEntryBytes } = config.entityCache;
-  if (!config.redisUrl) return createEntityCache(memoryStore(maxObjects, Date.now, { maxBytes, maxEntryBytes }), settings, logger, options);
+  if (!config.redis) return createEntityCache(memoryStore(maxObjects, Date.now, { maxBytes, maxEntryBytes }), settings, logger, options);
   // No offline queue (redis.ts): while Redis reconnects, reads miss at once instead of waiting for it.
-  const redis = links.open(config.redisUrl, 'entity-cache');
+  const redis = links.open(config.redis, 'entity-cache');
   await redis.connect();
   const longest = Math.max(settings.customerTtlMs, settings.currencyTtlMs, settings.finalTtlMs, settings.pendingMaxAgeMs);
   return createEntityCache(redisStore({ redis, prefix: CACHE_PREFIX, generationTtlMs: longest + 60_000, maxEntryBytes }), settings, logger, options);

@@ -32,7 +32,7 @@ export interface StreamDeps {
 
 export async function startStreams({ config, logger, links, keys, httpServer, schema, context, admission, formatError, ledger }: StreamDeps) {
   const { upstream, polls } = context;
-  const realtime = await startRealtime({ redisUrl: config.redisUrl, logger, links, logMaxEvents: config.eventLogMaxEvents, ledger });
+  const realtime = await startRealtime({ redis: config.redis, logger, links, logMaxEvents: config.eventLogMaxEvents, ledger });
   const reconciler = createReconciler({
     settings: config.reconcile,
     bus: realtime.bus,

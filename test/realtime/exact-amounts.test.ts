@@ -8,6 +8,7 @@
  * A reconciler's re-read keeps its exact amounts over the Redis channel too
  * (over the in-memory bus: reconciler.test.ts).
  */
+import { singleServer } from '../../src/redis-target.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import type { PaymentEvent } from '../../src/realtime/events.js';
@@ -157,7 +158,7 @@ describeWith('redis-server', 'exact amounts over the Redis bus, between two inst
   it("carries a reconciler's re-read amount through the event log to another instance as the Decimal the decoder made", async () => {
     const logger = createLogger('silent');
     const prefix = `exact-amounts-${Date.now()}:`;
-    const open = () => redisEventLog({ url: redis.url, prefix, logger, links: new RedisLinks(logger), maxEvents: 1000 });
+    const open = () => redisEventLog({ target: singleServer(redis.url), prefix, logger, links: new RedisLinks(logger), maxEvents: 1000 });
     const [here, there] = await Promise.all([open(), open()]);
     const amount = Decimal.fromJsonNumber(BIG);
     const reconciler = createReconciler({

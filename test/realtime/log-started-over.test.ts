@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { RedisLinks } from '../../src/redis.js';
+import { singleServer } from '../../src/redis-target.js';
 import type { PaymentEvent } from '../../src/realtime/events.js';
 import { redisEventLog, type RedisEventLog } from '../../src/realtime/redis-log.js';
 import { describeWith } from '../support/tools.js';
@@ -32,7 +33,7 @@ describeWith('redis-server', 'the event log started over (Redis back empty)', ()
     redis = await startRedisServer();
     // The other instance reads through a proxy that can stop forwarding: its reader is behind when Redis dies.
     proxy = await startTcpProxy(redis.port);
-    const open = (port: number) => redisEventLog({ url: `redis://127.0.0.1:${port}`, prefix: 'started-over:', logger, links: new RedisLinks(logger), maxEvents: 1000 });
+    const open = (port: number) => redisEventLog({ target: singleServer(`redis://127.0.0.1:${port}`), prefix: 'started-over:', logger, links: new RedisLinks(logger), maxEvents: 1000 });
     [here, there] = await Promise.all([open(redis.port), open(proxy.port)]);
     here.subscribe(ACCOUNT, (e) => got.here.push(e.id));
     there.subscribe(ACCOUNT, (e) => got.there.push(e.id));

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Variables a developer's shell may carry that would change what main.ts does. */
-const SCRUBBED = ['PAYMENTS_API_URL', 'WEBHOOK_SECRETS', 'REDIS_URL', 'EMULATOR_PORT', 'EMULATOR_FORWARD_TO', 'EMULATOR_FORWARD_SECRET', 'EMULATOR_SETTLE_MS', 'DATA_DIR'];
+const SCRUBBED = ['PAYMENTS_API_URL', 'WEBHOOK_SECRETS', 'REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS', 'REDIS_SENTINEL_MASTER', 'REDIS_PASSWORD', 'EMULATOR_PORT', 'EMULATOR_FORWARD_TO', 'EMULATOR_FORWARD_SECRET', 'EMULATOR_SETTLE_MS', 'DATA_DIR'];
 
 /**
  * A data folder of its own for one process, removed when it exits, unless `env` names one: without REDIS_URL a

@@ -14,12 +14,13 @@ import { describe, it, TestRunner } from 'vitest';
 
 export { freePort } from './ports.js';
 
-export type Tool = 'redis-server' | 'chromium' | 'hive-gateway' | 'curl';
+export type Tool = 'redis-server' | 'redis-cli' | 'chromium' | 'hive-gateway' | 'curl';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const INSTALL: Record<Tool, string> = {
   'redis-server': 'apt-get install -y redis-server (or brew install redis)',
+  'redis-cli': 'apt-get install -y redis-tools (redis-server depends on it; or brew install redis)',
   chromium: `apt-get install -y chromium, or set CHROMIUM_PATH to a Chromium binary (looked for ${CHROMIUM_PATH})`,
   'hive-gateway': 'npm ci --prefix test/routers (Hive Gateway, kept out of the main install)',
   curl: 'apt-get install -y curl',

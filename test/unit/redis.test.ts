@@ -19,6 +19,7 @@ vi.mock('ioredis', () => ({ Redis: FakeRedis }));
 
 const { RedisLinks } = await import('../../src/redis.js');
 const { createLogger } = await import('../../src/logger.js');
+const { singleServer } = await import('../../src/redis-target.js');
 
 function setup() {
   const lines: { level: number; msg: string; redis?: string; roles?: string[] }[] = [];
@@ -29,7 +30,7 @@ function setup() {
     },
   });
   const links = new RedisLinks(createLogger('info', { destination }));
-  const open = (role: Parameters<typeof links.open>[1]) => links.open('redis://127.0.0.1:1', role) as unknown as FakeRedis;
+  const open = (role: Parameters<typeof links.open>[1]) => links.open(singleServer('redis://127.0.0.1:1'), role) as unknown as FakeRedis;
   const drop = (redis: FakeRedis) => {
     redis.status = 'reconnecting';
     redis.emit('close');

@@ -8,6 +8,7 @@ import type { Logger } from '../../../src/logger.js';
 import { expect, it } from 'vitest';
 import { RedisContinuity } from '../../../src/idempotency/redis-continuity.js';
 import { RedisIdempotencyStore } from '../../../src/idempotency/redis-store.js';
+import { idempotencyKeys } from '../../../src/idempotency/redis-keys.js';
 import { redisClientsForSuite } from '../../realtime/redis-server.js';
 import { describeWith } from '../../support/tools.js';
 
@@ -150,6 +151,47 @@ describeWith('redis-server', 'the idempotency Redis continuity marker', () => {
     expect(await store.complete('k', claim.owner, 'fp', '"done"', 60_000, 'A')).toBe(true);
     expect(errors).toHaveLength(1);
     expect(await store.peek('k', 'fp')).toEqual({ kind: 'completed', json: '"done"' });
+    continuity.stop();
+  });
+  it('a reply read after a newer one is no loss; only one below what was known when it was asked is', async () => {
+    const redis = client();
+    const { errors, continuity, done, prefix } = await instance(redis, { checkEveryMs: 60_000 });
+    await done('k1');
+    await done('k2');
+    const epoch = (await redis.hget(`${prefix}continuity`, 'epoch'))!;
+    // Asked when 2 was known, answered 3, read after a reply of 4: in order for when it was asked.
+    continuity.saw(epoch, 4, 0, 2);
+    continuity.saw(epoch, 3, 0, 2);
+    expect(errors).toEqual([]);
+    expect(continuity.known()).toBe(4);
+    continuity.saw(epoch, 3, 0, 4);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.msg).toMatch(/went back from 4 to 3/);
+    continuity.stop();
+  });
+
+  it('several markers (a cluster\'s partitions): each moves on its own, a loss in any one is found', async () => {
+    const redis = client();
+    const { errors, logger } = recordingLogger();
+    const p = `cont-${++n}:`;
+    const keys = idempotencyKeys(p, 4);
+    const continuity = new RedisContinuity(redis, keys.markers, { quarantineMs: 60_000, logger, checkEveryMs: 20 });
+    await continuity.start();
+    const store = new RedisIdempotencyStore(redis, p, 100, 60_000, continuity, { partitions: 4 });
+    for (const caller of ['A', 'B', 'C', 'D', 'E', 'F']) {
+      // Record keys are the caller's own (recordKeyFor): here, named after it.
+      const claim = await store.claim(`k-${caller}`, 'fp', 60_000, caller);
+      if (claim.kind !== 'acquired') throw new Error(claim.kind);
+      await store.complete(`k-${caller}`, claim.owner, 'fp', '"k"', 60_000, caller);
+    }
+    await continuity.check();
+    expect(errors).toEqual([]);
+    const moved = keys.markers.filter((_, partition) => continuity.known(partition) > 0);
+    expect(moved.length).toBeGreaterThan(1);
+    await redis.del(moved[1]!);
+    await until(() => errors.length > 0);
+    expect(errors[0]!.msg).toContain(`its marker is gone: it came back empty (marker ${moved[1]})`);
+    expect(await store.claim('new', 'fp', 60_000, 'A')).toEqual({ kind: 'full' });
     continuity.stop();
   });
 });

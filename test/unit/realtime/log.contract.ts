@@ -11,6 +11,7 @@ import type { PaymentEvent } from '../../../src/realtime/events.js';
 import type { DeliveryLedger } from '../../../src/realtime/ledger.js';
 import { ledgerLog, type EventLog } from '../../../src/realtime/log.js';
 import { RedisLinks } from '../../../src/redis.js';
+import { singleServer } from '../../../src/redis-target.js';
 import { redisEventLog } from '../../../src/realtime/redis-log.js';
 
 export interface LogUnderTest {
@@ -44,19 +45,21 @@ export function ledgerLogUnderTest(ledger: DeliveryLedger, account: number): Log
 
 /** The Redis event log, its append script refused once by a Redis that did not answer. */
 export async function redisLogUnderTest(url: string, prefix: string, account: number): Promise<LogUnderTest> {
-  const log = await redisEventLog({ url, prefix, logger, links: new RedisLinks(logger), maxEvents: 1000 });
+  const log = await redisEventLog({ target: singleServer(url), prefix, logger, links: new RedisLinks(logger), maxEvents: 1000 });
   const published: PaymentEvent[] = [];
   log.subscribe(account, (e) => published.push(e));
-  const scripts = log.redis as unknown as Record<'appendEvent' | 'appendSnapshot', (...args: unknown[]) => Promise<unknown>>;
+  // Appends go out as a pipeline (the script, then WAIT for replicas where asked): the next one sent is refused.
+  const writer = log.redis as unknown as { pipeline: (...args: unknown[]) => { exec: () => Promise<unknown> } };
+  const pipeline = writer.pipeline.bind(writer);
   let fails = false;
-  for (const name of ['appendEvent', 'appendSnapshot'] as const) {
-    const real = scripts[name].bind(scripts);
-    scripts[name] = (...args) => {
-      if (!fails) return real(...args);
+  writer.pipeline = (...args) => {
+    const queued = pipeline(...args);
+    if (fails) {
       fails = false;
-      return Promise.reject(new Error('Redis did not answer'));
-    };
-  }
+      queued.exec = () => Promise.reject(new Error('Redis did not answer'));
+    }
+    return queued;
+  };
   return { log, published, failNextAppend: () => void (fails = true), close: () => log.close() };
 }
 

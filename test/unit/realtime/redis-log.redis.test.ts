@@ -5,6 +5,7 @@
  * every key one append touches carries its partition's hash tag; and an
  * instance whose link stalled while the log was trimmed past it says so.
  */
+import { singleServer } from '../../../src/redis-target.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../../../src/logger.js';
 import { RedisLinks } from '../../../src/redis.js';
@@ -39,7 +40,7 @@ describeWith('redis-server', 'the Redis event log, two instances', () => {
 
   beforeAll(async () => {
     const url = `redis://127.0.0.1:${client().options.port}`;
-    const open = () => redisEventLog({ url, prefix, logger, links: new RedisLinks(logger), maxEvents: 1000 });
+    const open = () => redisEventLog({ target: singleServer(url), prefix, logger, links: new RedisLinks(logger), maxEvents: 1000 });
     [here, there] = await Promise.all([open(), open()]);
     here.subscribe(ACCOUNT, (e) => got.here.push(e));
     there.subscribe(ACCOUNT, (e) => got.there.push(e));
@@ -115,13 +116,18 @@ describeWith('redis-server', 'the Redis event log, two instances', () => {
     const proxy = await startTcpProxy(port);
     const lines: string[] = [];
     const behindLogger = createLogger('info', { destination: { write: (line: string) => void lines.push(line) } });
-    const behind = await redisEventLog({ url: `redis://127.0.0.1:${proxy.port}`, prefix, logger: behindLogger, links: new RedisLinks(behindLogger), maxEvents: 1000 });
+    const behind = await redisEventLog({ target: singleServer(`redis://127.0.0.1:${proxy.port}`), prefix, logger: behindLogger, links: new RedisLinks(behindLogger), maxEvents: 1000 });
     const received: PaymentEvent[] = [];
     behind.subscribe(other, (e) => received.push(e));
     try {
+      // Stalled while it reads the partition: a partition it had not started reading has no position to fall behind.
+      await behind.whenReading(other);
       proxy.stall();
       // 1000 over 16 partitions keeps about 63 a stream: 400 appended while it cannot read.
       for (let i = 0; i < 400; i += 1) await here.append({ ...webhook(5000 + i, 5000 + i, 'approved', '2026-01-01T10:00:00.000Z'), accountId: other });
+      // The entries' messages wait in the stalled link too; Redis drops a subscriber that far behind (its pub/sub
+      // output limit), and with it what it had not sent: only the stream's read is left.
+      await client().client('KILL', 'TYPE', 'pubsub');
       await sleep(1500);
       proxy.resume();
       const trimmed = await eventually(async () => lines.filter((l) => l.includes('event log trimmed past this instance')), (found) => found.length > 0, 5000);
