@@ -19,6 +19,8 @@ import { partitionOf, type LogKeys } from './log-keys.js';
 const OWN_MAX = 100_000;
 /** Objects whose latest delivered version this instance remembers. */
 const DELIVERED_MAX = 100_000;
+/** Webhook events this instance delivered, by account and id: far more than a log that started over appends again. */
+const DELIVERED_IDS_MAX = 100_000;
 const READ_COUNT = 500;
 /** The safety re-read: what a lost wake-up costs, at most. */
 export const SAFETY_READ_MS = 1000;
@@ -114,6 +116,8 @@ export interface LogReader {
   listenerCount(): number;
   /** This instance's own append, stored at `at`: delivered here at once, skipped when the reader comes by. */
   own(partition: number, at: string, event: PaymentEvent): void;
+  /** An own entry appended again (its subscribers here had it): skipped when the reader comes by. */
+  skip(partition: number, at: string): void;
   /** Resolves once the account's partition is read (its first read answered): for tests and benches. */
   whenReading(accountId: number): Promise<void>;
   stats(): EventLogStats;
@@ -144,7 +148,15 @@ export async function startLogReader(options: LogReaderOptions): Promise<LogRead
   // An instance's own appends skip the queue of its reader: another instance's older entry for the same object, not
   // yet read, would then come after a newer one. It was current when it was appended; here it no longer is.
   const delivered = new LRUCache<string, Version>({ max: DELIVERED_MAX });
+  // A log that started over gets the appending instance's recent entries again (redis-log.ts): one delivered here
+  // already is not delivered twice.
+  const deliveredIds = new LRUCache<string, true>({ max: DELIVERED_IDS_MAX });
   const deliver = (event: PaymentEvent): boolean => {
+    if (event.origin !== 'snapshot') {
+      const id = `${event.accountId}:${event.id}`;
+      if (deliveredIds.has(id)) return false;
+      deliveredIds.set(id, true);
+    }
     if (event.current && event.objectId !== null) {
       const key = objectKey(event.accountId, event.object, event.objectId);
       const stamp = Date.parse(String(event.entity?.updated_at ?? event.createdAt ?? ''));
@@ -327,6 +339,10 @@ export async function startLogReader(options: LogReaderOptions): Promise<LogRead
         if (p.own.size > OWN_MAX) p.own.delete(p.own.values().next().value!);
       }
       if (deliver(event)) stats.delivered.own += 1;
+    },
+    skip(index, at) {
+      const p = partitions.get(index);
+      if (p && compareIds(at, p.position) > 0) p.own.add(at);
     },
     whenReading(accountId) {
       const p = partitions.get(partitionOf(accountId, keys.partitions));

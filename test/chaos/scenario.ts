@@ -49,11 +49,6 @@ export interface FaultReport {
   windowMs: number;
   /** A gateway killed while one of its payments was at the upstream. */
   killedMidPayment?: boolean;
-  /**
-   * Redis restarted empty: the approvals (by order) answered 2xx in the 500 ms before it died. Their entries died
-   * with it: the appending gateway delivered them, another that had not read them yet cannot (a known loss).
-   */
-  atRisk?: number[];
   /** Redis restarted empty: how long each gateway took to quarantine, and its error lines. */
   quarantine?: { foundMs: number[]; lossLines: number[] };
   /** Once the fault (and its quarantine) is over: a keyed payment answered at once by every gateway. */
@@ -75,8 +70,6 @@ interface Fault {
   shape: World['shape'];
   /** Every answered payment is sent again once the fault is over: its record must have outlived it. */
   resend: boolean;
-  /** The event log's last entries die with it. */
-  emptiesTheLog?: boolean;
   /** Resolves once the fault has struck. */
   begin(phase: Phase): Promise<void>;
   /** Resolves once the fault is over (Redis back, the gateway restarted and its subscribers back). */
@@ -91,8 +84,6 @@ const LOCK_MS = 20_000;
 const WAIT_MS = 5_000;
 /** A killed Redis stays down past the append's 2 s command timeout, so webhooks meanwhile are refused, not held. */
 const DOWN_MS = 2_500;
-/** How long before Redis dies an appended entry may still be unread by another gateway (a loaded machine's lag). */
-const AT_RISK_MS = 500;
 
 /** Kills the first gateway while the upstream is creating a payment sent to it, then starts it again. */
 const killMidPayment: Fault['begin'] = async (phase) => {
@@ -142,7 +133,6 @@ const FAULT: Record<FaultName, Fault> = {
     shape: 'redis',
     // Its records are gone: a resend after the quarantine acts again where the upstream ignores the key (documented).
     resend: false,
-    emptiesTheLog: true,
     begin: async ({ world }) => world.redis().kill(),
     async end(phase) {
       await sleep(DOWN_MS);
@@ -238,7 +228,6 @@ async function runFault(name: FaultName, world: World, relay: WebhookRelay, opti
   const started = Date.now();
   let begun = 0;
   let ended: Promise<void> | null = null;
-  let struckAt = 0;
   let endedAt = 0;
   // A quiet part first: refusals before the fault are outside its window.
   await sleep(300);
@@ -247,7 +236,6 @@ async function runFault(name: FaultName, world: World, relay: WebhookRelay, opti
     if (i === Math.floor(audience.transactions.length / 3)) {
       begun = Date.now();
       await fault.begin(phase);
-      struckAt = Date.now();
       mark('fault struck');
       ended = fault.end(phase).then(() => {
         endedAt = Date.now();
@@ -273,12 +261,6 @@ async function runFault(name: FaultName, world: World, relay: WebhookRelay, opti
   for (const deadline = Date.now() + 20_000; !everyoneSaw() && Date.now() < deadline; ) await sleep(50);
   await sleep(500);
   const subscribers = audience.tally(audience.transactions);
-  if (fault.emptiesTheLog) {
-    phase.report.atRisk = audience.transactions.flatMap((id, i) => {
-      const at = relay.deliveredAt(id) ?? 0;
-      return at >= begun - AT_RISK_MS && at <= struckAt ? [i + 1] : [];
-    });
-  }
 
   // Recovered: once the fault and its quarantine are over, a new keyed payment is answered at once by every gateway.
   if (Date.now() < over) await sleep(over - Date.now());

@@ -19,8 +19,6 @@ export interface WebhookRelay {
   received(): Set<number>;
   /** Approvals answered 2xx, by transaction id. */
   delivered(): Set<number>;
-  /** When each was answered 2xx. */
-  deliveredAt(id: number): number | undefined;
   refusals: Refusal[];
   /** Resolves once every approval of `ids` was answered 2xx, or rejects at the deadline. */
   settled(ids: readonly number[], timeoutMs: number): Promise<void>;
@@ -35,7 +33,6 @@ export async function startWebhookRelay(emulator: RunningEmulator, target: () =>
   const queue: { id: number; body: string }[] = [];
   const received = new Set<number>();
   const delivered = new Set<number>();
-  const deliveredAt = new Map<number, number>();
   const refusals: Refusal[] = [];
   let wake: (() => void) | null = null;
   let closed = false;
@@ -80,7 +77,6 @@ export async function startWebhookRelay(emulator: RunningEmulator, target: () =>
         await sleep(100);
       }
       delivered.add(next.id);
-      deliveredAt.set(next.id, Date.now());
     }
   };
   const senders = Promise.all(Array.from({ length: SENDERS }, sender));
@@ -88,7 +84,6 @@ export async function startWebhookRelay(emulator: RunningEmulator, target: () =>
   return {
     received: () => received,
     delivered: () => delivered,
-    deliveredAt: (id) => deliveredAt.get(id),
     refusals,
     async settled(ids, timeoutMs) {
       const deadline = Date.now() + timeoutMs;
