@@ -99,7 +99,7 @@ describeWith('redis-server', 'entity cache in Redis: the entry cap', () => {
     client.disconnect();
     await redis.stop();
   });
-  const entriesOf = (id: number) => client.keys(`*:e:transaction:${id}:*`);
+  const entriesOf = (id: number) => client.keys(`*:e:{transaction:${id}}:*`);
 
   it('writes no entry for an object over the cap, and reads it upstream each time', async () => {
     const huge = await finalTransaction(factories(ref.stack!.emulator, key), 800_000);

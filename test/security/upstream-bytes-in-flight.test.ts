@@ -35,7 +35,10 @@ async function startSlowProxy(target: string, holdMs: number): Promise<{ url: st
       answer.on('end', () => {
         const body = Buffer.concat(chunks);
         const half = Math.floor(body.length / 2);
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        // Told its length, as the emulator no longer does for an answer it streams (a MiB or more): the gateway
+        // reserves a told length whole at the headers, so pages arriving together meet the total at once.
+        const { 'transfer-encoding': _chunked, ...headers } = answer.headers;
+        res.writeHead(answer.statusCode ?? 502, { ...headers, 'content-length': String(body.length) });
         res.write(body.subarray(0, half));
         setTimeout(() => res.end(body.subarray(half)), holdMs);
       });
