@@ -112,7 +112,7 @@ describeWith('redis-server', 'entity cache shared by two instances through redis
     const callerId = createHash('sha256').update(key).digest('hex').slice(0, 32);
     const writer = new Redis(redis.url);
     try {
-      await writer.set(`payments-gateway:cache:v2:e:transaction:${snapshot.id}:${callerId}`, encode({ g: null, v: snapshot }), 'PX', 60_000);
+      await writer.set(`payments-gateway:cache:v2:e:{transaction:${snapshot.id}}:${callerId}`, encode({ g: null, v: snapshot }), 'PX', 60_000);
     } finally {
       writer.disconnect();
     }
