@@ -48,7 +48,11 @@ export class DiskIdempotencyStore extends MemoryIdempotencyStore {
 
   override async close(): Promise<void> {
     await super.close();
-    if (this.db.get(HOLDER_KEY) === process.pid) await this.db.remove(HOLDER_KEY);
+    // One write transaction: its read is current (a plain read may be a snapshot from before another process took the
+    // folder), and nobody takes the folder between the read and the removal.
+    this.db.transactionSync(() => {
+      if (this.db.get(HOLDER_KEY) === process.pid) this.db.removeSync(HOLDER_KEY);
+    });
     await this.db.close();
   }
 }
