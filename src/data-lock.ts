@@ -147,7 +147,8 @@ function provablyDead(holder: Holder | null, self: Holder): boolean {
   return holder.pid === self.pid || !alive(holder.pid);
 }
 
-function alive(pid: number): boolean {
+/** Whether a pid of this host runs (EPERM: it exists, run by another user). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

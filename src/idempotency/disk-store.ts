@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import { MemoryIdempotencyStore, type HeldRecord, type RecordJournal } from './store.js';
+import { alive } from '../data-lock.js';
 
 export interface DiskStoreBounds {
   maxRecords?: number;
@@ -69,12 +70,3 @@ function journalOf(db: RootDatabase<HeldRecord | number, string>): RecordJournal
   };
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, run by another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
