@@ -8,6 +8,8 @@
 // re-scored.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import console from 'node:console';
+import process from 'node:process';
 
 const groups = JSON.parse(readFileSync('stryker.groups.json', 'utf8'));
 const modules = [...new Set(Object.values(groups).flatMap((g) => g.mutate))];

@@ -90,10 +90,13 @@ export class RedisContinuity {
   /**
    * A marker as a script or a check found it: `epoch` empty when it was missing. `sentAt`: the sequence this instance
    * knew when it asked; only below that is a loss, since replies to concurrent requests may be read in another order.
+   * `sentEpoch`: the epoch it held when it asked; a reply to a request sent before the marker was adopted again
+   * belongs to the loss already told (it may read the emptied Redis, or compare the new marker to the old sequence).
    */
-  saw(epoch: string, seq: number, marker = 0, sentAt?: number): void {
+  saw(epoch: string, seq: number, marker = 0, sentAt?: number, sentEpoch?: string): void {
     const m = this.markers[marker]!;
     if (m.epoch === null || this.adopting) return;
+    if (sentEpoch !== undefined && sentEpoch !== m.epoch) return;
     const floor = sentAt ?? m.seq;
     const where = this.markers.length > 1 ? ` (marker ${m.key})` : '';
     if (epoch !== m.epoch) this.lost(`${epoch === '' ? 'its marker is gone: it came back empty' : 'its marker is another: it was replaced or emptied'}${where}`);
@@ -113,9 +116,9 @@ export class RedisContinuity {
       // One read per marker: on a cluster each lives on the node of its partition.
       await Promise.all(
         this.markers.map(async (m, marker) => {
-          const sentAt = m.seq;
+          const [sentEpoch, sentAt] = [m.epoch ?? undefined, m.seq];
           const [epoch, seq, until] = await this.read(m.key);
-          this.saw(epoch ?? '', Number(seq ?? 0), marker, sentAt);
+          this.saw(epoch ?? '', Number(seq ?? 0), marker, sentAt, sentEpoch);
           this.join(Number(until ?? 0));
         }),
       );

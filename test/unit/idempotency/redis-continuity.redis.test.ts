@@ -171,10 +171,12 @@ describeWith('redis-server', 'the idempotency Redis continuity marker', () => {
 
   it('joins a longer quarantine another instance wrote without a second line, and keeps its own when the written one is shorter', async () => {
     const redis = client();
-    const { errors, continuity, store, done, prefix } = await instance(redis, { quarantineMs: 60_000 });
+    // Checked only when asked: a timed check in progress would make the test's own check return without reading.
+    const { errors, continuity, store, done, prefix } = await instance(redis, { quarantineMs: 60_000, checkEveryMs: 60_000 });
     await done('k1');
     await redis.del(`${prefix}continuity`);
-    await until(() => errors.length > 0);
+    await continuity.check();
+    expect(errors).toHaveLength(1);
     const own = store.condition()!.quarantinedUntil!;
     // Adopted again with its end written; then another instance writes a shorter one, then a longer one.
     await until(async () => (await redis.hget(`${prefix}continuity`, 'until')) !== null, 2_000);
@@ -289,6 +291,78 @@ describeWith('redis-server', 'the idempotency Redis continuity marker', () => {
     continuity.saw('', 0);
     expect(errors).toHaveLength(1);
     expect(store.condition()!.losses).toBe(1);
+    continuity.stop();
+  });
+
+  it('a reply to a request sent before the marker was adopted again is the loss already told, not a second one', async () => {
+    const redis = client();
+    const { errors, continuity, done } = await instance(redis, { checkEveryMs: 60_000 });
+    await done('k1');
+    await done('k2');
+    const [oldEpoch] = continuity.expected();
+    await redis.flushall();
+    await continuity.check();
+    expect(errors).toHaveLength(1);
+    // A request sent now, while the marker is being adopted, still carries the old epoch and sequence.
+    const [sentEpoch, sentSeq] = continuity.expected();
+    expect([sentEpoch, sentSeq]).toEqual([oldEpoch, '4']);
+    await until(() => continuity.expected()[0] !== oldEpoch);
+    const [newEpoch] = continuity.expected();
+    // Its reply, read after the adoption: the new marker below the old sequence, or the Redis still empty.
+    continuity.saw(newEpoch, 0, 0, Number(sentSeq), sentEpoch);
+    continuity.saw('', 0, 0, Number(sentSeq), sentEpoch);
+    expect(errors).toHaveLength(1);
+    // Sent under the new marker, the same reply is a loss.
+    continuity.saw('', 0, 0, 0, newEpoch);
+    expect(errors).toHaveLength(2);
+    continuity.stop();
+  });
+
+  it('claims and results sent while the marker is adopted again after a loss add no second error line', async () => {
+    const redis = client();
+    const { store, errors, continuity, done } = await instance(redis, { checkEveryMs: 60_000, quarantineMs: 60_000 });
+    for (let i = 0; i < 5; i++) await done(`before${i}`);
+    const [oldEpoch] = continuity.expected();
+    // Payments under way when Redis empties: each one's result is written once, in a turn of its own.
+    const held: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      const claim = await store.claim(`held${i}`, 'fp', 60_000, 'A');
+      if (claim.kind !== 'acquired') throw new Error(claim.kind);
+      held.push(claim.owner);
+    }
+    await redis.flushall();
+    // Requests keep going out, one per event-loop turn, through the loss and the adoption that follows it.
+    const sent: Promise<unknown>[] = [store.claim('first', 'fp', 60_000, 'A')];
+    let results = 0;
+    for (let turn = 0; turn < held.length && continuity.expected()[0] === oldEpoch; turn++) {
+      sent.push(store.claim(`during${turn}`, 'fp', 60_000, 'A'));
+      sent.push(store.complete(`held${turn}`, held[turn]!, 'fp', '"held"', 60_000, 'A').then((written) => void (results += written ? 1 : 0)));
+      await new Promise((r) => setImmediate(r));
+    }
+    for (let turn = 0; turn < 5; turn++) {
+      sent.push(store.claim(`after${turn}`, 'fp', 60_000, 'A'));
+      await new Promise((r) => setImmediate(r));
+    }
+    await Promise.allSettled(sent);
+    expect(continuity.expected()[0]).not.toBe(oldEpoch);
+    expect(results).toBeGreaterThan(1);
+    expect(errors.map((e) => e.msg.split(';')[0])).toEqual(['idempotency Redis lost records: its marker is gone: it came back empty']);
+    continuity.stop();
+  });
+
+  it('the store tells the marker the epoch and sequence each claim and result was sent under', async () => {
+    const redis = client();
+    const { store, continuity, done } = await instance(redis, { checkEveryMs: 60_000 });
+    await done('k1');
+    const [epoch, seq] = continuity.expected();
+    const saw = vi.spyOn(continuity, 'saw');
+    const claim = await store.claim('k2', 'fp', 60_000, 'A');
+    if (claim.kind !== 'acquired') throw new Error(claim.kind);
+    await store.complete('k2', claim.owner, 'fp', '"k2"', 60_000, 'A');
+    expect(saw.mock.calls).toEqual([
+      [epoch, Number(seq) + 1, 0, Number(seq), epoch],
+      [epoch, Number(seq) + 2, 0, Number(seq) + 1, epoch],
+    ]);
     continuity.stop();
   });
 
