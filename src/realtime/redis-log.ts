@@ -129,7 +129,7 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
   };
 
   const recent = new RecentAppends(RECENT);
-  const keep = (partition: number, bytes: number, redo: RecentAppend['redo']) => recent.add({ at: Date.now(), bytes, partition, redo });
+  const keep = (account: number, partition: number, bytes: number, redo: RecentAppend['redo']) => recent.add({ at: Date.now(), bytes, partition, account, redo });
 
   // The log started over: what this instance appended lately goes in again, its own reader skipping it as it would
   // the first time (its subscribers had it); another reader drops what it delivered already.
@@ -187,7 +187,7 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
       const reply = await redo();
       if (reply[0] === 0) return 'duplicate';
       const current = reply[0] === 2;
-      keep(partition, entry.length, redo);
+      keep(event.accountId, partition, entry.length, redo);
       reader.own(partition, reply[1], { ...event, current });
       return current ? 'accepted' : 'out_of_order';
     },
@@ -206,7 +206,7 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
       };
       const reply = await redo();
       if (reply[0] === 0) return false;
-      keep(partition, encoded.length, redo);
+      keep(event.accountId, partition, encoded.length, redo);
       reader.own(partition, reply[1], { ...event, current: true });
       return true;
     },
