@@ -84,8 +84,7 @@ local function is_later(cur, ms)
   local cms = version_of(cur)
   return ms > cms
 end
-local function record_version(last, prev, cur, ms, id, ttl)
-  if cur then redis.call('SET', prev, cur, 'EX', ttl) else redis.call('DEL', prev) end
+local function record_version(last, ms, id, ttl)
   redis.call('SET', last, ms .. ':' .. id, 'EX', ttl)
 end
 `;

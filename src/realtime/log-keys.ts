@@ -21,7 +21,6 @@ export interface LogKeys {
   sequence(partition: number): string;
   claim(accountId: number, eventId: number): string;
   last(objectKey: string): string;
-  prev(objectKey: string): string;
   /** Made once per Redis by the first instance to find none: another (or none) means the log started over. */
   epoch(): string;
 }
@@ -34,7 +33,6 @@ export function logKeys(prefix: string, partitions = LOG_PARTITIONS): LogKeys {
     sequence: (partition) => `${tag(partition)}seq`,
     claim: (accountId, eventId) => `${tag(partitionOf(accountId, partitions))}event:${accountId}:${eventId}`,
     last: (objectKey) => `${tag(partitionOfObject(objectKey, partitions))}last:${objectKey}`,
-    prev: (objectKey) => `${tag(partitionOfObject(objectKey, partitions))}prev:${objectKey}`,
     epoch: () => `${tag(0)}epoch`,
   };
 }

@@ -29,7 +29,7 @@ const SEQUENCE_LUA = `
 local function next_seq(key) return (tonumber(redis.call('GET', key)) or 0) + 1 end
 `;
 
-/** KEYS: claim, last, prev, stream, sequence. ARGV: ms, event id, ttl, maxlen, entry, has an object. Returns {0} or {1|2, id, sequence}. */
+/** KEYS: claim, last, stream, sequence. ARGV: ms, event id, ttl, maxlen, entry, has an object. Returns {0} or {1|2, id, sequence}. */
 const APPEND_EVENT = `${LEDGER_LUA}${SEQUENCE_LUA}
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
 local current = 1
@@ -38,11 +38,11 @@ if ARGV[6] == '1' then
   cur = redis.call('GET', KEYS[2])
   if not is_newer(cur, tonumber(ARGV[1]), tonumber(ARGV[2])) then current = 0 end
 end
-local seq = next_seq(KEYS[5])
-local at = redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*', 'c', current, 's', seq, 'e', ARGV[5])
-redis.call('SET', KEYS[5], seq)
+local seq = next_seq(KEYS[4])
+local at = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[4], '*', 'c', current, 's', seq, 'e', ARGV[5])
+redis.call('SET', KEYS[4], seq)
 redis.call('SET', KEYS[1], '1', 'EX', ARGV[3])
-if current == 1 and ARGV[6] == '1' then record_version(KEYS[2], KEYS[3], cur, ARGV[1], ARGV[2], ARGV[3]) end
+if current == 1 and ARGV[6] == '1' then record_version(KEYS[2], ARGV[1], ARGV[2], ARGV[3]) end
 return {current + 1, at, seq}
 `;
 
@@ -76,7 +76,7 @@ type Reply = [0] | [1 | 2, string, number];
 type Pipelined = Parameters<Parameters<typeof writeConfirmed>[2]>[0];
 
 interface LogScripts {
-  appendEvent(claim: string, last: string, prev: string, stream: string, sequence: string, ms: number, id: number, ttl: number, maxLen: number, entry: string, hasObject: string): Promise<Reply>;
+  appendEvent(claim: string, last: string, stream: string, sequence: string, ms: number, id: number, ttl: number, maxLen: number, entry: string, hasObject: string): Promise<Reply>;
   appendSnapshot(last: string, stream: string, sequence: string, ms: number, id: number, ttl: number, maxLen: number, entry: string): Promise<Reply>;
   adoptEpoch(epoch: string, fresh: string): Promise<string>;
 }
@@ -111,7 +111,7 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
   const sharded = options.target.mode === 'cluster';
   const waker = links.open(options.target, 'bus-subscriber', { sharded });
   await Promise.all([writer.connect(), readerLink.connect(), waker.connect()]);
-  writer.defineCommand('appendEvent', { numberOfKeys: 5, lua: APPEND_EVENT });
+  writer.defineCommand('appendEvent', { numberOfKeys: 4, lua: APPEND_EVENT });
   writer.defineCommand('appendSnapshot', { numberOfKeys: 3, lua: APPEND_SNAPSHOT });
   writer.defineCommand('adoptEpoch', { numberOfKeys: 1, lua: ADOPT_EPOCH });
   const adoptEpoch = () => (writer as unknown as LogScripts).adoptEpoch(keys.epoch(), randomUUID());
@@ -179,7 +179,7 @@ export async function redisEventLog(options: RedisLogOptions): Promise<RedisEven
       const entry = encode(event);
       const redo = async (): Promise<Reply> => {
         const [reply] = (await confirmed((p) =>
-          p.appendEvent(keys.claim(event.accountId, event.id), keys.last(key), keys.prev(key), keys.stream(partition), keys.sequence(partition), ms, id, DEDUPE_TTL_SECONDS, maxLen, entry, event.objectId === null ? '0' : '1'),
+          p.appendEvent(keys.claim(event.accountId, event.id), keys.last(key), keys.stream(partition), keys.sequence(partition), ms, id, DEDUPE_TTL_SECONDS, maxLen, entry, event.objectId === null ? '0' : '1'),
         )) as [Reply];
         if (reply[0] !== 0) publish(partition, reply, reply[0] === 2, entry);
         return reply;
