@@ -92,7 +92,7 @@ export function createContext<Added extends object = Record<never, never>>(deps:
 
 /**
  * A stream's context: an operation's, with the RealtimeSource its subscription reads. Before each event its
- * client, loaders, cache scope and idempotency scope are made afresh from `input()` (a new deadline): an
+ * client, upstream gate, loaders, cache scope and idempotency scope are made afresh from `input()` (a new deadline): an
  * event's relations are a new read of the world.
  */
 export function createStreamContext(deps: ContextDeps, input: () => OperationInput, realtime: (beforeEach: () => void) => RealtimeSource): Context {
@@ -100,6 +100,8 @@ export function createStreamContext(deps: ContextDeps, input: () => OperationInp
   const beforeEach = () => {
     const fresh = operationContext(deps, input());
     context.api = fresh.api;
+    // The gate that admits this event's calls is the one whose count the cost and the stream door read.
+    context.upstreamGate = fresh.upstreamGate;
     context.loaders = fresh.loaders;
     context.entityCache = fresh.entityCache;
     context.idempotency = fresh.idempotency;
