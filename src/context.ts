@@ -100,7 +100,7 @@ export function createStreamContext(deps: ContextDeps, input: () => OperationInp
   const beforeEach = () => {
     const fresh = operationContext(deps, input());
     context.api = fresh.api;
-    // The gate that admits this event's calls is the one whose count the cost and the stream door read.
+    // The gate that admits this event's calls: what reads the operation's calls reads this event's.
     context.upstreamGate = fresh.upstreamGate;
     context.loaders = fresh.loaders;
     context.entityCache = fresh.entityCache;

@@ -29,7 +29,21 @@ interface Seen {
   key: string;
   epoch: string | null;
   seq: number;
+  /** Adoptions so far: a reply to a request sent before the last one belongs to the loss that adoption followed. */
+  generation: number;
 }
+
+/**
+ * Makes the marker where there is none and reads it, in one step: read apart, a Redis emptied in between would give
+ * no epoch to compare with, and nothing would be checked again. HINCRBY by 0 writes nothing new but lets WAIT
+ * confirm the replicas hold as much (see `read`).
+ */
+const ADOPT = `
+redis.call('HSETNX', KEYS[1], 'epoch', ARGV[1])
+local seq = redis.call('HINCRBY', KEYS[1], 'seq', 0)
+local m = redis.call('HMGET', KEYS[1], 'epoch', 'until')
+return {m[1], tostring(seq), m[2] or ''}
+`;
 
 export class RedisContinuity {
   /** One marker per partition of callers (one on a single server): each is checked, a loss in any quarantines all. */
@@ -48,7 +62,7 @@ export class RedisContinuity {
     keys: string | readonly string[],
     private readonly options: ContinuityOptions,
   ) {
-    this.markers = (typeof keys === 'string' ? [keys] : keys).map((key) => ({ key, epoch: null, seq: 0 }));
+    this.markers = (typeof keys === 'string' ? [keys] : keys).map((key) => ({ key, epoch: null, seq: 0, generation: 0 }));
   }
 
   /** The first marker: the only one on a single server. */
@@ -87,16 +101,21 @@ export class RedisContinuity {
     return { quarantinedUntil: this.refusing ? this.quarantinedUntil : null, losses: this.losses, reason: this.refusing ? this.reason : null };
   }
 
+  /** The adoption a request sent now belongs to: given back to `saw` with its reply. */
+  generation(marker = 0): number {
+    return this.markers[marker]!.generation;
+  }
+
   /**
    * A marker as a script or a check found it: `epoch` empty when it was missing. `sentAt`: the sequence this instance
    * knew when it asked; only below that is a loss, since replies to concurrent requests may be read in another order.
-   * `sentEpoch`: the epoch it held when it asked; a reply to a request sent before the marker was adopted again
-   * belongs to the loss already told (it may read the emptied Redis, or compare the new marker to the old sequence).
+   * `sentIn`: the adoption it was sent in; a reply to a request sent before the marker was adopted again belongs to
+   * the loss already told (it may read the emptied Redis, or compare the adopted marker to the old sequence).
    */
-  saw(epoch: string, seq: number, marker = 0, sentAt?: number, sentEpoch?: string): void {
+  saw(epoch: string, seq: number, marker = 0, sentAt?: number, sentIn?: number): void {
     const m = this.markers[marker]!;
     if (m.epoch === null || this.adopting) return;
-    if (sentEpoch !== undefined && sentEpoch !== m.epoch) return;
+    if (sentIn !== undefined && sentIn !== m.generation) return;
     const floor = sentAt ?? m.seq;
     const where = this.markers.length > 1 ? ` (marker ${m.key})` : '';
     if (epoch !== m.epoch) this.lost(`${epoch === '' ? 'its marker is gone: it came back empty' : 'its marker is another: it was replaced or emptied'}${where}`);
@@ -116,9 +135,9 @@ export class RedisContinuity {
       // One read per marker: on a cluster each lives on the node of its partition.
       await Promise.all(
         this.markers.map(async (m, marker) => {
-          const [sentEpoch, sentAt] = [m.epoch ?? undefined, m.seq];
+          const [sentIn, sentAt] = [m.generation, m.seq];
           const [epoch, seq, until] = await this.read(m.key);
-          this.saw(epoch ?? '', Number(seq ?? 0), marker, sentAt, sentEpoch);
+          this.saw(epoch ?? '', Number(seq ?? 0), marker, sentAt, sentIn);
           this.join(Number(until ?? 0));
         }),
       );
@@ -172,17 +191,19 @@ export class RedisContinuity {
 
   private async adopt(): Promise<void> {
     try {
+      const acks = this.options.acks ?? { replicaAcks: 0, replicaAckTimeoutMs: 0 };
       const found = await Promise.all(
         this.markers.map(async (m) => {
-          await this.redis.hsetnx(m.key, 'epoch', randomUUID());
-          return this.read(m.key);
+          const [[epoch, seq, until]] = (await writeConfirmed(this.redis, acks, (p) => p.eval(ADOPT, 1, m.key, randomUUID()))) as [[string, string, string]];
+          return [epoch, seq, until] as const;
         }),
       );
       found.forEach(([epoch, seq, until], marker) => {
         const m = this.markers[marker]!;
-        m.epoch = epoch ?? null;
-        m.seq = Number(seq ?? 0);
-        this.join(Number(until ?? 0));
+        m.epoch = epoch;
+        m.seq = Number(seq);
+        m.generation += 1;
+        this.join(Number(until || 0));
       });
     } finally {
       this.adopting = null;

@@ -89,6 +89,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     const body: RecordBody = { s: 'running', fp: fingerprint, owner };
     const marker = this.keys.partitionOf(caller);
     const [epoch, seq] = this.continuity?.expected(marker) ?? ['*', '0'];
+    const sentIn = this.continuity?.generation(marker);
     const args = [fingerprint, JSON.stringify(body), lockMs, Date.now(), this.retentionMs, this.perCaller, this.continuity?.refusing ? 'refuse' : 'take', epoch, seq];
     // Confirmed on the replicas before the upstream is called: a claim only the dead master had would let a retry act again.
     const [reply] = (await writeConfirmed(this.redis, this.acks, (p) => p.eval(CLAIM, 3, this.keys.record(caller, recordKey), this.keys.callerIndex(caller), this.keys.markers[marker]!, ...args)).catch(async (error: unknown) => {
@@ -98,7 +99,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     })) as [string[]];
     switch (reply[0]) {
       case 'acquired':
-        this.continuity?.saw(reply[1]!, Number(reply[2]), marker, Number(seq), epoch);
+        this.continuity?.saw(reply[1]!, Number(reply[2]), marker, Number(seq), sentIn);
         return { kind: 'acquired', owner };
       case 'completed':
         return { kind: 'completed', json: reply[1] ?? 'null' };
@@ -108,7 +109,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         return { kind: 'mismatch' };
       case 'lost':
         // Records may be gone: nothing is taken until the quarantine ends.
-        this.continuity?.saw(reply[1]!, Number(reply[2]), marker, Number(seq), epoch);
+        this.continuity?.saw(reply[1]!, Number(reply[2]), marker, Number(seq), sentIn);
         return { kind: 'full' };
       default:
         return { kind: 'full' };
@@ -150,13 +151,13 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   private async finish(recordKey: string, owner: string, body: RecordBody, ttlMs: number, caller: string, mode: 'always' | 'if-present', acks = this.acks): Promise<boolean> {
     const marker = this.keys.partitionOf(caller);
     const sentAt = this.continuity?.known(marker);
-    const [sentEpoch] = this.continuity?.expected(marker) ?? ['*'];
+    const sentIn = this.continuity?.generation(marker);
     const [reply] = (await writeConfirmed(this.redis, acks, (p) =>
       p.eval(FINISH, 3, this.keys.record(caller, recordKey), this.keys.callerIndex(caller), this.keys.markers[marker]!, owner, JSON.stringify(body), ttlMs, mode, Date.now()),
     )) as [[number, string?, string?]];
     if (reply[0] !== 1) return false;
     // A sequence no replica confirmed is not one to hold the Redis to after a failover.
-    if (acks === this.acks) this.continuity?.saw(reply[1]!, Number(reply[2]), marker, sentAt, sentEpoch);
+    if (acks === this.acks) this.continuity?.saw(reply[1]!, Number(reply[2]), marker, sentAt, sentIn);
     return true;
   }
 }

@@ -1,16 +1,16 @@
 /**
  * What this instance appended to the event log lately, to append again when the log started over (Redis back
  * empty): entries another instance had not read yet died with the log, and only their appender still has them.
- * Bounded by age, count and bytes. Past its age an entry goes, oldest first; past the count or the bytes, the
- * oldest entry of the account holding the most bytes goes, so an account flooding webhooks pushes out its own
- * entries, never a quieter account's (docs/realtime.md, A log that started over).
+ * Bounded by age, count and bytes, with a share per account: over its share an account's own oldest entries go,
+ * so one account flooding webhooks pushes out its own; past the whole's bounds, or its age, the oldest of all go
+ * (docs/realtime.md, A log that started over; the same rule as the caches of what callers send).
  */
 
 export interface RecentAppend {
   at: number;
   bytes: number;
   partition: number;
-  /** Whose event it is: the share that pays for it when the buffer is full. */
+  /** Whose event it is: the share that pays for it. */
   account: number;
   /** Appends the entry again, as it was first appended; the script's reply. */
   redo(): Promise<[0] | [1 | 2, string, ...unknown[]]>;
@@ -21,14 +21,16 @@ export interface RecentAppendsLimits {
   maxAgeMs: number;
   maxEntries: number;
   maxBytes: number;
+  /** 0 to 1: the part of the entries and of the bytes one account may hold. */
+  accountShare: number;
 }
 
+/** A place in arrival order; `entry` is let go (null) as soon as it is dropped, so a dropped event holds no memory. */
 interface Held {
-  entry: RecentAppend;
-  dropped: boolean;
+  entry: RecentAppend | null;
 }
 
-/** One account's entries in arrival order; `head` skips those already gone. */
+/** One account's entries in arrival order, from `head` on (those before it are dropped). */
 interface Share {
   held: Held[];
   head: number;
@@ -36,22 +38,30 @@ interface Share {
 }
 
 export class RecentAppends {
-  /** Every entry in arrival order, for the age: one dropped from its account's share stays here, marked. */
-  private readonly order: Held[] = [];
+  /** Every entry in arrival order, for the age and the whole's bounds; one dropped from its share stays as a null place. */
+  private order: Held[] = [];
   private head = 0;
+  /** Null places from `head` on: compacted away once they outnumber the live ones. */
+  private droppedAhead = 0;
   private readonly shares = new Map<number, Share>();
   private count = 0;
   private bytes = 0;
+  private readonly shareEntries: number;
+  private readonly shareBytes: number;
 
   constructor(
     private readonly limits: RecentAppendsLimits,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    const share = Math.min(1, Math.max(0, limits.accountShare));
+    this.shareEntries = Math.max(1, Math.floor(limits.maxEntries * share));
+    this.shareBytes = Math.floor(limits.maxBytes * share);
+  }
 
   add(entry: RecentAppend): void {
-    // One too big for the whole buffer is not kept: it would empty it.
-    if (entry.bytes > this.limits.maxBytes) return;
-    const held: Held = { entry, dropped: false };
+    // One too big for an account's share is not kept: it would empty the share.
+    if (entry.bytes > this.shareBytes) return;
+    const held: Held = { entry };
     this.order.push(held);
     let share = this.shares.get(entry.account);
     if (!share) this.shares.set(entry.account, (share = { held: [], head: 0, bytes: 0 }));
@@ -59,15 +69,18 @@ export class RecentAppends {
     share.bytes += entry.bytes;
     this.count += 1;
     this.bytes += entry.bytes;
+    while (share.bytes > this.shareBytes || share.held.length - share.head > this.shareEntries) this.dropOldest(share);
     this.trim();
   }
 
   /** The entries still within the age, oldest first; taking them empties the buffer (what is appended again comes back through `add`). */
   take(): RecentAppend[] {
     this.trim();
-    const taken = this.order.slice(this.head).filter((h) => !h.dropped).map((h) => h.entry);
-    this.order.length = 0;
+    const taken: RecentAppend[] = [];
+    for (let i = this.head; i < this.order.length; i++) if (this.order[i]!.entry) taken.push(this.order[i]!.entry!);
+    this.order = [];
     this.head = 0;
+    this.droppedAhead = 0;
     this.shares.clear();
     this.count = 0;
     this.bytes = 0;
@@ -82,38 +95,45 @@ export class RecentAppends {
     return this.bytes;
   }
 
+  /** Places held, dropped ones included: stays within about twice the entries kept, whatever went through. */
+  get places(): number {
+    let places = this.order.length;
+    for (const share of this.shares.values()) places += share.held.length;
+    return places;
+  }
+
   private trim(): void {
     const oldest = this.now() - this.limits.maxAgeMs;
     while (this.head < this.order.length) {
       const first = this.order[this.head]!;
-      if (!first.dropped && first.entry.at >= oldest) break;
-      // The oldest of all is also the oldest of its account.
-      if (!first.dropped) this.dropOldest(this.shares.get(first.entry.account)!);
+      if (first.entry) {
+        if (first.entry.at >= oldest && this.count <= this.limits.maxEntries && this.bytes <= this.limits.maxBytes) break;
+        // The oldest of all is also the oldest of its account.
+        this.dropOldest(this.shares.get(first.entry.account)!);
+      }
       this.head += 1;
+      this.droppedAhead -= 1;
     }
-    while (this.count > this.limits.maxEntries || this.bytes > this.limits.maxBytes) this.dropOldest(this.heaviest());
-    // Compacted once the dropped half outweighs the kept one.
-    if (this.head > 1024 && this.head * 2 > this.order.length) {
+    if (this.droppedAhead > 1024 && this.droppedAhead * 2 > this.order.length - this.head) {
+      this.order = this.order.slice(this.head).filter((h) => h.entry !== null);
+      this.head = 0;
+      this.droppedAhead = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.order.length) {
       this.order.splice(0, this.head);
       this.head = 0;
     }
   }
 
-  /** A scan of the accounts, made only when the buffer is over a bound: at most one account per entry kept. */
-  private heaviest(): Share {
-    let found: Share | undefined;
-    for (const share of this.shares.values()) if (!found || share.bytes > found.bytes) found = share;
-    return found!;
-  }
-
   private dropOldest(share: Share): void {
     const held = share.held[share.head]!;
-    held.dropped = true;
+    const { account, bytes } = held.entry!;
+    held.entry = null;
+    this.droppedAhead += 1;
     share.head += 1;
-    share.bytes -= held.entry.bytes;
+    share.bytes -= bytes;
     this.count -= 1;
-    this.bytes -= held.entry.bytes;
-    if (share.head === share.held.length) this.shares.delete(held.entry.account);
+    this.bytes -= bytes;
+    if (share.head === share.held.length) this.shares.delete(account);
     else if (share.head > 1024 && share.head * 2 > share.held.length) {
       share.held.splice(0, share.head);
       share.head = 0;

@@ -68,7 +68,7 @@ return ARGV[1]
  * This instance's own appends kept to append again, far longer than a reader lags (it reads as entries come, under a
  * second even on a loaded machine); what they cost is in docs/realtime.md.
  */
-const RECENT = { maxAgeMs: 30_000, maxEntries: 10_000, maxBytes: 16 * 1024 * 1024 };
+const RECENT = { maxAgeMs: 30_000, maxEntries: 10_000, maxBytes: 16 * 1024 * 1024, accountShare: 0.25 };
 /** How often the epoch is checked besides each reconnect: a Redis emptied without dropping its connections. */
 const EPOCH_CHECK_MS = 1_000;
 

@@ -300,21 +300,68 @@ describeWith('redis-server', 'the idempotency Redis continuity marker', () => {
     await done('k1');
     await done('k2');
     const [oldEpoch] = continuity.expected();
+    const before = continuity.generation();
     await redis.flushall();
     await continuity.check();
     expect(errors).toHaveLength(1);
-    // A request sent now, while the marker is being adopted, still carries the old epoch and sequence.
+    // A request sent now, while the marker is being adopted, still carries the old epoch, sequence and adoption.
     const [sentEpoch, sentSeq] = continuity.expected();
-    expect([sentEpoch, sentSeq]).toEqual([oldEpoch, '4']);
+    const sentIn = continuity.generation();
+    expect([sentEpoch, sentSeq, sentIn]).toEqual([oldEpoch, '4', before]);
     await until(() => continuity.expected()[0] !== oldEpoch);
     const [newEpoch] = continuity.expected();
+    expect(continuity.generation()).toBe(before + 1);
     // Its reply, read after the adoption: the new marker below the old sequence, or the Redis still empty.
-    continuity.saw(newEpoch, 0, 0, Number(sentSeq), sentEpoch);
-    continuity.saw('', 0, 0, Number(sentSeq), sentEpoch);
+    continuity.saw(newEpoch, 0, 0, Number(sentSeq), sentIn);
+    continuity.saw('', 0, 0, Number(sentSeq), sentIn);
     expect(errors).toHaveLength(1);
-    // Sent under the new marker, the same reply is a loss.
-    continuity.saw('', 0, 0, 0, newEpoch);
+    // Sent after the adoption, the same reply is a loss.
+    continuity.saw('', 0, 0, 0, continuity.generation());
     expect(errors).toHaveLength(2);
+    continuity.stop();
+  });
+
+  it('a Redis back from an older state, found while requests were out: one line, though the epoch stays the same', async () => {
+    const redis = client();
+    const { errors, continuity, done, prefix } = await instance(redis, { checkEveryMs: 60_000 });
+    for (let i = 0; i < 6; i++) await done(`k${i}`);
+    const [epoch, sentSeq] = continuity.expected();
+    const sentIn = continuity.generation();
+    // The sequence goes back (an older snapshot, a replica that missed writes); the epoch is the same one.
+    await redis.hset(`${prefix}continuity`, 'seq', '3');
+    await continuity.check();
+    expect(errors).toHaveLength(1);
+    await until(() => continuity.generation() !== sentIn);
+    expect(continuity.expected()).toEqual([epoch, '3']);
+    // A request sent before the adoption, answered after it at 4: below what it knew, but the loss already told.
+    continuity.saw(epoch, 4, 0, Number(sentSeq), sentIn);
+    expect(errors).toHaveLength(1);
+    continuity.stop();
+  });
+
+  it('a Redis emptied while the marker is made and read: an epoch is still held, so the next loss is told', async () => {
+    const redis = client();
+    const other = client();
+    const { errors, continuity, done, prefix } = await instance(redis, { checkEveryMs: 60_000 });
+    await done('k1');
+    // Every step of an adoption in two commands has another client empty Redis between them.
+    const real = { hsetnx: redis.hsetnx.bind(redis), hmget: redis.hmget.bind(redis) };
+    Object.assign(redis, {
+      hsetnx: async (...args: Parameters<typeof redis.hsetnx>) => {
+        const made = await real.hsetnx(...args);
+        await other.flushall();
+        return made;
+      },
+    });
+    await redis.flushall();
+    await continuity.check();
+    await until(() => continuity.generation() === 2);
+    expect(continuity.expected()[0]).not.toBe('*');
+    expect(await redis.hget(`${prefix}continuity`, 'epoch')).toBe(continuity.expected()[0]);
+    await other.flushall();
+    await continuity.check();
+    expect(errors).toHaveLength(2);
+    Object.assign(redis, real);
     continuity.stop();
   });
 
@@ -350,18 +397,19 @@ describeWith('redis-server', 'the idempotency Redis continuity marker', () => {
     continuity.stop();
   });
 
-  it('the store tells the marker the epoch and sequence each claim and result was sent under', async () => {
+  it('the store tells the marker the sequence and adoption each claim and result was sent in', async () => {
     const redis = client();
     const { store, continuity, done } = await instance(redis, { checkEveryMs: 60_000 });
     await done('k1');
     const [epoch, seq] = continuity.expected();
+    const sentIn = continuity.generation();
     const saw = vi.spyOn(continuity, 'saw');
     const claim = await store.claim('k2', 'fp', 60_000, 'A');
     if (claim.kind !== 'acquired') throw new Error(claim.kind);
     await store.complete('k2', claim.owner, 'fp', '"k2"', 60_000, 'A');
     expect(saw.mock.calls).toEqual([
-      [epoch, Number(seq) + 1, 0, Number(seq), epoch],
-      [epoch, Number(seq) + 2, 0, Number(seq) + 1, epoch],
+      [epoch, Number(seq) + 1, 0, Number(seq), sentIn],
+      [epoch, Number(seq) + 2, 0, Number(seq) + 1, sentIn],
     ]);
     continuity.stop();
   });
