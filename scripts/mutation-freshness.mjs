@@ -5,7 +5,7 @@
 // line per module of stryker.groups.json and exits 1 if any is stale or
 // unmeasured. Needs the git history (not a shallow clone); not run in CI,
 // because changing a guarded module must not fail the build until it is
-// re-scored.
+// re-scored. Run it from the repository's root.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import console from 'node:console';
@@ -16,6 +16,14 @@ const modules = [...new Set(Object.values(groups).flatMap((g) => g.mutate))];
 const doc = readFileSync('docs/testing.md', 'utf8');
 
 const git = (...args) => execFileSync('git', args, { encoding: 'utf8' }).trim();
+const commitExists = (commit) => {
+  try {
+    execFileSync('git', ['cat-file', '-e', `${commit}^{commit}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
 const isAncestor = (older, newer) => {
   try {
     execFileSync('git', ['merge-base', '--is-ancestor', older, newer]);
@@ -36,6 +44,8 @@ for (const file of modules) {
   const last = git('log', '-1', '--format=%h', '--', file);
   let verdict;
   if (!row || !/%/.test(score) || !measuredAt) verdict = 'unmeasured';
+  else if (!commitExists(measuredAt)) verdict = `unknown commit ${measuredAt}`;
+  else if (!last) verdict = 'not in git';
   else if (isAncestor(last, measuredAt)) verdict = 'fresh';
   else verdict = `stale (changed in ${last} after ${measuredAt})`;
   const below = /%/.test(score) && Number.parseFloat(score) < 90 ? ', below 90 %' : '';

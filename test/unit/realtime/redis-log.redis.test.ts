@@ -108,6 +108,9 @@ describeWith('redis-server', 'the Redis event log, two instances', () => {
     const tags = new Set(keys.map((k) => /\{[^}]*\}/.exec(k)?.[0]));
     expect(keys.length).toBeGreaterThan(3);
     expect([...tags]).toEqual([`{events:${partitionOf(ACCOUNT)}}`]);
+    // Only what something reads: the stream, the event ids taken and each object's last version.
+    const kinds = new Set(keys.map((k) => k.slice(k.indexOf('}:') + 2).split(':')[0]));
+    expect([...kinds].sort()).toEqual(['event', 'last', 'log']);
   });
 
   it('logs one error line when a stalled link comes back behind what the log still keeps, and goes on from what it keeps', async () => {
