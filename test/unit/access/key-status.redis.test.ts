@@ -48,6 +48,33 @@ describeWith('redis-server', 'revocations and proofs over Redis pub/sub', () => 
     await channel.close();
   });
 
+  it('a message on another channel the same subscriber listens to is no news', async () => {
+    const subscriber = client();
+    const keys = new KeyStatus({ rejectedTtlMs: 30_000, revalidateMs: 60_000, channel: await redisRevocations(client(), subscriber, 'keys', quiet) });
+    await subscriber.subscribe('elsewhere');
+    const raw = client();
+    const marker = 'f'.repeat(32);
+    await raw.publish('elsewhere', `revoked:${ID}`);
+    await raw.publish('elsewhere', `proven:${ID}`);
+    // Published after them on the same connection, so it arrives after them: once it is heard, they were too.
+    await raw.publish('keys', `proven:${marker}`);
+    await vi.waitFor(() => expect(keys.isProven(marker)).toBe(true), { timeout: 3_000, interval: 10 });
+    expect(keys.isRevoked(ID)).toBe(false);
+    expect(keys.isProven(ID)).toBe(false);
+    await keys.close();
+  });
+
+  it('close quits a ready subscriber with QUIT rather than dropping its connection', async () => {
+    const subscriber = client();
+    const channel = await redisRevocations(client(), subscriber, 'keys', quiet);
+    expect(subscriber.status).toBe('ready');
+    const quit = vi.spyOn(subscriber, 'quit');
+    const drop = vi.spyOn(subscriber, 'disconnect');
+    await channel.close();
+    expect(quit).toHaveBeenCalledTimes(1);
+    expect(drop).not.toHaveBeenCalled();
+  });
+
   it('close ends the subscription', async () => {
     const subscriber = client();
     const channel = await redisRevocations(client(), subscriber, 'keys', quiet);

@@ -272,6 +272,42 @@ describe('UpstreamGate', () => {
     expect(told).toBe(2);
   });
 
+  it('a key proven earlier in the operation and refused by a later call (401) is revoked all the same', async () => {
+    const api = fakeApi();
+    const { calls } = api;
+    const { keys, told } = status(true);
+    const t = guarded(api, { maxCalls: 10, callerId: ID, keys });
+    const first = t.get(1);
+    await flush();
+    calls[0]!.resolve();
+    expect(await first).toBe(1);
+    const second = t.get(2).catch((e: unknown) => e);
+    await flush();
+    const refused = new UpstreamAuthenticationError({ route, statusCode: 401 });
+    calls[1]!.reject(refused);
+    expect(await second).toBe(refused);
+    expect(keys.isRevoked(ID)).toBe(true);
+    expect(told).toEqual(['revoked']);
+  });
+
+  it('a call that said nothing of the key (a 500) leaves the next answer to prove it', async () => {
+    const api = fakeApi();
+    const { calls } = api;
+    const { keys } = status(false);
+    const t = guarded(api, { maxCalls: 10, callerId: ID, keys });
+    const first = t.get(1).catch((e: unknown) => e);
+    await flush();
+    calls[0]!.reject(new UpstreamServerError({ route, statusCode: 500 }));
+    await first;
+    expect(keys.isProven(ID)).toBe(false);
+    const second = t.get(2);
+    await flush();
+    calls[1]!.resolve();
+    expect(await second).toBe(2);
+    expect(keys.isProven(ID)).toBe(true);
+    expect(keys.isKnown(ID)).toBe(true);
+  });
+
   it('counts every call it admits, and none it refuses, for extensions.cost', async () => {
     const api = fakeApi();
     const gate = gateOf({ maxCalls: 2, callerId: ID, keys: status(true).keys });

@@ -238,6 +238,12 @@ describe('finalAnswer', () => {
     expect(finalAnswer({ _entities: [{ id: '1' }, null] }, new Map(), new Set(), new Set(['_entities']))).toBe(false);
     expect(finalAnswer({ customer: { id: '1' }, _entities: [{ id: '2' }] }, new Map(), new Set(), roots)).toBe(true);
     expect(finalAnswer(null, new Map(), new Set(), roots)).toBe(false);
+    // One root missing among several is enough.
+    expect(finalAnswer({ customer: null, _entities: [{ id: '2' }] }, new Map(), new Set(), roots)).toBe(false);
+    expect(finalAnswer({ customer: { id: '1' }, _entities: [null] }, new Map(), new Set(), roots)).toBe(false);
+    // No answer, or one that is not an object, has no root object in it.
+    expect(finalAnswer(undefined, new Map(), new Set(), roots)).toBe(false);
+    expect(finalAnswer('customer', new Map(), new Set(), roots)).toBe(false);
     // A nested null under a root is that object's own fact (a transaction with no customer), not a miss.
     expect(finalAnswer({ transaction: { status: 'canceled', customer: null } }, statusOnly, new Set(['transaction']), new Set(['transaction']))).toBe(true);
   });
