@@ -167,6 +167,16 @@ describe('disk idempotency store across a restart', () => {
     await db.close();
   });
 
+  it('sweeps only records at its start: an entry that is none (a number under another key) stays on disk, unread', async () => {
+    const dir = freshDir();
+    const db = open<unknown, string>({ path: path.join(dir, 'idempotency.mdb') });
+    await db.put('elsewhere', 42);
+    const store = openStore(dir);
+    expect(store.size).toBe(0);
+    expect(db.transactionSync(() => db.get('elsewhere'))).toBe(42);
+    await db.close();
+  });
+
   it('asks after no holder in a folder nobody held', () => {
     // Whatever a probe of "no pid" would answer, there is nobody to tell of.
     const probe = vi.spyOn(process, 'kill').mockImplementation(() => true);

@@ -5,18 +5,19 @@
  * and a store that cannot keep records. The resilience suites check the same over a real gateway and emulator.
  */
 import { GraphQLError, GraphQLInt, GraphQLObjectType, GraphQLSchema, GraphQLString, graphql, type ExecutionResult } from 'graphql';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { canonicalJson, fingerprint, idempotent, MemoryIdempotencyStore, recordKeyFor, type IdempotencyOutcome, type IdempotencyStore, type IdempotentCall } from '../../../src/idempotency/index.js';
 import type { Logger } from '../../../src/logger.js';
 import { UpstreamAuthenticationError, UpstreamServerError } from '../../../src/upstream/errors.js';
 
+type Settings = { ttlMs: number; waitMs: number; lockMs: number; recordMaxBytes?: number };
 type Script = (args: Record<string, unknown>, call: IdempotentCall) => Promise<unknown>;
 
 interface Ctx {
   callerId: string;
   idempotency: {
     store: IdempotencyStore;
-    settings: { ttlMs: number; waitMs: number; lockMs: number };
+    settings: Settings;
     headerKey: string | undefined;
     deadlineAt: number;
     observe?: (o: IdempotencyOutcome) => void;
@@ -43,7 +44,7 @@ const schema = new GraphQLSchema({
 });
 
 /** One gateway's worth of state: a store, the outcomes observed, the errors logged, the upstream writes made. */
-function world(settings = { ttlMs: 60_000, waitMs: 1_000, lockMs: 5_000 }, store: IdempotencyStore = new MemoryIdempotencyStore()) {
+function world(settings: Settings = { ttlMs: 60_000, waitMs: 1_000, lockMs: 5_000 }, store: IdempotencyStore = new MemoryIdempotencyStore()) {
   const outcomes: IdempotencyOutcome[] = [];
   const logged: string[] = [];
   const loggedErrors: unknown[] = [];
@@ -74,6 +75,17 @@ function world(settings = { ttlMs: 60_000, waitMs: 1_000, lockMs: 5_000 }, store
       } satisfies Ctx,
     });
   return { run, outcomes, logged, loggedErrors, writes, store, writeOnce };
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** Date.now held at `at` until moved: the guard's waits and the lock's end compare against it. */
+function heldClock(at = 1_000_000) {
+  let now = at;
+  vi.spyOn(Date, 'now').mockImplementation(() => now);
+  return { set: (ms: number) => void (now = ms), advance: (ms: number) => void (now += ms) };
 }
 
 const codes = (r: ExecutionResult) => r.errors?.map((e) => e.extensions.code) ?? [];
@@ -203,6 +215,16 @@ describe('idempotency guard: what the claim finds when the peek found nothing', 
     expect(w.writes).toEqual([]);
   });
 
+  it('with no time left to wait, IDEMPOTENCY_IN_PROGRESS at once, without waiting on the store', async () => {
+    const clock = heldClock();
+    const store = racing({ kind: 'in_progress' });
+    // A wait on the store moves the clock on, so a guard that waits at all still ends.
+    const waits = vi.spyOn(store, 'changed').mockImplementation(async () => clock.advance(1));
+    const w = world({ ttlMs: 60_000, waitMs: 0, lockMs: 5_000 }, store);
+    expect(codes(await w.run('mutation { send(amount: 1, idempotencyKey: "k") { n } }'))).toEqual(['IDEMPOTENCY_IN_PROGRESS']);
+    expect(waits).not.toHaveBeenCalled();
+  });
+
   it('and never past the operation\'s deadline', async () => {
     const w = world({ ttlMs: 60_000, waitMs: 10_000, lockMs: 5_000 }, racing({ kind: 'in_progress' }));
     const started = Date.now();
@@ -286,6 +308,18 @@ describe('idempotency guard: a first request still running', () => {
     await first;
   });
 
+  it('a duplicate with no time left to wait is told IDEMPOTENCY_IN_PROGRESS at once, without waiting on the store', async () => {
+    const clock = heldClock();
+    const store = new MemoryIdempotencyStore();
+    const fp = fingerprint('send', { amount: 1 });
+    expect((await store.claim(recordKeyFor('caller-a', 'k'), fp, 5_000, 'caller-a')).kind).toBe('acquired');
+    const waits = vi.spyOn(store, 'changed').mockImplementation(async () => clock.advance(1));
+    const w = world({ ttlMs: 60_000, waitMs: 0, lockMs: 5_000 }, store);
+    expect(codes(await w.run('mutation { send(amount: 1, idempotencyKey: "k") { n } }'))).toEqual(['IDEMPOTENCY_IN_PROGRESS']);
+    expect(waits).not.toHaveBeenCalled();
+    expect(w.outcomes).toEqual(['in_progress']);
+  });
+
   it('a duplicate that finds the record running only when it claims waits there too, and replays the result', async () => {
     const w = world();
     const g = gate();
@@ -338,6 +372,17 @@ describe('idempotency guard: failures', () => {
     await w.run('mutation { send(amount: 1, idempotencyKey: "k") { n } }', { script: refused });
     await new Promise((r) => setTimeout(r, 10));
     expect((await w.run('mutation { send(amount: 2, idempotencyKey: "k") { n } }')).data).toEqual({ send: { n: 1 } });
+  });
+
+  it('a run that failed before any write releases nothing: it never claimed the key', async () => {
+    const store = new MemoryIdempotencyStore();
+    const releases = vi.spyOn(store, 'release');
+    const w = world(undefined, store);
+    const refusedLocally: Script = async () => {
+      throw new GraphQLError('amount must be positive', { extensions: { code: 'BAD_USER_INPUT' } });
+    };
+    expect(codes(await w.run('mutation { send(amount: -1, idempotencyKey: "k") { n } }', { script: refusedLocally }))).toEqual(['BAD_USER_INPUT']);
+    expect(releases).not.toHaveBeenCalled();
   });
 
   it('a run that wrote nothing upstream keeps nothing: the next call runs', async () => {
@@ -443,6 +488,22 @@ describe('idempotency guard: a store that cannot keep records', () => {
     expect(w.logged).toEqual(['idempotency result could not be stored']);
   });
 
+  it('a result the store refused is offered again only until the claim\'s lock lapses, to the millisecond', async () => {
+    const clock = heldClock();
+    let offers = 0;
+    const w = world({ ttlMs: 60_000, waitMs: 100, lockMs: 5_000 }, broken({ complete: async () => (offers++, Promise.reject(new Error('redis down'))) }));
+    expect((await w.run('mutation { send(amount: 1, idempotencyKey: "k") { n } }')).data).toEqual({ send: { n: 1 } });
+    expect(offers).toBe(1);
+    // Claimed at 1_000_000 with a lock of 5 s: one millisecond before it lapses, the result is offered again.
+    clock.set(1_000_000 + 5_000 - 1);
+    for (const end = performance.now() + 3_000; offers < 2 && performance.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+    expect(offers).toBe(2);
+    // From the millisecond it lapses, another claim may take the key: no more offers.
+    clock.set(1_000_000 + 5_000);
+    await new Promise((r) => setTimeout(r, 700));
+    expect(offers).toBe(2);
+  });
+
   it('a release that fails leaves the failure as the answer, and is logged', async () => {
     const w = world(undefined, broken({ release: async () => Promise.reject(new Error('redis down')) }));
     const failing: Script = async (_a, call) => {
@@ -452,6 +513,33 @@ describe('idempotency guard: a store that cannot keep records', () => {
     expect((await w.run('mutation { send(amount: 1, idempotencyKey: "k") { n } }', { script: failing })).errors?.[0]?.message).toMatch(/500|Upstream/);
     expect(w.logged).toEqual(['idempotency record could not be released; it frees itself when its lock expires']);
     expect(w.loggedErrors).toEqual([new Error('redis down')]);
+  });
+});
+
+describe('idempotency guard: a result too large to keep', () => {
+  it('over recordMaxBytes: the first gets its answer, a duplicate IDEMPOTENCY_RESULT_NOT_KEPT (a replay), nothing sent again', async () => {
+    // The answer {"n":1,"key":"k"} is 17 characters, 34 bytes counted.
+    const w = world({ ttlMs: 60_000, waitMs: 1_000, lockMs: 5_000, recordMaxBytes: 33 });
+    const query = 'mutation { send(amount: 1, idempotencyKey: "k") { n key } }';
+    expect((await w.run(query)).data).toEqual({ send: { n: 1, key: 'k' } });
+    expect(codes(await w.run(query))).toEqual(['IDEMPOTENCY_RESULT_NOT_KEPT']);
+    expect(w.writes).toHaveLength(1);
+    expect(w.outcomes).toEqual(['executed', 'replayed']);
+  });
+
+  it('within recordMaxBytes to the byte, it is kept and replayed', async () => {
+    const w = world({ ttlMs: 60_000, waitMs: 1_000, lockMs: 5_000, recordMaxBytes: 34 });
+    const query = 'mutation { send(amount: 1, idempotencyKey: "k") { n key } }';
+    await w.run(query);
+    expect((await w.run(query)).data).toEqual({ send: { n: 1, key: 'k' } });
+    expect(w.writes).toHaveLength(1);
+  });
+});
+
+describe('recordKeyFor', () => {
+  it('is the hex SHA-256 of the caller and the key, kept apart: no NUL or raw byte reaches a storage key', () => {
+    expect(recordKeyFor('ab', 'c')).toMatch(/^[0-9a-f]{64}$/);
+    expect(recordKeyFor('ab', 'c')).not.toBe(recordKeyFor('a', 'bc'));
   });
 });
 

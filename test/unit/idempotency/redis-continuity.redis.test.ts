@@ -1,14 +1,18 @@
 /**
  * The continuity marker over a real redis-server: a Redis emptied, put back to an older state or replaced is
  * found (by the check and by a record script, whichever comes first), told in one error line, and new claims are
- * refused for the quarantine; records it still has replay meanwhile; an intact Redis raises nothing.
+ * refused for the quarantine; records it still has replay meanwhile; an intact Redis raises nothing. With replicas
+ * to wait for, over a real master and replica: what a check reads is what a replica confirmed.
  */
-import type { Redis } from 'ioredis';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
 import type { Logger } from '../../../src/logger.js';
-import { expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { RedisContinuity } from '../../../src/idempotency/redis-continuity.js';
 import { RedisIdempotencyStore } from '../../../src/idempotency/redis-store.js';
-import { redisClientsForSuite } from '../../realtime/redis-server.js';
+import { redisClientsForSuite, startRedisServer, type RedisServer } from '../../realtime/redis-server.js';
 import { describeWith } from '../../support/tools.js';
 import { idempotencyKeys } from '../../../src/idempotency/redis-keys.js';
 
@@ -40,6 +44,13 @@ describeWith('redis-server', 'the idempotency Redis continuity marker', () => {
     };
     return { prefix, continuity, store, errors, done };
   }
+
+  it('names its first marker its key: the only one on a single server', () => {
+    const redis = client();
+    const quiet = { quarantineMs: 1_000, logger: recordingLogger().logger };
+    expect(new RedisContinuity(redis, 'one:continuity', quiet).key).toBe('one:continuity');
+    expect(new RedisContinuity(redis, ['p0:continuity', 'p1:continuity'], quiet).key).toBe('p0:continuity');
+  });
 
   it('makes the marker on a new Redis and raises nothing while records only grow, over two instances', async () => {
     const redis = client();
@@ -454,5 +465,70 @@ describeWith('redis-server', 'the idempotency Redis continuity marker', () => {
     expect(errors[0]!.msg).toContain(`its marker is gone: it came back empty (marker ${moved[1]})`);
     expect(await store.claim('new', 'fp', 60_000, 'A')).toEqual({ kind: 'full' });
     continuity.stop();
+  });
+});
+
+describeWith('redis-server', 'the continuity marker read through a replica', () => {
+  const ACKS = { replicaAcks: 1, replicaAckTimeoutMs: 200 };
+  let master: RedisServer;
+  let replica: RedisServer;
+  let redis: Redis;
+  // The replica's full sync goes through a file: not in the working tree.
+  const dir = mkdtempSync(path.join(tmpdir(), 'continuity-replica-'));
+
+  beforeAll(async () => {
+    master = await startRedisServer(['--dir', dir]);
+    replica = await startRedisServer(['--dir', dir, '--replicaof', '127.0.0.1', String(master.port)]);
+    redis = new Redis(master.url, { maxRetriesPerRequest: 0 });
+    const deadline = Date.now() + 10_000;
+    while (!(await redis.info('replication')).includes('state=online') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  }, 20_000);
+  afterAll(async () => {
+    redis?.disconnect();
+    await replica?.stop();
+    await master?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('adopts the marker and joins a quarantine written in it, as confirmed by the replica', async () => {
+    const { errors, logger } = recordingLogger();
+    const continuity = new RedisContinuity(redis, 'rep-1:continuity', { quarantineMs: 60_000, logger, checkEveryMs: 60_000, acks: ACKS });
+    await continuity.start();
+    try {
+      const [epoch, seq] = await redis.hmget('rep-1:continuity', 'epoch', 'seq');
+      expect(continuity.expected()).toEqual([epoch, seq ?? '0']);
+      const store = new RedisIdempotencyStore(redis, 'rep-1:', 100, 60_000, continuity, { acks: ACKS });
+      const claim = await store.claim('k', 'fp', 60_000, 'A');
+      if (claim.kind !== 'acquired') throw new Error(claim.kind);
+      await continuity.check();
+      expect(errors).toEqual([]);
+      expect(continuity.known()).toBe(1);
+      // Another gateway found a loss and wrote its quarantine's end in the marker.
+      const until = Date.now() + 30_000;
+      await redis.hset('rep-1:continuity', 'until', String(until));
+      await continuity.check();
+      expect(continuity.condition()).toEqual({ quarantinedUntil: until, losses: 1, reason: 'idempotency Redis lost records: another gateway found the loss' });
+    } finally {
+      continuity.stop();
+    }
+  });
+
+  it('with the replica gone, a check compares nothing it could not confirm', async () => {
+    const { errors, logger } = recordingLogger();
+    const continuity = new RedisContinuity(redis, 'rep-2:continuity', { quarantineMs: 60_000, logger, checkEveryMs: 60_000, acks: ACKS });
+    await continuity.start();
+    try {
+      const store = new RedisIdempotencyStore(redis, 'rep-2:', 100, 60_000, continuity, { acks: ACKS });
+      for (const key of ['k1', 'k2']) expect((await store.claim(key, 'fp', 60_000, 'A')).kind).toBe('acquired');
+      expect(continuity.known()).toBe(2);
+      await replica.kill();
+      // The master alone reads a sequence below the one known: unconfirmed, it is no evidence of a loss.
+      await redis.hset('rep-2:continuity', 'seq', '0');
+      await continuity.check();
+      expect(errors).toEqual([]);
+      expect(continuity.condition().losses).toBe(0);
+    } finally {
+      continuity.stop();
+    }
   });
 });

@@ -1,8 +1,13 @@
-/** What only the Redis store does: a caller's quota, kept by an index scored by expiry, how a waiter polls, its default keys, its close. */
-import { expect, it, vi } from 'vitest';
+/**
+ * What only the Redis store does: a caller's quota, kept by an index scored by expiry, how a waiter polls, its default
+ * keys, its close, a result sent again while Redis fails, a claim no replica confirmed.
+ */
+import type { Redis } from 'ioredis';
+import { afterEach, expect, it, vi } from 'vitest';
 import { RedisContinuity } from '../../../src/idempotency/redis-continuity.js';
 import { RedisIdempotencyStore } from '../../../src/idempotency/redis-store.js';
 import { createLogger } from '../../../src/logger.js';
+import { ReplicaAckError } from '../../../src/redis.js';
 import { redisClientsForSuite } from '../../realtime/redis-server.js';
 import { describeWith } from '../../support/tools.js';
 
@@ -10,6 +15,9 @@ describeWith('redis-server', 'the Redis idempotency store\'s quota and polling',
   const client = redisClientsForSuite();
   let n = 0;
   const prefix = () => `quota-${++n}:`;
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
 
   it('refuses a caller at its quota and drops none of its records; another caller still claims', async () => {
     const store = new RedisIdempotencyStore(client(), prefix(), 2);
@@ -126,5 +134,102 @@ describeWith('redis-server', 'the Redis idempotency store\'s quota and polling',
     const end = Date.now() + 2_000;
     while ((plain.status !== 'end' || unanswered.status !== 'end') && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
     expect([plain.status, unanswered.status]).toEqual(['end', 'end']);
+  });
+  it('refuses a continuity checker that watches other markers than its own', () => {
+    const redis = client();
+    const p = prefix();
+    const elsewhere = new RedisContinuity(redis, 'elsewhere:continuity', { quarantineMs: 1_000, logger: createLogger('silent') });
+    expect(() => new RedisIdempotencyStore(redis, p, 100, 60_000, elsewhere)).toThrow("the continuity markers are not the store's");
+    const its = new RedisContinuity(redis, `${p}continuity`, { quarantineMs: 1_000, logger: createLogger('silent') });
+    expect(() => new RedisIdempotencyStore(redis, p, 100, 60_000, its)).not.toThrow();
+  });
+
+  it('a peek without a caller reads the record of the caller \'\' (its partition too)', async () => {
+    const store = new RedisIdempotencyStore(client(), prefix(), 100, 60_000, undefined, { partitions: 16 });
+    const claim = await store.claim('k', 'fp', 60_000, '');
+    if (claim.kind !== 'acquired') throw new Error(claim.kind);
+    await store.complete('k', claim.owner, 'fp', '"anon"', 60_000, '');
+    expect(await store.peek('k', 'fp')).toEqual({ kind: 'completed', json: '"anon"' });
+  });
+
+  /** The store's next `failures` writes fail as a dropped connection would; `onFailure` runs at each. */
+  function failingWrites(redis: Redis, failures: number, onFailure = () => {}): { attempts: () => number } {
+    const real = redis.pipeline.bind(redis);
+    let attempts = 0;
+    vi.spyOn(redis, 'pipeline').mockImplementation(((...args: Parameters<Redis['pipeline']>) => {
+      const pipeline = real(...args);
+      attempts += 1;
+      if (failures > 0) {
+        failures -= 1;
+        pipeline.exec = async () => {
+          onFailure();
+          throw new Error('Connection is closed.');
+        };
+      }
+      return pipeline;
+    }) as Redis['pipeline']);
+    return { attempts: () => attempts };
+  }
+
+  it('sends a result again while Redis fails, a pause apart, and keeps it once Redis answers', async () => {
+    const redis = client();
+    const store = new RedisIdempotencyStore(redis, prefix());
+    const claim = await store.claim('k', 'fp', 60_000, 'A');
+    if (claim.kind !== 'acquired') throw new Error(claim.kind);
+    const writes = failingWrites(redis, 2);
+    const started = performance.now();
+    expect(await store.complete('k', claim.owner, 'fp', '"paid"', 60_000, 'A')).toBe(true);
+    // Two failures, each followed by a pause of 250 ms (timers fire late on a loaded machine, never early).
+    expect(performance.now() - started).toBeGreaterThanOrEqual(480);
+    expect(writes.attempts()).toBe(3);
+    expect(await store.peek('k', 'fp', 'A')).toEqual({ kind: 'completed', json: '"paid"' });
+  });
+
+  it('gives up sending a result once no pause fits in the 15 s since its first try', async () => {
+    const redis = client();
+    const store = new RedisIdempotencyStore(redis, prefix());
+    const claim = await store.claim('k', 'fp', 60_000, 'A');
+    if (claim.kind !== 'acquired') throw new Error(claim.kind);
+    let now = 1_000_000;
+    vi.spyOn(Date, 'now').mockImplementation(() => now);
+    // A failure at the last moment a pause still fits (15 s minus 250 ms): tried once more, and kept.
+    const lastChance = failingWrites(redis, 1, () => {
+      now = 1_000_000 + 15_000 - 250;
+    });
+    expect(await store.complete('k', claim.owner, 'fp', '"paid"', 60_000, 'A')).toBe(true);
+    expect(lastChance.attempts()).toBe(2);
+    vi.mocked(redis.pipeline).mockRestore();
+
+    // One millisecond later no pause fits: the failure is the answer, with no other try.
+    now = 1_000_000;
+    const other = await store.claim('k2', 'fp', 60_000, 'A');
+    if (other.kind !== 'acquired') throw new Error(other.kind);
+    const tooLate = failingWrites(redis, 5, () => {
+      now += 15_000 - 250 + 1;
+    });
+    await expect(store.complete('k2', other.owner, 'fp', '"paid"', 60_000, 'A')).rejects.toThrow('Connection is closed.');
+    expect(tooLate.attempts()).toBe(1);
+  });
+
+  it('opens again a claim no replica confirmed, and holds the Redis to none of its sequence', async () => {
+    const redis = client();
+    const p = prefix();
+    const continuity = new RedisContinuity(redis, `${p}continuity`, { quarantineMs: 60_000, logger: createLogger('silent') });
+    await continuity.start();
+    try {
+      // A lone server has no replica to confirm on: the claim lands on it, but is refused.
+      const store = new RedisIdempotencyStore(redis, p, 100, 60_000, continuity, { acks: { replicaAcks: 1, replicaAckTimeoutMs: 20 } });
+      const known = continuity.known();
+      await expect(store.claim('k', 'fp', 60_000, 'A')).rejects.toBeInstanceOf(ReplicaAckError);
+      // The claim and its opening both moved the marker on the master alone: a replica promoted now holds `known`.
+      expect(await redis.hget(`${p}continuity`, 'seq')).toBe(String(known + 2));
+      expect(continuity.known()).toBe(known);
+      // Opened, not left running until its lock expires: a retry (here without replicas to wait for) takes it at once.
+      expect(JSON.parse((await redis.get(`${p}k`))!)).toEqual({ s: 'open', fp: 'fp' });
+      const plain = new RedisIdempotencyStore(redis, p, 100, 60_000);
+      expect((await plain.claim('k', 'fp', 60_000, 'A')).kind).toBe('acquired');
+    } finally {
+      continuity.stop();
+    }
   });
 });
