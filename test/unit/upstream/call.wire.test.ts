@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CallingKey } from '../../../src/upstream/call.js';
 import { ByteBudget } from '../../../src/upstream/byte-budget.js';
-import { createDecodeMemo } from '../../../src/upstream/decode-memo.js';
+import { createDecodeMemo, type DecodeMemo } from '../../../src/upstream/decode-memo.js';
 import { SLICED_FROM_CHARS } from '../../../src/upstream/decode-sliced.js';
 import type { DecodeTurns } from '../../../src/upstream/decode-turns.js';
 import { ENDPOINTS } from '../../../src/upstream/endpoints.js';
@@ -272,6 +272,35 @@ describe('a large answer', () => {
     expect(((await call(s, c, ENDPOINTS.currencies.list)) as { iso: string }[]).map((x) => x.iso)).toEqual(['XOF', 'EUR']);
     expect(await call(s, c, ENDPOINTS.transactions.list, {})).toMatchObject({ items: [{ id: 1 }, { id: 2 }] });
     expect(await s.retrieve()).toMatchObject({ id: 101 });
+  });
+
+  it("checks a large list's items in turns, one item a turn at most, and a read of one object only that object", async () => {
+    // Every slice due at once (sliceMs 0); each item's check asks the memo first, which notes it.
+    const log: string[] = [];
+    const memo: DecodeMemo = { get: () => void log.push('check'), set: () => {} };
+    const turns = { sliceMs: 0, turn: async () => void log.push('turn'), keysWaiting: 0 } as unknown as DecodeTurns;
+    const big = SLICED_FROM_CHARS + 10;
+    const twenty = (make: (i: number) => unknown) => Array.from({ length: 20 }, (_, i) => make(i + 1));
+    const answers = [
+      sized(enveloped('transactions', twenty((id) => aTransaction({ id })), { meta: { ...aPageMeta(), per_page: 20 } }), big),
+      sized(enveloped('currencies', twenty((id) => aCurrency({ id }))), big),
+      sized(enveloped('payment_intents', twenty(() => aPaymentIntent())), big),
+      sized(twenty((id) => aTransaction({ id: id === 20 ? 101 : id })), big),
+      sized(twenty(() => aPayout()), big),
+    ];
+    const s = setup((n) => answers[n - 1]!, { memo, turns });
+    const c = s.caller();
+    const checked = async (read: () => Promise<unknown>) => {
+      log.length = 0;
+      await read();
+      return { checks: log.filter((e) => e === 'check').length, inARow: log.join(' ').includes('check check') };
+    };
+    expect(await checked(() => call(s, c, ENDPOINTS.transactions.list, { perPage: 20 }))).toEqual({ checks: 20, inARow: false });
+    expect(await checked(() => call(s, c, ENDPOINTS.currencies.list))).toEqual({ checks: 20, inARow: false });
+    expect(await checked(() => call(s, c, ENDPOINTS.transactions.send, 'mtn', { token: 't' }))).toEqual({ checks: 20, inARow: false });
+    expect(await checked(() => s.retrieve())).toEqual({ checks: 1, inARow: false });
+    // A write answered with a list: its first object.
+    expect(await checked(() => call(s, c, ENDPOINTS.payouts.create, { amount: Decimal.parse('1') as Decimal, currencyIso: 'XOF' }))).toEqual({ checks: 1, inARow: false });
   });
 
   it('tells the operation of an answer from PRICED_FROM_CHARS characters, with its length, and of none shorter', async () => {
