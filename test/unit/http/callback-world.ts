@@ -66,7 +66,7 @@ beforeEach(() => {
 });
 }
 
-export const schema = buildSchema('type Query { ok: Boolean } type Subscription { ticks(n: Int!): Int refused: Int fails: Int whoami: String events: Int late: Int }');
+export const schema = buildSchema('type Query { ok: Boolean } type Subscription { ticks(n: Int!): Int refused: Int fails: Int whoami: String events: Int late: Int lateEvents: Int }');
 /** `late` starts its events only once `gate` resolves: graphql-js is still starting it until then. */
 export const starts = { gate: Promise.resolve() };
 const fields = schema.getSubscriptionType()!.getFields() as unknown as Record<string, GraphQLFieldConfig<unknown, unknown, { n: number }>>;
@@ -100,6 +100,13 @@ fields.late!.subscribe = async function () {
   })();
 };
 fields.late!.resolve = (value) => value;
+/** Listens to the bus first, then waits for `gate` before graphql-js has the events (as a resolver that reads the upstream first). */
+fields.lateEvents!.subscribe = async function (_root, _args, context) {
+  const events = (context as Context).realtime!.events((event) => (event as unknown as { n: number }).n);
+  await starts.gate;
+  return events;
+};
+fields.lateEvents!.resolve = (value) => value;
 fields.refused!.subscribe = () => {
   throw new GraphQLError('Not yours.', { extensions: { code: 'FORBIDDEN' } });
 };
@@ -117,6 +124,8 @@ export interface World {
   admission: { revoked: boolean; limited: RateRefusal | null; account: () => Promise<number>; streams: unknown[][] };
   /** Hands `event` to every subscription listening on the bus, synchronously (as the bus's fan-out does). */
   emit(event: unknown): void;
+  /** How many subscriptions listen on the bus. */
+  listening(): number;
   /** What the operation's telemetry was told, and what startOperation was given. */
   telemetry: { calls: [string, unknown[]][]; started: unknown[] };
   /** Makes building the operation's context throw (a bug), from now on. */
@@ -196,6 +205,7 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
     telemetry: told,
     breakContext: () => void (broken = true),
     emit: (event) => listeners.forEach((listener) => listener(event as never)),
+    listening: () => listeners.size,
     open(extension = {}, over = {}) {
       const id = `sub-${++subscriptionSeq}`;
       const subscription = { callbackUrl: `${router.base}${id}`, subscriptionId: id, verifier: `v-${id}`, heartbeatIntervalMs: 0, ...extension };

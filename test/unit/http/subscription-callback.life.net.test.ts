@@ -268,6 +268,25 @@ describe('open: a subscription over the bus', () => {
   });
 });
 
+describe('open: a queue that overflows before the subscription exists', () => {
+  it('ends the subscription with SUBSCRIBER_TOO_SLOW as soon as it exists, not with a plain complete', async () => {
+    const w = world({ perKey: 1 });
+    let letStart!: () => void;
+    starts.gate = new Promise((resolve) => (letStart = resolve));
+    const opening = w.open({}, { query: 'subscription { lateEvents }' });
+    await until(() => w.listening() === 1);
+    for (let n = 1; n <= 20; n++) w.emit({ n });
+    letStart();
+    expect(await opening).toMatchObject({ status: 200, result: { data: null } });
+    await until(() => router.messages.some((m) => m.action === 'complete'));
+    expect(router.messages.map((m) => m.action)).toEqual(['check', 'complete']);
+    expect(router.messages[1]!.errors).toEqual([{ message: 'The router did not keep up: more than 8 events waited for it. Subscribe again.', extensions: { code: 'SUBSCRIBER_TOO_SLOW' } }]);
+    expect(w.logs.filter((l) => l.level === 'warn')).toHaveLength(1);
+    await until(() => w.live.released === 1);
+    expect(w.subs.stats()).toEqual({ callbackSubscriptions: 0 });
+  });
+});
+
 describe('open: the context a subscription runs in', () => {
   it("holds the key's account and the caller", async () => {
     const w = world();
