@@ -217,9 +217,13 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
     telemetry.by(callerId);
     telemetry.named(operationName ?? operation?.name?.value, 'subscription');
     let stream: CallbackStream | null = null;
+    // Events may overflow while graphql-js still starts the subscription (a resolver that reads first): ended once it exists.
+    let overflowed = false;
+    const tooSlowReason = () => reason(`The router did not keep up: more than ${deps.queueLimit} events waited for it. Subscribe again.`, 'SUBSCRIBER_TOO_SLOW');
     const tooSlow = () => {
       logger.warn({ callerId, queueLimit: deps.queueLimit }, 'callback subscription too slow: router not keeping up, subscription completed');
-      void stream?.end(reason(`The router did not keep up: more than ${deps.queueLimit} events waited for it. Subscribe again.`, 'SUBSCRIBER_TOO_SLOW'));
+      if (stream) void stream.end(tooSlowReason());
+      else overflowed = true;
     };
     const present = (result: ExecutionResult) => streamedResult(result, telemetry, format, admission.documents) ?? result;
 
@@ -279,6 +283,7 @@ export function createCallbackSubscriptions(deps: CallbackDeps): CallbackSubscri
     // The key revoked on any instance: the subscription ends, and the router is told why.
     endRevoked = () => void subscription.end(reason('The payments API revoked this API key: the subscription is closed.', ErrorCode.UNAUTHENTICATED));
     if (revoked) endRevoked();
+    if (overflowed) void subscription.end(tooSlowReason());
     return { status: 200, result: { data: null }, started: () => subscription.start() };
   }
 

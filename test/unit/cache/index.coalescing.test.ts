@@ -1,10 +1,10 @@
 /**
  * Pending objects and reads in flight in the entity cache (src/cache/index.ts) over the memory store: kept for
- * their max age only while changes are heard, one upstream read for reads of one key that overlap, none joined
+ * their max age only while changes are heard (and a max age is set), one upstream read for reads of one key that overlap, none joined
  * across an eviction, a joined failure read again, and the pending ones told to the poll hook.
  */
 import { describe, expect, it } from 'vitest';
-import { createEntityCache, memoryStore } from '../../../src/cache/index.js';
+import { createEntityCache, entityTtlPolicy, memoryStore } from '../../../src/cache/index.js';
 import { createLogger } from '../../../src/logger.js';
 
 const settings = { customerTtlMs: 1_000, currencyTtlMs: 1_000, finalTtlMs: 3_000, pendingMaxAgeMs: 2_000 };
@@ -65,6 +65,64 @@ describe('pending objects in the entity cache', () => {
     await older.scope(CALLER).load('transaction', [1], fetch);
     expect(reads).toBe(3);
     expect((await older.scope(CALLER).load('payout', [2], async () => { throw new Error('read again'); }))[0]).toEqual({ id: 2, status: 'sent' });
+  });
+
+  it('serves a pending copy up to its max age exactly, not a millisecond past it', async () => {
+    let at = 1_000_000;
+    const now = () => at;
+    const store = memoryStore(100, now);
+    const cache = createEntityCache(store, settings, createLogger('silent'), { hearsChanges: () => true, now });
+    // Kept by the store past our max age (another instance's longer TTL): only our age test decides.
+    await store.write(CALLER, 'transaction', [{ id: 1, value: { id: 1, status: 'pending', written: 'then' }, ttlMs: 60_000, generation: null }]);
+    const fetch = async (id: string | number) => ({ id, status: 'pending' }) as never;
+    at += settings.pendingMaxAgeMs;
+    expect((await cache.scope(CALLER).load('transaction', [1], fetch))[0]).toMatchObject({ written: 'then' });
+    at += 1;
+    expect((await cache.scope(CALLER).load('transaction', [1], fetch))[0]).toEqual({ id: 1, status: 'pending' });
+  });
+
+  it('keeps no pending object without a way to hear its changes, or without a max age', async () => {
+    let reads = 0;
+    const fetch = async (id: string | number) => (reads++, { id, status: 'pending' }) as never;
+    const told: number[] = [];
+    const polled = (_kind: string, value: { id: number }) => void told.push(value.id);
+    // No hearsChanges given: changes are not heard.
+    const deaf = createEntityCache(memoryStore(100), settings, createLogger('silent'));
+    await deaf.scope(CALLER, { polled }).load('transaction', [1], fetch);
+    await deaf.scope(CALLER, { polled }).load('transaction', [1], fetch);
+    expect(reads).toBe(2);
+    expect(entityTtlPolicy(settings).transaction({ id: 1, status: 'pending' } as never)).toBe(0);
+    // Changes heard, but no max age: not kept, so no poll to reconcile either.
+    for (const noAge of [{ ...settings, pendingMaxAgeMs: 0 }, { customerTtlMs: 1_000, currencyTtlMs: 1_000, finalTtlMs: 3_000 }]) {
+      const ageless = createEntityCache(memoryStore(100), noAge, createLogger('silent'), { hearsChanges: () => true });
+      await ageless.scope(CALLER, { polled }).load('transaction', [2], fetch);
+      await ageless.scope(CALLER, { polled }).load('transaction', [2], fetch);
+    }
+    expect(reads).toBe(6);
+    expect(told).toEqual([]);
+  });
+
+  it('shares no read in flight while the store cannot be read: neither joins one nor lets one be joined', async () => {
+    const inner = memoryStore(100);
+    let down = true;
+    const store = { ...inner, read: (...args: Parameters<typeof inner.read>) => (down ? Promise.reject(new Error('redis down')) : inner.read(...args)) };
+    const cache = createEntityCache(store, settings, createLogger('silent'), { hearsChanges: () => true });
+    const upstream = deferred<{ id: number; status: string }>();
+    let reads = 0;
+    const fetch = () => (reads++, upstream.promise) as never;
+    // Both reads without the store: no generation to tell an eviction since, so each asks for itself.
+    const first = cache.scope(CALLER).load('transaction', [1], fetch);
+    await new Promise((r) => setImmediate(r));
+    const second = cache.scope(CALLER).load('transaction', [1], fetch);
+    await new Promise((r) => setImmediate(r));
+    expect(reads).toBe(2);
+    // The store back: a read does not join one made without it.
+    down = false;
+    const third = cache.scope(CALLER).load('transaction', [1], fetch);
+    await new Promise((r) => setImmediate(r));
+    expect(reads).toBe(3);
+    upstream.resolve({ id: 1, status: 'pending' });
+    await Promise.all([first, second, third]);
   });
 
   it('makes one upstream read for overlapping reads of one key, none shared with another key', async () => {

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EntityCache } from '../../../src/cache/index.js';
 import { cacheTagOf, createRouterInvalidation, isTagged, SUBGRAPH_NAME, withRouterInvalidation } from '../../../src/cache/router-invalidation.js';
 import { createLogger } from '../../../src/logger.js';
@@ -158,6 +158,29 @@ describe('router invalidation: one push', () => {
     expect(gaps[0]).toBeGreaterThanOrEqual(19);
     expect(gaps[1]).toBeGreaterThanOrEqual(39);
     expect(gaps[2]).toBeGreaterThanOrEqual(79);
+  });
+
+  // Exact, from the timers asked for (no clock read): base x 2^(attempt - 1) x (0.5 + random / 2).
+  it('waits the base doubled per attempt, scaled by its jitter', async () => {
+    vi.stubGlobal('fetch', async () => new Response('{}', { status: 503 }));
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    // Only the timers router-invalidation.ts asks for: the runtime sets its own too.
+    const waits: unknown[] = [];
+    const real = globalThis.setTimeout;
+    vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: () => void, ms?: number) => {
+      if (new Error().stack?.includes('router-invalidation.ts')) waits.push(ms);
+      return real(fn, ms);
+    }) as typeof setTimeout);
+    try {
+      const { invalidation, outcomes } = invalidationTo('http://router.invalid/invalidation', 8);
+      invalidation.push('transaction', [12]);
+      await invalidation.drain();
+      expect(outcomes).toEqual(['retried', 'retried', 'retried', 'failed']);
+      expect(waits).toEqual([6, 12, 24]);
+    } finally {
+      vi.restoreAllMocks();
+      vi.unstubAllGlobals();
+    }
   });
 
   it('drain waits for every push in flight', async () => {

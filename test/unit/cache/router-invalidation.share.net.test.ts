@@ -95,6 +95,48 @@ describe('router invalidation: each owner has a share of the pending pushes', ()
     await invalidation.drain();
   });
 
+  /** A fetch that hangs in-process until the test answers: each push stays pending until then. */
+  function heldFetch() {
+    const held: (() => void)[] = [];
+    vi.stubGlobal('fetch', () => new Promise((resolve) => held.push(() => resolve(new Response('{}')))));
+    return held;
+  }
+  const settle = () => new Promise((r) => setImmediate(r));
+
+  it("does not count the webhooks' pending pushes against the callers' part", async () => {
+    heldFetch();
+    try {
+      const outcomes: string[] = [];
+      const invalidation = createRouterInvalidation({ url: 'http://router.invalid/invalidation', key: 'k' }, { logger: createLogger('silent'), observe: (o) => outcomes.push(o) });
+      // The webhooks' share full first, then ten callers' shares: 900 of the callers' 1000 still fit beside it.
+      for (let i = 0; i < MAX_PENDING_PER_OWNER; i++) invalidation.push('payout', [i]);
+      for (let c = 0; c < 10; c++) for (let i = 0; i < MAX_PENDING_PER_OWNER; i++) invalidation.push('transaction', [`${c}-${i}`], `caller-${c}`);
+      expect(outcomes.filter((o) => o === 'dropped')).toHaveLength(10 * MAX_PENDING_PER_OWNER - 900);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it("hands an owner back one place per push that ends, not its whole share", async () => {
+    const held = heldFetch();
+    try {
+      const outcomes: string[] = [];
+      const invalidation = createRouterInvalidation({ url: 'http://router.invalid/invalidation', key: 'k' }, { logger: createLogger('silent'), observe: (o) => outcomes.push(o) });
+      for (let i = 0; i < MAX_PENDING_PER_OWNER; i++) invalidation.push('transaction', [i], 'flooder');
+      held.shift()!();
+      await settle();
+      expect(outcomes).toEqual(['sent']);
+      // One place free: one more push pending, the rest dropped.
+      for (let i = 0; i < MAX_PENDING_PER_OWNER; i++) invalidation.push('transaction', [`more-${i}`], 'flooder');
+      expect(outcomes.filter((o) => o === 'dropped')).toHaveLength(MAX_PENDING_PER_OWNER - 1);
+      held.splice(0).forEach((answer) => answer());
+      await invalidation.drain();
+      expect(outcomes.filter((o) => o === 'sent')).toHaveLength(MAX_PENDING_PER_OWNER + 1);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   // 1100 pushes held at once: a fetch that hangs in-process stands in for the router, so no thousand sockets are opened.
   it("keeps the webhooks' share free of every caller's flood together: ten callers filling the queue drop none of a webhook's", async () => {
     const tags: string[] = [];

@@ -11,6 +11,7 @@ import { createCallbackSubscriptions, type CallbackAnswer, type CallbackDeps } f
 import type { Admission, Caller, RateRefusal } from '../../../src/access/admission.js';
 import { streamDoor } from '../../../src/access/stream-admission.js';
 import { overSize, tooLarge } from '../../../src/limits/response-size.js';
+import type { Context } from '../../../src/context.js';
 
 export interface Message {
   path: string;
@@ -27,6 +28,8 @@ export const router = {
   checkReply: { status: 204 } as { status: number; protocol?: string | null },
   nextStatus: 200,
   completeStatus: 200,
+  /** While set, the stand-in answers `check` only once it resolves. */
+  holdCheck: null as Promise<void> | null,
 };
 let server: http.Server;
 
@@ -41,7 +44,9 @@ beforeAll(async () => {
       router.messages.push(message);
       if (message.action !== 'check') return void res.writeHead(message.action === 'next' ? router.nextStatus : router.completeStatus).end();
       const protocol = router.checkReply.protocol === undefined ? 'callback/1.0' : router.checkReply.protocol;
-      res.writeHead(router.checkReply.status, protocol === null ? {} : { 'subscription-protocol': protocol }).end();
+      const answer = () => void res.writeHead(router.checkReply.status, protocol === null ? {} : { 'subscription-protocol': protocol }).end();
+      if (router.holdCheck) void router.holdCheck.then(answer);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -56,10 +61,14 @@ beforeEach(() => {
   router.checkReply = { status: 204 };
   router.nextStatus = 200;
   router.completeStatus = 200;
+  router.holdCheck = null;
+  starts.gate = Promise.resolve();
 });
 }
 
-export const schema = buildSchema('type Query { ok: Boolean } type Subscription { ticks(n: Int!): Int refused: Int fails: Int whoami: String }');
+export const schema = buildSchema('type Query { ok: Boolean } type Subscription { ticks(n: Int!): Int refused: Int fails: Int whoami: String events: Int late: Int lateEvents: Int }');
+/** `late` starts its events only once `gate` resolves: graphql-js is still starting it until then. */
+export const starts = { gate: Promise.resolve() };
 const fields = schema.getSubscriptionType()!.getFields() as unknown as Record<string, GraphQLFieldConfig<unknown, unknown, { n: number }>>;
 /** Ticks until `n`, then waits until the stream is ended (the subscription's own events stay open). */
 fields.ticks!.subscribe = async function* (_root, { n }) {
@@ -80,6 +89,24 @@ fields.whoami!.subscribe = async function* (_root, _args, context) {
   await new Promise(() => {});
 };
 fields.whoami!.resolve = (value) => value;
+/** The events of the world's bus for the key's account (`World.emit`), through the subscription's bounded queue. */
+fields.events!.subscribe = (_root, _args, context) => (context as Context).realtime!.events((event) => (event as unknown as { n: number }).n);
+fields.events!.resolve = (value) => value;
+fields.late!.subscribe = async function () {
+  await starts.gate;
+  return (async function* () {
+    yield 1;
+    await new Promise(() => {});
+  })();
+};
+fields.late!.resolve = (value) => value;
+/** Listens to the bus first, then waits for `gate` before graphql-js has the events (as a resolver that reads the upstream first). */
+fields.lateEvents!.subscribe = async function (_root, _args, context) {
+  const events = (context as Context).realtime!.events((event) => (event as unknown as { n: number }).n);
+  await starts.gate;
+  return events;
+};
+fields.lateEvents!.resolve = (value) => value;
 fields.refused!.subscribe = () => {
   throw new GraphQLError('Not yours.', { extensions: { code: 'FORBIDDEN' } });
 };
@@ -94,7 +121,11 @@ export interface World {
   formatted: unknown[];
   /** The revocation callbacks `live` was given, and how many releases were called. */
   live: { ends: (() => void)[]; released: number };
-  admission: { limited: RateRefusal | null; account: () => Promise<number>; streams: unknown[][] };
+  admission: { revoked: boolean; limited: RateRefusal | null; account: () => Promise<number>; streams: unknown[][] };
+  /** Hands `event` to every subscription listening on the bus, synchronously (as the bus's fan-out does). */
+  emit(event: unknown): void;
+  /** How many subscriptions listen on the bus. */
+  listening(): number;
   /** What the operation's telemetry was told, and what startOperation was given. */
   telemetry: { calls: [string, unknown[]][]; started: unknown[] };
   /** Makes building the operation's context throw (a bug), from now on. */
@@ -114,10 +145,12 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
   });
   let broken = false;
   const live: World['live'] = { ends: [], released: 0 };
-  const state: World['admission'] = { limited: null, account: async () => 42, streams: [] };
+  const state: World['admission'] = { revoked: false, limited: null, account: async () => 42, streams: [] };
+  const listeners = new Set<(event: never) => void>();
+  const bus = { subscribe: (_accountId: number, listener: (event: never) => void) => (listeners.add(listener), () => void listeners.delete(listener)) };
   // The real sequence every stream is opened through, over fake steps.
   const door = streamDoor({
-    isRevoked: () => false,
+    isRevoked: () => state.revoked,
     maxPerKey: config.perKey ?? 2,
     stream: async (...args: unknown[]) => (state.streams.push(args), state.limited),
     document: (body: Record<string, unknown>) => {
@@ -134,7 +167,7 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
   const admission = { documents: { overSize: (result: unknown) => overSize(result, 1_000_000), tooLarge: () => tooLarge(1_000_000) }, openStream: door.open } as unknown as Admission;
   const deps: CallbackDeps = {
     schema,
-    bus: {} as CallbackDeps['bus'],
+    bus: bus as unknown as CallbackDeps['bus'],
     reconciler: {} as CallbackDeps['reconciler'],
     queueLimit: 8,
     admission,
@@ -171,6 +204,8 @@ export function world(config: { allowed?: string[]; max?: number; perKey?: numbe
     admission: state,
     telemetry: told,
     breakContext: () => void (broken = true),
+    emit: (event) => listeners.forEach((listener) => listener(event as never)),
+    listening: () => listeners.size,
     open(extension = {}, over = {}) {
       const id = `sub-${++subscriptionSeq}`;
       const subscription = { callbackUrl: `${router.base}${id}`, subscriptionId: id, verifier: `v-${id}`, heartbeatIntervalMs: 0, ...extension };

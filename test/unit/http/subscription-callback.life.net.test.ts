@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { UpstreamAuthenticationError, UpstreamPermissionError, UpstreamRouteMissingError, UpstreamServerError } from '../../../src/upstream/errors.js';
-import { caller, router, sleep, until, useCallbackRouter, world } from './callback-world.js';
+import { caller, router, sleep, starts, until, useCallbackRouter, world } from './callback-world.js';
 
 useCallbackRouter();
 
@@ -34,6 +34,14 @@ describe('open: the caps, the account and the check', () => {
     w.admission.account = async () => 42;
     expect((await w.open()).status).toBe(200);
     await w.subs.close();
+  });
+
+  it('refuses a key revoked before the door, in the revoked key\'s words, and calls nothing', async () => {
+    const w = world();
+    w.admission.revoked = true;
+    expect(await w.open()).toEqual({ status: 401, message: 'The payments API rejected this API key moments ago; check the key before retrying.', code: 'UNAUTHENTICATED' });
+    expect(router.messages).toEqual([]);
+    expect(w.live.ends).toEqual([]);
   });
 
   it('logs an unexpected account failure by its message only', async () => {
@@ -111,6 +119,38 @@ describe('open: a subscription', () => {
     const count = router.messages.length;
     expect(await w.open()).toEqual({ status: 503, message: 'The gateway is shutting down: subscribe again.', code: 'SHUTTING_DOWN' });
     expect(router.messages).toHaveLength(count);
+  });
+
+  it('ends a subscription whose key was revoked while its check was in flight, as soon as it exists', async () => {
+    const w = world({ perKey: 1 });
+    let answerCheck!: () => void;
+    router.holdCheck = new Promise((resolve) => (answerCheck = resolve));
+    const opening = w.open();
+    await until(() => router.messages.length === 1 && w.live.ends.length === 1);
+    w.live.ends[0]!();
+    answerCheck();
+    expect(await opening).toMatchObject({ status: 200, result: { data: null } });
+    await until(() => router.messages.some((m) => m.action === 'complete'));
+    expect(router.messages.map((m) => m.action)).toEqual(['check', 'complete']);
+    expect(router.messages[1]!.errors).toEqual([{ message: 'The payments API revoked this API key: the subscription is closed.', extensions: { code: 'UNAUTHENTICATED' } }]);
+    await until(() => w.live.released === 1);
+    expect(w.subs.stats()).toEqual({ callbackSubscriptions: 0 });
+  });
+
+  it('ends a subscription graphql-js was still starting when close() began, and answers SHUTTING_DOWN', async () => {
+    const w = world({ perKey: 1 });
+    let letStart!: () => void;
+    starts.gate = new Promise((resolve) => (letStart = resolve));
+    const opening = w.open({}, { query: 'subscription { late }' });
+    // The check answered and the operation begun: graphql-js waits in the field's subscribe.
+    await until(() => w.telemetry.started.length === 1);
+    await w.subs.close();
+    letStart();
+    expect(await opening).toEqual({ status: 503, message: 'The gateway is shutting down: subscribe again.', code: 'SHUTTING_DOWN' });
+    expect(router.messages.map((m) => m.action)).toEqual(['check', 'complete']);
+    expect(router.messages[1]!.errors).toEqual([{ message: 'The gateway is shutting down: subscribe again.', extensions: { code: 'SHUTTING_DOWN' } }]);
+    expect(w.live.released).toBe(1);
+    expect(w.subs.stats()).toEqual({ callbackSubscriptions: 0 });
   });
 
   it('completes at once a subscription whose check was answered after close() began', async () => {
@@ -192,6 +232,58 @@ describe('open: what a subscription runs with, and its failures', () => {
     await w.open({}, { query: 'subscription { refused }' });
     const origin = new URL(router.base).origin;
     expect(w.logs).toEqual([{ level: 'info', fields: { action: 'complete', detail: 'answered 500', origin }, message: 'callback message not delivered' }]);
+  });
+});
+
+describe('open: a subscription over the bus', () => {
+  it('sends events that arrive together while the router keeps up: only the queue is pressure', async () => {
+    const w = world();
+    const answer = await w.open({}, { query: 'subscription { events }' });
+    (answer as { started: () => void }).started();
+    await sleep(30);
+    [1, 2, 3].forEach((n) => w.emit({ n }));
+    await until(() => router.messages.length === 4);
+    expect(router.messages.slice(1).map((m) => [m.action, m.payload])).toEqual([
+      ['next', { data: { events: 1 } }],
+      ['next', { data: { events: 2 } }],
+      ['next', { data: { events: 3 } }],
+    ]);
+    expect(w.logs.filter((l) => l.level === 'warn')).toEqual([]);
+    await w.subs.close();
+  });
+
+  it('completes with SUBSCRIBER_TOO_SLOW when more events wait than the queue holds, and warns', async () => {
+    const w = world({ perKey: 1 });
+    const answer = await w.open({}, { query: 'subscription { events }' });
+    (answer as { started: () => void }).started();
+    await sleep(30);
+    for (let n = 1; n <= 20; n++) w.emit({ n });
+    await until(() => router.messages.some((m) => m.action === 'complete'));
+    expect(router.messages.at(-1)!.errors).toEqual([{ message: 'The router did not keep up: more than 8 events waited for it. Subscribe again.', extensions: { code: 'SUBSCRIBER_TOO_SLOW' } }]);
+    expect(w.logs.filter((l) => l.level === 'warn')).toEqual([
+      { level: 'warn', fields: { callerId: 'caller-1', queueLimit: 8 }, message: 'callback subscription too slow: router not keeping up, subscription completed' },
+    ]);
+    await until(() => w.live.released === 1);
+    expect(w.subs.stats()).toEqual({ callbackSubscriptions: 0 });
+  });
+});
+
+describe('open: a queue that overflows before the subscription exists', () => {
+  it('ends the subscription with SUBSCRIBER_TOO_SLOW as soon as it exists, not with a plain complete', async () => {
+    const w = world({ perKey: 1 });
+    let letStart!: () => void;
+    starts.gate = new Promise((resolve) => (letStart = resolve));
+    const opening = w.open({}, { query: 'subscription { lateEvents }' });
+    await until(() => w.listening() === 1);
+    for (let n = 1; n <= 20; n++) w.emit({ n });
+    letStart();
+    expect(await opening).toMatchObject({ status: 200, result: { data: null } });
+    await until(() => router.messages.some((m) => m.action === 'complete'));
+    expect(router.messages.map((m) => m.action)).toEqual(['check', 'complete']);
+    expect(router.messages[1]!.errors).toEqual([{ message: 'The router did not keep up: more than 8 events waited for it. Subscribe again.', extensions: { code: 'SUBSCRIBER_TOO_SLOW' } }]);
+    expect(w.logs.filter((l) => l.level === 'warn')).toHaveLength(1);
+    await until(() => w.live.released === 1);
+    expect(w.subs.stats()).toEqual({ callbackSubscriptions: 0 });
   });
 });
 

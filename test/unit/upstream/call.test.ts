@@ -1,7 +1,7 @@
 /**
  * One upstream call's order of decisions (call.ts) over a fake transport, a
  * clock the test moves and a random source it sets: which failures count
- * against the breakers, what time-out a queued attempt is sent with, the
+ * against the breakers, the route's half-open trial, a full bulkhead, what time-out a queued attempt is sent with, the
  * deadline's edges, and a backoff cut short by the caller's abort.
  */
 import { describe, expect, it } from 'vitest';
@@ -37,6 +37,77 @@ describe('what counts against the breakers', () => {
     const { retrieve, sent } = setup(() => status(404), { resilience: BREAKER_AT_3 });
     for (let i = 0; i < 6; i++) await retrieve().catch(() => undefined);
     expect(sent).toHaveLength(6);
+  });
+
+  it("counts a 4xx as a healthy call in the key's window: two 404s and two 500s are half of four", async () => {
+    const answers = [status(404), status(404), status(500), status(500), OK];
+    const { retrieve, sent } = setup((n) => answers[n - 1]!, { resilience: { retry: BREAKER_AT_3.retry, breaker: { ...DEFAULT_RESILIENCE.breaker, volumeThreshold: 4 } } });
+    for (let i = 0; i < 4; i++) await retrieve('sk_a').catch(() => undefined);
+    await expect(retrieve('sk_a')).rejects.toMatchObject({ reason: 'circuit_open' });
+    expect(sent).toHaveLength(4);
+  });
+
+  it("leaves calls their callers aborted out of the route's tally: they are neither healthy nor failed", async () => {
+    let controller = new AbortController();
+    const gone = new Error('client gone');
+    // Nine calls aborted while sent, then six 500s from three keys: six of six failed, not six of fifteen.
+    const s = setup((n) => (n <= 9 ? () => (controller.abort(gone), Promise.reject(gone)) : status(500)), {
+      resilience: { retry: BREAKER_AT_3.retry, breaker: { ...DEFAULT_RESILIENCE.breaker, volumeThreshold: 6, minFailingKeys: 3 } },
+    });
+    const keys = ['sk_a', 'sk_b', 'sk_c'];
+    for (let i = 0; i < 9; i++) {
+      controller = new AbortController();
+      await expect(s.retrieve(keys[i % 3], { signal: controller.signal })).rejects.toBe(gone);
+    }
+    for (let i = 0; i < 6; i++) await s.retrieve(keys[i % 3]).catch(() => undefined);
+    expect(s.guards.breakerStates()).toEqual({ [ROUTE]: 'open' });
+    await expect(s.retrieve('sk_fresh')).rejects.toMatchObject({ reason: 'circuit_open' });
+    expect(s.sent).toHaveLength(15);
+  });
+});
+
+describe("the route's half-open trial", () => {
+  // Opened by three keys' 503s; half-open after 30 ms of real time (opossum's timer).
+  const HALF_OPEN_AFTER_30MS = { retry: { ...DEFAULT_RESILIENCE.retry, maxAttempts: 1 }, breaker: { ...DEFAULT_RESILIENCE.breaker, volumeThreshold: 3, minFailingKeys: 3, resetTimeoutMs: 30 } };
+
+  async function halfOpen(trial: TransportResponse) {
+    const s = setup((n) => (n <= 3 ? status(503) : trial), { resilience: HALF_OPEN_AFTER_30MS });
+    for (const key of ['sk_a', 'sk_b', 'sk_c']) await s.retrieve(key).catch(() => undefined);
+    expect(s.guards.breakerStates()).toEqual({ [ROUTE]: 'open' });
+    await new Promise((r) => setTimeout(r, 60));
+    expect(s.guards.breakerStates()).toEqual({ [ROUTE]: 'half_open' });
+    // A new window: the route's tally alone would not open it again.
+    s.clock.now += DEFAULT_RESILIENCE.breaker.rollingWindowMs;
+    return s;
+  }
+
+  it('reopens the route when the trial fails, though one failure in a new window is not enough to open it', async () => {
+    const s = await halfOpen(status(503));
+    await s.retrieve('sk_trial').catch(() => undefined);
+    expect(s.guards.breakerStates()).toEqual({ [ROUTE]: 'open' });
+    expect(s.sent).toHaveLength(4);
+  });
+
+  it('closes the route when the trial is answered, even with a 4xx', async () => {
+    const s = await halfOpen(status(404));
+    await s.retrieve('sk_trial').catch(() => undefined);
+    expect(s.guards.breakerStates()).toEqual({ [ROUTE]: 'closed' });
+  });
+});
+
+describe("the route's bulkhead", () => {
+  it('refuses a call at once as route_saturated when every slot and the queue are taken', async () => {
+    let free = () => {};
+    const held = new Promise<TransportResponse>((resolve) => (free = () => resolve(OK)));
+    const s = setup((n) => (n === 1 ? () => held : OK), { resilience: { breaker: { ...DEFAULT_RESILIENCE.breaker, routeConcurrency: 1, routeQueueLimit: 0 } } });
+    const first = s.retrieve('sk_a');
+    await new Promise((r) => setTimeout(r, 5));
+    const refused = await s.retrieve('sk_b').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(UpstreamUnavailableError);
+    expect(refused).toMatchObject({ route: ROUTE, reason: 'route_saturated' });
+    free();
+    await expect(first).resolves.toMatchObject({ id: 101 });
+    expect(s.sent).toHaveLength(1);
   });
 });
 

@@ -2,11 +2,15 @@
  * What one upstream call sends and how it reads the answer (call.ts), over a
  * fake transport: headers, body and signal, the
  * observer of each attempt, the status to a typed error, each answer kind
- * decoded, and a key breaker's trial that ends without an outcome.
+ * decoded (a large one in turns, and priced), the bytes a lease holds, and
+ * a key breaker's trial that ends without an outcome.
  */
 import { describe, expect, it } from 'vitest';
 import type { CallingKey } from '../../../src/upstream/call.js';
-import { createDecodeMemo } from '../../../src/upstream/decode-memo.js';
+import { ByteBudget } from '../../../src/upstream/byte-budget.js';
+import { createDecodeMemo, type DecodeMemo } from '../../../src/upstream/decode-memo.js';
+import { SLICED_FROM_CHARS } from '../../../src/upstream/decode-sliced.js';
+import type { DecodeTurns } from '../../../src/upstream/decode-turns.js';
 import { ENDPOINTS } from '../../../src/upstream/endpoints.js';
 import {
   UpstreamConnectionError,
@@ -18,6 +22,7 @@ import {
   UpstreamTimeoutError,
 } from '../../../src/upstream/errors.js';
 import { keyId } from '../../../src/upstream/key-id.js';
+import { PRICED_FROM_CHARS } from '../../../src/upstream/operation-scope.js';
 import type { AttemptResult, AttemptStart, UpstreamObserver } from '../../../src/upstream/observer.js';
 import { DEFAULT_RESILIENCE } from '../../../src/upstream/resilience.js';
 import type { TransportResponse } from '../../../src/upstream/transport.js';
@@ -228,6 +233,121 @@ describe('the answer', () => {
     expect(await s.retrieve()).toBe(first);
     const without = setup(() => OK);
     expect(await without.retrieve()).not.toBe(await without.retrieve());
+  });
+});
+
+/** `value` as JSON, padded with trailing spaces to exactly `chars` characters (JSON allows them). */
+const sized = (value: unknown, chars: number): TransportResponse => {
+  const text = JSON.stringify(value);
+  return { statusCode: 200, headers: {}, body: text + ' '.repeat(chars - text.length) };
+};
+/** Turns that let every slice through at once, and note whose each was. */
+const notingTurns = (taken: string[]) => ({ sliceMs: 1e9, turn: async (key: string) => void taken.push(key), keysWaiting: 0 }) as unknown as DecodeTurns;
+
+describe('a large answer', () => {
+  it('decodes in turns from SLICED_FROM_CHARS characters, by its key, to the same object; one character less at once', async () => {
+    const taken: string[] = [];
+    const answers = [sized(enveloped('transaction', aTransaction()), SLICED_FROM_CHARS - 1), sized(enveloped('transaction', aTransaction()), SLICED_FROM_CHARS)];
+    const s = setup((n) => answers[n - 1]!, { turns: notingTurns(taken) });
+    await expect(s.retrieve()).resolves.toMatchObject({ id: 101 });
+    expect(taken).toEqual([]);
+    await expect(s.retrieve()).resolves.toMatchObject({ id: 101 });
+    expect(taken).toEqual([keyId('sk_test_one')]);
+  });
+
+  it('decodes each kind in turns to what it decodes at once', async () => {
+    const big = SLICED_FROM_CHARS + 10;
+    const answers = [
+      sized(enveloped('payout', aPayout()), big),
+      sized(enveloped('payment_intents', [aPaymentIntent(), aPaymentIntent({ amount: 'lots' })]), big),
+      sized(enveloped('currencies', [aCurrency(), aCurrency({ id: 2, iso: 'EUR' })]), big),
+      sized(enveloped('transactions', [aTransaction({ id: 1 }), aTransaction({ id: 2 })], { meta: aPageMeta() }), big),
+      sized([aTransaction({ id: 7 }), aTransaction({ id: 101 })], big),
+    ];
+    // The scheduler of the instance's own (none given).
+    const s = setup((n) => answers[n - 1]!);
+    const c = s.caller();
+    expect(await call(s, c, ENDPOINTS.payouts.create, { amount: Decimal.parse('1') as Decimal, currencyIso: 'XOF' })).toMatchObject({ id: aPayout().id });
+    await expect(call(s, c, ENDPOINTS.transactions.send, 'mtn', { token: 't' })).rejects.toBeInstanceOf(UpstreamInvalidResponseError);
+    expect(((await call(s, c, ENDPOINTS.currencies.list)) as { iso: string }[]).map((x) => x.iso)).toEqual(['XOF', 'EUR']);
+    expect(await call(s, c, ENDPOINTS.transactions.list, {})).toMatchObject({ items: [{ id: 1 }, { id: 2 }] });
+    expect(await s.retrieve()).toMatchObject({ id: 101 });
+  });
+
+  it("checks a large list's items in turns, one item a turn at most, and a read of one object only that object", async () => {
+    // Every slice due at once (sliceMs 0); each item's check asks the memo first, which notes it.
+    const log: string[] = [];
+    const memo: DecodeMemo = { get: () => void log.push('check'), set: () => {} };
+    const turns = { sliceMs: 0, turn: async () => void log.push('turn'), keysWaiting: 0 } as unknown as DecodeTurns;
+    const big = SLICED_FROM_CHARS + 10;
+    const twenty = (make: (i: number) => unknown) => Array.from({ length: 20 }, (_, i) => make(i + 1));
+    const answers = [
+      sized(enveloped('transactions', twenty((id) => aTransaction({ id })), { meta: { ...aPageMeta(), per_page: 20 } }), big),
+      sized(enveloped('currencies', twenty((id) => aCurrency({ id }))), big),
+      sized(enveloped('payment_intents', twenty(() => aPaymentIntent())), big),
+      sized(twenty((id) => aTransaction({ id: id === 20 ? 101 : id })), big),
+      sized(twenty(() => aPayout()), big),
+    ];
+    const s = setup((n) => answers[n - 1]!, { memo, turns });
+    const c = s.caller();
+    const checked = async (read: () => Promise<unknown>) => {
+      log.length = 0;
+      await read();
+      return { checks: log.filter((e) => e === 'check').length, inARow: log.join(' ').includes('check check') };
+    };
+    expect(await checked(() => call(s, c, ENDPOINTS.transactions.list, { perPage: 20 }))).toEqual({ checks: 20, inARow: false });
+    expect(await checked(() => call(s, c, ENDPOINTS.currencies.list))).toEqual({ checks: 20, inARow: false });
+    expect(await checked(() => call(s, c, ENDPOINTS.transactions.send, 'mtn', { token: 't' }))).toEqual({ checks: 20, inARow: false });
+    expect(await checked(() => s.retrieve())).toEqual({ checks: 1, inARow: false });
+    // A write answered with a list: its first object.
+    expect(await checked(() => call(s, c, ENDPOINTS.payouts.create, { amount: Decimal.parse('1') as Decimal, currencyIso: 'XOF' }))).toEqual({ checks: 1, inARow: false });
+  });
+
+  it('tells the operation of an answer from PRICED_FROM_CHARS characters, with its length, and of none shorter', async () => {
+    const answers = [sized(enveloped('transaction', aTransaction()), PRICED_FROM_CHARS - 1), sized(enveloped('transaction', aTransaction()), PRICED_FROM_CHARS), sized(enveloped('transaction', aTransaction()), PRICED_FROM_CHARS)];
+    const s = setup((n) => answers[n - 1]!);
+    const told: number[] = [];
+    const onLargeAnswer = (chars: number) => void told.push(chars);
+    await s.retrieve('sk_test_one', { onLargeAnswer });
+    expect(told).toEqual([]);
+    await s.retrieve('sk_test_one', { onLargeAnswer });
+    expect(told).toEqual([PRICED_FROM_CHARS]);
+    // An operation that does not price answers still gets its object.
+    await expect(s.retrieve()).resolves.toMatchObject({ id: 101 });
+  });
+
+  it('names the object in a body that is not JSON, or its plural for a list', async () => {
+    const s = setup(() => ({ statusCode: 200, headers: {}, body: 'not json' }), ONE_ATTEMPT);
+    const c = s.caller();
+    await expect(s.retrieve()).rejects.toThrow('GET /v1/transactions/:id: transaction body is not JSON');
+    await expect(call(s, c, ENDPOINTS.payouts.create, { amount: Decimal.parse('1') as Decimal, currencyIso: 'XOF' })).rejects.toThrow('POST /v1/payouts: payout body is not JSON');
+    await expect(call(s, c, ENDPOINTS.transactions.list, {})).rejects.toThrow('GET /v1/transactions: transactions body is not JSON');
+  });
+
+  it('holds a request id only when the upstream sent one, not a repeated header', async () => {
+    const s = setup(() => ({ statusCode: 200, headers: { 'x-request-id': ['up-1', 'up-2'] }, body: 'not json' }), ONE_ATTEMPT);
+    const error = await s.retrieve().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UpstreamInvalidResponseError);
+    expect((error as { requestId?: unknown }).requestId).toBeUndefined();
+  });
+});
+
+describe('the bytes an answer holds', () => {
+  it("lends each attempt a lease of the caller's share, and gives it back once the answer is decoded", async () => {
+    const bytes = new ByteBudget({ totalBytes: 10_000, perKeyBytes: 10_000 });
+    const held: number[] = [];
+    const s = setup(
+      () => async (request) => {
+        expect(request.bytes!.grow(500)).toBe(true);
+        held.push(bytes.heldBy(keyId('sk_test_one')), bytes.inFlight);
+        return OK;
+      },
+      { bytes },
+    );
+    await expect(s.retrieve()).resolves.toMatchObject({ id: 101 });
+    expect(held).toEqual([500, 500]);
+    expect(bytes.inFlight).toBe(0);
+    expect(bytes.heldBy(keyId('sk_test_one'))).toBe(0);
   });
 });
 

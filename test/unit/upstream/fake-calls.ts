@@ -4,7 +4,9 @@
  */
 import { afterEach } from 'vitest';
 import { UpstreamCalls, type CallingKey } from '../../../src/upstream/call.js';
+import type { ByteBudget } from '../../../src/upstream/byte-budget.js';
 import type { DecodeMemo } from '../../../src/upstream/decode-memo.js';
+import type { DecodeTurns } from '../../../src/upstream/decode-turns.js';
 import { ENDPOINTS } from '../../../src/upstream/endpoints.js';
 import type { OperationScope } from '../../../src/upstream/operation-scope.js';
 import { DEFAULT_RESILIENCE, RouteGuards, type ResilienceOptions } from '../../../src/upstream/resilience.js';
@@ -31,7 +33,7 @@ afterEach(() => {
   for (const g of open.splice(0)) g.close();
 });
 
-export function setup(answer: (n: number) => Answer, options: { resilience?: Partial<ResilienceOptions>; random?: number; callTimeoutMs?: number; memo?: DecodeMemo } = {}): Setup {
+export function setup(answer: (n: number) => Answer, options: { resilience?: Partial<ResilienceOptions>; random?: number; callTimeoutMs?: number; memo?: DecodeMemo; bytes?: ByteBudget; turns?: DecodeTurns } = {}): Setup {
   const sent: Setup['sent'] = [];
   const transport: Transport = {
     async send(url, request) {
@@ -50,6 +52,8 @@ export function setup(answer: (n: number) => Answer, options: { resilience?: Par
     baseUrl: new URL('http://upstream.test/'),
     callTimeoutMs: options.callTimeoutMs ?? 1_000,
     memo: options.memo,
+    bytes: options.bytes,
+    turns: options.turns,
     random: () => options.random ?? 0,
     now: () => clock.now,
   });
