@@ -3,6 +3,9 @@
  * installs it (.ci/run); suites that need it use describeWith (test/support/tools.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { freePort } from '../support/ports.js';
@@ -88,4 +91,35 @@ export function redisClientsForSuite(): () => Redis {
     clients.push(c);
     return c;
   };
+}
+
+export interface MasterAndReplica {
+  master: RedisServer;
+  replica: RedisServer;
+  /** A client of the master. */
+  redis: Redis;
+}
+
+/**
+ * A master and one replica following it for the suite, and a client of the master once the replica is in sync;
+ * all stopped after the suite. The replica's full sync goes through a file: in a temporary folder, not the tree.
+ */
+export function masterAndReplicaForSuite(): () => MasterAndReplica {
+  let pair: MasterAndReplica | undefined;
+  const dir = mkdtempSync(path.join(tmpdir(), 'redis-replica-'));
+  beforeAll(async () => {
+    const master = await startRedisServer(['--dir', dir]);
+    const replica = await startRedisServer(['--dir', dir, '--replicaof', '127.0.0.1', String(master.port)]);
+    const redis = new Redis(master.url, { maxRetriesPerRequest: 0 });
+    pair = { master, replica, redis };
+    const deadline = Date.now() + 10_000;
+    while (!(await redis.info('replication')).includes('state=online') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  }, 20_000);
+  afterAll(async () => {
+    pair?.redis.disconnect();
+    await pair?.replica.stop();
+    await pair?.master.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return () => pair!;
 }

@@ -3,41 +3,24 @@
  * replica follows, refused with ReplicaAckError once it is gone, and the idempotency store and the event log refuse
  * rather than act on a write only the master holds.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { RedisIdempotencyStore } from '../../src/idempotency/redis-store.js';
 import { createLogger } from '../../src/logger.js';
 import { RedisLinks, ReplicaAckError, writeConfirmed } from '../../src/redis.js';
 import { redisTarget } from '../../src/redis-target.js';
 import { redisEventLog } from '../../src/realtime/redis-log.js';
-import { startRedisServer, type RedisServer } from '../realtime/redis-server.js';
+import { masterAndReplicaForSuite, type RedisServer } from '../realtime/redis-server.js';
 import { describeWith } from '../support/tools.js';
 
 const ACKS = { replicaAcks: 1, replicaAckTimeoutMs: 200 };
 
 describeWith('redis-server', 'writes confirmed on a replica', () => {
+  const pair = masterAndReplicaForSuite();
   let master: RedisServer;
   let replica: RedisServer;
   let redis: Redis;
-  // The replica's full sync goes through a file: not in the working tree.
-  const dir = mkdtempSync(path.join(tmpdir(), 'redis-replicas-'));
-
-  beforeAll(async () => {
-    master = await startRedisServer(['--dir', dir]);
-    replica = await startRedisServer(['--dir', dir, '--replicaof', '127.0.0.1', String(master.port)]);
-    redis = new Redis(master.url, { maxRetriesPerRequest: 0 });
-    const deadline = Date.now() + 10_000;
-    while (!(await redis.info('replication')).includes('state=online') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  }, 20_000);
-  afterAll(async () => {
-    redis?.disconnect();
-    await replica?.stop();
-    await master?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  beforeAll(() => void ({ master, replica, redis } = pair()));
 
   it('answers the commands\' replies once the replica has them', async () => {
     expect(await writeConfirmed(redis, ACKS, (p) => p.set('confirmed', '1').incr('counter'))).toEqual(['OK', 1]);

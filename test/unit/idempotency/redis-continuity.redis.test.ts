@@ -4,15 +4,12 @@
  * refused for the quarantine; records it still has replay meanwhile; an intact Redis raises nothing. With replicas
  * to wait for, over a real master and replica: what a check reads is what a replica confirmed.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Redis } from 'ioredis';
 import type { Logger } from '../../../src/logger.js';
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { beforeAll, expect, it, vi } from 'vitest';
 import { RedisContinuity } from '../../../src/idempotency/redis-continuity.js';
 import { RedisIdempotencyStore } from '../../../src/idempotency/redis-store.js';
-import { redisClientsForSuite, startRedisServer, type RedisServer } from '../../realtime/redis-server.js';
+import { masterAndReplicaForSuite, redisClientsForSuite, type RedisServer } from '../../realtime/redis-server.js';
 import { describeWith } from '../../support/tools.js';
 import { idempotencyKeys } from '../../../src/idempotency/redis-keys.js';
 
@@ -470,25 +467,10 @@ describeWith('redis-server', 'the idempotency Redis continuity marker', () => {
 
 describeWith('redis-server', 'the continuity marker read through a replica', () => {
   const ACKS = { replicaAcks: 1, replicaAckTimeoutMs: 200 };
-  let master: RedisServer;
+  const pair = masterAndReplicaForSuite();
   let replica: RedisServer;
   let redis: Redis;
-  // The replica's full sync goes through a file: not in the working tree.
-  const dir = mkdtempSync(path.join(tmpdir(), 'continuity-replica-'));
-
-  beforeAll(async () => {
-    master = await startRedisServer(['--dir', dir]);
-    replica = await startRedisServer(['--dir', dir, '--replicaof', '127.0.0.1', String(master.port)]);
-    redis = new Redis(master.url, { maxRetriesPerRequest: 0 });
-    const deadline = Date.now() + 10_000;
-    while (!(await redis.info('replication')).includes('state=online') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  }, 20_000);
-  afterAll(async () => {
-    redis?.disconnect();
-    await replica?.stop();
-    await master?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  beforeAll(() => void ({ replica, redis } = pair()));
 
   it('adopts the marker and joins a quarantine written in it, as confirmed by the replica', async () => {
     const { errors, logger } = recordingLogger();
