@@ -187,6 +187,9 @@ export interface ReplicaAcks {
   replicaAckTimeoutMs: number;
 }
 
+/** No replica to wait for: the write is confirmed by the master's answer alone. */
+export const NO_REPLICA_ACKS: ReplicaAcks = Object.freeze({ replicaAcks: 0, replicaAckTimeoutMs: 0 });
+
 /** A cluster's answer that the command was not run where it was sent: run nowhere, so sending it again is safe. */
 const REDIRECTED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
 const REDIRECT_ATTEMPTS = 5;

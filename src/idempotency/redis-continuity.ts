@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
-import { writeConfirmed, type RedisClient as Redis, type ReplicaAcks } from '../redis.js';
+import { NO_REPLICA_ACKS, writeConfirmed, type RedisClient as Redis, type ReplicaAcks } from '../redis.js';
 import type { StoreCondition } from './store.js';
 
 export const CHECK_EVERY_MS = 1_000;
@@ -191,7 +191,7 @@ export class RedisContinuity {
 
   private async adopt(): Promise<void> {
     try {
-      const acks = this.options.acks ?? { replicaAcks: 0, replicaAckTimeoutMs: 0 };
+      const acks = this.options.acks ?? NO_REPLICA_ACKS;
       const found = await Promise.all(
         this.markers.map(async (m) => {
           const [[epoch, seq, until]] = (await writeConfirmed(this.redis, acks, (p) => p.eval(ADOPT, 1, m.key, randomUUID()))) as [[string, string, string]];

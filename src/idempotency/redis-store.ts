@@ -3,7 +3,7 @@
  * instances. Waiting duplicates poll: a record changes once or twice in its life.
  */
 import { randomUUID } from 'node:crypto';
-import { ReplicaAckError, writeConfirmed, type RedisClient as Redis, type ReplicaAcks } from '../redis.js';
+import { NO_REPLICA_ACKS, ReplicaAckError, writeConfirmed, type RedisClient as Redis, type ReplicaAcks } from '../redis.js';
 import type { RedisContinuity } from './redis-continuity.js';
 import { idempotencyKeys, type IdempotencyKeys } from './redis-keys.js';
 import { DEFAULT_RECORDS_PER_CALLER, peekRecord, type Claim, type IdempotencyStore, type Peek, type RecordBody, type StoreCondition } from './store.js';
@@ -60,8 +60,6 @@ export interface RedisStoreLayout {
   acks?: ReplicaAcks;
 }
 
-const NO_ACKS: ReplicaAcks = { replicaAcks: 0, replicaAckTimeoutMs: 0 };
-
 export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly keys: IdempotencyKeys;
   private readonly acks: ReplicaAcks;
@@ -75,7 +73,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     layout: RedisStoreLayout = {},
   ) {
     this.keys = idempotencyKeys(prefix, layout.partitions ?? null);
-    this.acks = layout.acks ?? NO_ACKS;
+    this.acks = layout.acks ?? NO_REPLICA_ACKS;
     if (continuity && continuity.keys.join() !== this.keys.markers.join()) throw new Error('the continuity markers are not the store\'s');
   }
 
@@ -94,7 +92,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     // Confirmed on the replicas before the upstream is called: a claim only the dead master had would let a retry act again.
     const [reply] = (await writeConfirmed(this.redis, this.acks, (p) => p.eval(CLAIM, 3, this.keys.record(caller, recordKey), this.keys.callerIndex(caller), this.keys.markers[marker]!, ...args)).catch(async (error: unknown) => {
       // Refused, so nothing is sent: open the claim again where it landed, or a retry would wait for its lock to expire.
-      if (error instanceof ReplicaAckError) await this.finish(recordKey, owner, { s: 'open', fp: fingerprint }, lockMs, caller, 'if-present', NO_ACKS).catch(() => undefined);
+      if (error instanceof ReplicaAckError) await this.finish(recordKey, owner, { s: 'open', fp: fingerprint }, lockMs, caller, 'if-present', NO_REPLICA_ACKS).catch(() => undefined);
       throw error;
     })) as [string[]];
     switch (reply[0]) {
