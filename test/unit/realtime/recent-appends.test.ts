@@ -33,3 +33,24 @@ it('stays bounded over many more entries than it keeps', () => {
   const kept = recent.take();
   expect([kept.length, kept[0]!.at, kept.at(-1)!.at]).toEqual([100, 49_900, 49_999]);
 });
+
+it('keeps an entry exactly at its age, and one exactly as large as all its bytes', () => {
+  let now = 1_000;
+  const recent = new RecentAppends({ maxAgeMs: 100, maxEntries: 10, maxBytes: 100 }, () => now);
+  recent.add(entry(899, 1));
+  recent.add(entry(900, 1));
+  expect(ats(recent.take())).toEqual([900]);
+  recent.add(entry(1_000, 100));
+  expect([recent.size, recent.byteSize]).toEqual([1, 100]);
+  now = 1_100;
+  expect(ats(recent.take())).toEqual([1_000]);
+});
+
+it('gives back the room of the entries it dropped, not only their count', () => {
+  const recent = new RecentAppends({ maxAgeMs: 1_000_000, maxEntries: 100, maxBytes: 1_000_000 }, () => 0);
+  for (let at = 0; at < 50_000; at++) recent.add(entry(at));
+  // The array behind it, not just the window over it: without compaction it would hold all 50,000.
+  const held = (recent as unknown as { entries: RecentAppend[] }).entries.length;
+  expect(held).toBeLessThan(2_500);
+  expect(recent.size).toBe(100);
+});
