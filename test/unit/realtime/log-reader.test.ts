@@ -5,7 +5,7 @@
  * real redis-server: log-reader.redis.test.ts and redis-log*.redis.test.ts.
  */
 import { EventEmitter } from 'node:events';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { createLogger } from '../../../src/logger.js';
 import type { RedisClient } from '../../../src/redis.js';
 import type { PaymentEvent } from '../../../src/realtime/events.js';
@@ -675,6 +675,37 @@ it('hands out its figures as copies', async () => {
   stats.delivered.read = 5;
   stats.skipped.own = 5;
   expect(reader.stats()).toEqual({ read: {}, via: { pushed: 0, fetched: 0 }, delivered: { read: 0, own: 0 }, skipped: { own: 0, no_listener: 0 }, partitions: 0 });
+});
+
+it('measures the server\'s clock again every 30 s, for the partitions started after', async () => {
+  vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'performance'] });
+  try {
+    const { redis, reader } = await setup();
+    expect(redis.timeCalls).toBe(1);
+    vi.advanceTimersByTime(29_000);
+    expect(redis.timeCalls).toBe(1);
+    // The server's clock jumped ten minutes ahead meanwhile.
+    redis.skew = 600_000;
+    vi.advanceTimersByTime(1_000);
+    expect(redis.timeCalls).toBe(2);
+    await settle();
+    vi.advanceTimersByTime(1_000);
+    expect(redis.timeCalls).toBe(2);
+    listen(reader, 1);
+    await settle();
+    const from = Number(redis.reads.at(-1)!.from.split('-')[0]);
+    expect(Math.abs(from - (Date.now() + 600_000 + 1_000 - 1_000))).toBeLessThanOrEqual(200);
+    // A check that fails leaves the last measure in place (this host's clock has gone on 31 s since it).
+    redis.time = () => Promise.reject(new Error('gone'));
+    vi.advanceTimersByTime(30_000);
+    await settle();
+    listen(reader, 2);
+    await settle();
+    const later = Number(redis.reads.at(-1)!.from.split('-')[0]);
+    expect(Math.abs(later - (Date.now() + 600_000 + 31_000 - 1_000))).toBeLessThanOrEqual(200);
+  } finally {
+    vi.useRealTimers();
+  }
 });
 
 async function settleUntil(done: () => boolean, ms = 3000) {
