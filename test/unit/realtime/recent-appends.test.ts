@@ -54,3 +54,21 @@ it('gives back the room of the entries it dropped, not only their count', () => 
   expect(held).toBeLessThan(2_500);
   expect(recent.size).toBe(100);
 });
+
+it('compacts only once the dropped entries outnumber the kept ones: it never moves more entries than it dropped', () => {
+  const recent = new RecentAppends({ maxAgeMs: 1_000_000, maxEntries: 5_000, maxBytes: 1_000_000_000 }, () => 0);
+  const inner = (recent as unknown as { entries: RecentAppend[] }).entries;
+  let moved = 0;
+  let dropped = 0;
+  const splice = inner.splice.bind(inner);
+  inner.splice = ((start: number, count: number) => {
+    moved += inner.length - count;
+    dropped += count;
+    return splice(start, count);
+  }) as typeof inner.splice;
+  for (let at = 0; at < 60_000; at += 1) recent.add(entry(at));
+  // So an add costs a constant on average, whatever it keeps.
+  expect(dropped).toBeGreaterThan(40_000);
+  expect(moved).toBeLessThan(dropped);
+  expect(recent.size).toBe(5_000);
+});
