@@ -238,6 +238,21 @@ describe('disk ledger expiry and undo', () => {
     expect(keys).toEqual([]);
   });
 
+  it('gives a version put back by an undo its whole time again', async () => {
+    const clock = at(T);
+    try {
+      const ledger = openLedger(freshDir());
+      await ledger.advance('1:transaction:4', [1000, 1]);
+      await ledger.advance('1:transaction:4', [2000, 2]);
+      await ledger.retreat('1:transaction:4', [2000, 2]);
+      clock.mockReturnValue(T + LAST_SEEN_TTL_SECONDS * 1000 - 1);
+      // Back at [1000, 1], still held: an older one is not news.
+      expect(await ledger.advance('1:transaction:4', [900, 3])).toBe(false);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
   it('keeps the version it had when writing a newer one fails', async () => {
     const ledger = openLedger(freshDir());
     expect(await ledger.advance('1:transaction:8', [1000, 1])).toBe(true);
