@@ -48,8 +48,14 @@ class FakeReader {
     return [String(Math.floor(ms / 1000)), String((ms % 1000) * 1000 + 999)];
   }
 
+  /** Runs once GET answered: what another instance appends between the first read's two commands. */
+  afterGet: (() => void) | null = null;
+
   async get(key: string): Promise<string | null> {
-    return this.values.get(key) ?? null;
+    const value = this.values.get(key) ?? null;
+    this.afterGet?.();
+    this.afterGet = null;
+    return value;
   }
 
   async xread(...args: (string | number)[]): Promise<[string, Entry[]][] | null> {
@@ -118,11 +124,11 @@ async function setup(options: { sharded?: boolean; reader?: FakeReader; redis?: 
   let lastMs = 0;
   let seqInMs = 0;
   /** Appends to a partition's stream as the append script does; returns what its message would carry. */
-  const append = (partition: number, event: Omit<PaymentEvent, 'current'>, how: { current?: '0' | '1'; seq?: number; fields?: string[] } = {}) => {
+  const append = (partition: number, event: Omit<PaymentEvent, 'current'>, how: { current?: '0' | '1'; seq?: number; fields?: string[]; id?: string } = {}) => {
     const ms = Math.max(Date.now() + redis.skew, lastMs);
     seqInMs = ms === lastMs ? seqInMs + 1 : 0;
     lastMs = ms;
-    const id = `${ms}-${seqInMs}`;
+    const id = how.id ?? `${ms}-${seqInMs}`;
     const seq = how.seq ?? Number(redis.values.get(keys.sequence(partition)) ?? 0) + 1;
     const entry = encode(event);
     const current = how.current ?? '1';
@@ -299,9 +305,8 @@ it('reads the stream for a message that skips one, and for one it cannot trust, 
   expect(got).toHaveLength(2);
   expect(errors()).toEqual([]);
 
-  // A real id of many digits is trusted.
-  const third = append(1, webhook(1));
-  expect(third.id).toMatch(/^\d{13}-\d+$/);
+  // A real id of many digits on both sides is trusted.
+  const third = append(1, webhook(1), { id: `${Date.now() + 20}-12` });
   reads = redis.reads.length;
   third.wake();
   expect(ids().at(-1)).toBe(decodeId(third.entry));
@@ -412,7 +417,8 @@ it('says the log started over when the sequence goes back, and takes the entries
   const { got } = listen(reader, 1);
   await reader.whenReading(1);
   for (const seq of [1, 2]) append(1, webhook(1), { seq }).wake();
-  for (const seq of [1, 2, 3]) append(1, webhook(1), { seq });
+  // The same number again is a start-over too, not a gap.
+  for (const seq of [2, 3, 4]) append(1, webhook(1), { seq });
   waker.emit('ready');
   await settle();
   expect(got).toHaveLength(5);
@@ -503,6 +509,7 @@ it('reads nothing for a partition left before its subscription or its first read
   waker.held = null;
   redis.held = null;
   readHeld.open();
+  await settle();
   held.open();
   await settle();
   // Only the first read, asked at the start; its reply is dropped, and the late subscription asks for none.
@@ -638,6 +645,59 @@ it('delivers nothing a read brings once it is closed', async () => {
   await closed;
   await settle();
   expect(late.got).toEqual([]);
+});
+
+it('reads once its subscription took, for an entry whose message went before it', async () => {
+  const { redis, waker, reader, append } = await setup();
+  const held = (waker.held = gate());
+  const { got } = listen(reader, 1);
+  await reader.whenReading(1);
+  waker.held = null;
+  // Appended after the first read, its message sent before the subscription took: lost.
+  append(1, webhook(1));
+  const reads = redis.reads.length;
+  held.open();
+  await settle();
+  expect(redis.reads.length).toBe(reads + 1);
+  expect(got).toHaveLength(1);
+  expect(reader.listenerCount()).toBe(1);
+  reader.subscribe(2, () => undefined);
+  reader.subscribe(1, () => undefined, { internal: true });
+  expect(reader.listenerCount()).toBe(2);
+});
+
+it('takes the entries appended between the first read\'s two commands as where the log stands', async () => {
+  const { redis, reader, append, errors } = await setup();
+  redis.afterGet = () => {
+    append(1, webhook(1));
+    append(1, webhook(1));
+  };
+  const { got } = listen(reader, 1);
+  await reader.whenReading(1);
+  expect(got).toHaveLength(2);
+  // Next after them is the third: taken from its message, no gap told.
+  append(1, webhook(1)).wake();
+  expect(got).toHaveLength(3);
+  expect(reader.stats().via).toEqual({ pushed: 1, fetched: 2 });
+  expect(errors()).toEqual([]);
+});
+
+it('delivers an event once, however many entries carry it (an instance appended it again), and orders webhooks of one instant by id', async () => {
+  const { waker, reader, append } = await setup();
+  const { got } = listen(reader, 1);
+  await reader.whenReading(1);
+  const event = webhook(1, 5, 700);
+  append(1, event);
+  append(1, event);
+  const next = { ...webhook(1, 5, 700) };
+  append(1, next);
+  waker.emit('ready');
+  await settle();
+  expect(got.map((e) => [e.id, e.current])).toEqual([
+    [event.id, true],
+    [next.id, true],
+  ]);
+  expect(reader.stats().skipped).toEqual({ own: 0, no_listener: 1 });
 });
 
 it('orders what it delivers per object: an older state read after a newer one is no state change, a snapshot ranks by its object\'s time', async () => {
