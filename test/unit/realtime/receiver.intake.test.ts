@@ -18,20 +18,20 @@ const ACCOUNT = 44;
 const NOW_MS = 1_750_000_000_000;
 const NOW = NOW_MS / 1000;
 
-function intakeWith(options: { ledger?: DeliveryLedger; evict?: () => Promise<void>; secrets?: string[]; live?: boolean; publishFails?: boolean } = {}) {
+function intakeWith(options: { ledger?: DeliveryLedger; evict?: () => Promise<void>; secrets?: string[]; live?: boolean; publishFails?: boolean; now?: () => number } = {}) {
   const lines: Record<string, unknown>[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
   const bus = memoryBus(logger);
   const published: PaymentEvent[] = [];
   bus.subscribe(ACCOUNT, (e) => published.push(e));
   if (options.publishFails) bus.publish = () => Promise.reject(new Error('bus down'));
-  const intake = createWebhookIntake({ secrets: options.secrets ?? [SECRET], log: ledgerLog(options.ledger ?? memoryLedger(), bus), logger, now: () => NOW_MS, ...(options.live ? { live: true } : {}), ...(options.evict ? { evict: options.evict } : {}) });
+  const intake = createWebhookIntake({ secrets: options.secrets ?? [SECRET], log: ledgerLog(options.ledger ?? memoryLedger(), bus), logger, now: options.now ?? (() => NOW_MS), ...(options.live ? { live: true } : {}), ...(options.evict ? { evict: options.evict } : {}) });
   const deliver = async (body: string, header: string | undefined = signWebhookBody(SECRET, body, NOW)) => {
     const answer = await intake.receive({ raw: Buffer.from(body), signatureHeader: header, remoteAddress: '127.0.0.1' });
     return { result: answer.result, status: answer.status, body: answer.body };
   };
   const logged = (msg: string) => lines.filter((l) => l.msg === msg);
-  return { deliver, lines, logged, published };
+  return { intake, deliver, lines, logged, published };
 }
 
 const tx = (id: number, status: string, updatedAt: string) => transactionEvent({ accountId: ACCOUNT, transaction: { id, status, amount: 100, updated_at: updatedAt, customer_id: null } });
@@ -66,6 +66,35 @@ describe('webhook intake outcomes', () => {
       ['malformed', '127.0.0.1'],
     ]);
     expect(await t.deliver(body, signWebhookBody(SECRET, body, NOW - 300))).toEqual(accepted);
+  });
+
+  it('warns of refused signatures once per 10 s at most, by the clock it was given, with the count since the last line', async () => {
+    let clock = NOW_MS;
+    const t = intakeWith({ now: () => clock });
+    const body = tx(9, 'pending', '2024-05-01T10:00:00.000Z');
+    const warned = () => t.lines.filter((l) => l.level === 40).map((l) => [l.msg, l.reason, l.remote, l.refused]);
+    const line = 'webhook refused: bad signature (one line per 10 s at most; refused: how many since the last line)';
+    for (let i = 0; i < 3; i += 1) await t.deliver(body, 'garbage');
+    expect(warned()).toEqual([[line, 'malformed', '127.0.0.1', 1]]);
+    clock += 9_999;
+    await t.deliver(body, signWebhookBody('whsec_other', body, Math.floor(clock / 1000)));
+    // Refused before the body is read, by its header alone: counted the same.
+    expect(t.intake.precheck(undefined, '10.0.0.9')).toEqual({ result: 'bad_signature', status: 400, body: { error: 'invalid signature' } });
+    expect(t.intake.precheck(signWebhookBody(SECRET, body, Math.floor(clock / 1000)), '10.0.0.9')).toBeUndefined();
+    expect(warned()).toHaveLength(1);
+    clock = NOW_MS + 10_000;
+    await t.deliver(body, signWebhookBody('whsec_other', body, Math.floor(clock / 1000)));
+    expect(warned()).toEqual([
+      [line, 'malformed', '127.0.0.1', 1],
+      [line, 'mismatch', '127.0.0.1', 5],
+    ]);
+    // The next interval counts from that line's time.
+    clock += 9_999;
+    await t.deliver(body, 'garbage');
+    expect(warned()).toHaveLength(2);
+    clock += 1;
+    await t.deliver(body, 'garbage');
+    expect(warned().at(-1)).toEqual([line, 'malformed', '127.0.0.1', 2]);
   });
 
   it('refuses a signed body that is not JSON, or not an event, naming the fields that are wrong', async () => {

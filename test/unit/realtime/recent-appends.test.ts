@@ -100,3 +100,15 @@ it('drops by age across accounts, in order, and stays bounded with many accounts
   expect(ats(kept)).toEqual([...ats(kept)].sort((a, b) => a - b));
   expect([recent.size, recent.byteSize, recent.places]).toEqual([0, 0, 0]);
 });
+
+it("keeps an entry exactly at its age, and one exactly as large as an account's share", () => {
+  let now = 1_000;
+  const recent = new RecentAppends({ maxAgeMs: 100, maxEntries: 10, maxBytes: 100, accountShare: 1 }, () => now);
+  recent.add(entry(899, 1));
+  recent.add(entry(900, 1));
+  expect(ats(recent.take())).toEqual([900]);
+  recent.add(entry(1_000, 100));
+  expect([recent.size, recent.byteSize]).toEqual([1, 100]);
+  now = 1_100;
+  expect(ats(recent.take())).toEqual([1_000]);
+});

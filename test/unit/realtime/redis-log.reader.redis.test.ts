@@ -163,3 +163,95 @@ describeWith('redis-server', 'the Redis event log\'s reader', () => {
     ]);
   });
 });
+
+describeWith('redis-server', 'the Redis event log started over under a live connection', () => {
+  const client = redisClientsForSuite();
+  const opened: RedisEventLog[] = [];
+  let url = '';
+  beforeAll(() => {
+    url = `redis://127.0.0.1:${client().options.port}`;
+  });
+  afterAll(async () => {
+    for (const log of opened) await log.close();
+  });
+
+  async function open(prefix: string) {
+    const lines: Line[] = [];
+    const logger = createLogger('info', { destination: { write: (line: string) => void lines.push(JSON.parse(line) as Line) } });
+    const log = await redisEventLog({ target: singleServer(url), prefix, logger, links: new RedisLinks(logger), maxEvents: 1000, partitions: 1 });
+    opened.push(log);
+    const got: PaymentEvent[] = [];
+    log.subscribe(ACCOUNT, (e) => got.push(e));
+    await log.whenReading(ACCOUNT);
+    const appendedAgain = () => lines.filter((l) => l.msg.startsWith('event log started over (Redis lost its data): this instance appended')).map((l) => [l.level, l.appended, l.failed]);
+    return { log, got, lines, appendedAgain };
+  }
+
+  /** Every key of the log gone at once, as a Redis back empty; `then` runs in the same transaction. */
+  async function emptied(prefix: string, then?: (multi: ReturnType<ReturnType<typeof client>['multi']>) => void) {
+    const found = await client().keys(`${prefix}*`);
+    const multi = client().multi().del(...found);
+    then?.(multi);
+    await multi.exec();
+  }
+
+  const entries = async (prefix: string) => (await client().xrange(logKeys(prefix, 1).stream(0), '-', '+')).map(([, fields]) => (JSON.parse(fields[fields.indexOf('e') + 1]!) as { id: number }).id);
+
+  it('appends its recent entries again, each once to every reader, again at each start-over, and says how many went in', async () => {
+    const prefix = `over-${Date.now()}:`;
+    const here = await open(prefix);
+    const there = await open(prefix);
+    const at = '2026-01-01T10:00:00.000Z';
+    expect(await here.log.append(webhook(1, 1, at))).toBe('accepted');
+    expect(await here.log.append(webhook(2, 2, at))).toBe('accepted');
+    expect(await here.log.appendSnapshot({ ...webhook(0, 3, at), current: true, origin: 'snapshot' }, Date.parse(at))).toBe(true);
+    await eventually(async () => there.got.length, (count) => count === 3);
+
+    await emptied(prefix);
+    await eventually(async () => here.appendedAgain(), (told) => told.length === 1, 3_000);
+    expect(here.appendedAgain()).toEqual([[50, 3, 0]]);
+    // The other instance sees the log started over too, and had appended nothing lately.
+    await eventually(async () => there.appendedAgain(), (told) => told.length === 1, 3_000);
+    expect(there.appendedAgain()).toEqual([[50, 0, 0]]);
+    expect(await entries(prefix)).toEqual([1, 2, 0]);
+    // Kept for the next start-over: emptied again, they go in again.
+    await emptied(prefix);
+    await eventually(async () => here.appendedAgain(), (told) => told.length === 2, 3_000);
+    expect(here.appendedAgain()[1]).toEqual([50, 3, 0]);
+    expect(await entries(prefix)).toEqual([1, 2, 0]);
+    await sleep(300);
+    // Nobody had a webhook twice: the appender's reader skips them, the other drops what it delivered. A snapshot
+    // (all id 0) read again is no state change there.
+    for (const side of [here, there]) {
+      expect(side.got.filter((e) => e.id !== 0).map((e) => e.id)).toEqual([1, 2]);
+      expect(side.got.filter((e) => e.current).map((e) => e.id)).toEqual([1, 2, 0]);
+    }
+  });
+
+  it('counts the appends that fail and keeps them for the next start-over; drops one the log still holds', async () => {
+    const prefix = `over-fail-${Date.now()}:`;
+    const here = await open(prefix);
+    const at = '2026-01-01T10:00:00.000Z';
+    await here.log.append(webhook(1, 1, at));
+    await here.log.append(webhook(2, 2, at));
+    // Emptied, and a key of another type where the stream goes: each append again is refused.
+    const stream = logKeys(prefix, 1).stream(0);
+    await emptied(prefix, (multi) => multi.set(stream, 'not a stream'));
+    await eventually(async () => here.appendedAgain(), (told) => told.length === 1, 3_000);
+    expect(here.appendedAgain()).toEqual([[50, 0, 2]]);
+    // Emptied again: the two it could not append go in now.
+    await emptied(prefix);
+    await eventually(async () => here.appendedAgain(), (told) => told.length === 2, 3_000);
+    expect(here.appendedAgain()[1]).toEqual([50, 2, 0]);
+    expect(await entries(prefix)).toEqual([1, 2]);
+    // Only the epoch lost: the claims still hold them, so nothing goes in and they are not kept.
+    await client().del(logKeys(prefix, 1).epoch());
+    await eventually(async () => here.appendedAgain(), (told) => told.length === 3, 3_000);
+    expect(await entries(prefix)).toEqual([1, 2]);
+    await emptied(prefix);
+    await eventually(async () => here.appendedAgain(), (told) => told.length === 4, 3_000);
+    expect(here.appendedAgain()[3]).toEqual([50, 0, 0]);
+    expect(await entries(prefix)).toEqual([]);
+    expect(here.got.map((e) => e.id)).toEqual([1, 2]);
+  });
+});
