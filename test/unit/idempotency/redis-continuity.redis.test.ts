@@ -422,6 +422,27 @@ describeWith('redis-server', 'the idempotency Redis continuity marker', () => {
     continuity.stop();
   });
 
+  it('a check compares its read with what was known when it asked, not with a newer reply read meanwhile', async () => {
+    const redis = client();
+    const { errors, continuity, done } = await instance(redis, { checkEveryMs: 60_000 });
+    await done('k1');
+    const [epoch, seq] = continuity.expected();
+    // While the check's read is out, a script's reply tells a sequence past the one the read will bring back.
+    const hmget = redis.hmget.bind(redis);
+    Object.assign(redis, {
+      hmget: async (...args: Parameters<typeof redis.hmget>) => {
+        const found = await hmget(...args);
+        continuity.saw(epoch, Number(seq) + 1, 0, Number(seq), continuity.generation());
+        return found;
+      },
+    });
+    await continuity.check();
+    Object.assign(redis, { hmget });
+    expect(errors).toEqual([]);
+    expect(continuity.known()).toBe(Number(seq) + 1);
+    continuity.stop();
+  });
+
   it('a reply read after a newer one is no loss; only one below what was known when it was asked is', async () => {
     const redis = client();
     const { errors, continuity, done, prefix } = await instance(redis, { checkEveryMs: 60_000 });
