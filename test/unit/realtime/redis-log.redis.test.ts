@@ -56,7 +56,11 @@ describeWith('redis-server', 'the Redis event log, two instances', () => {
     expect(statuses(got.here, 100)).toEqual([['pending', true]]);
     expect(await here.append(webhook(1, 100, 'pending', '2026-01-01T10:00:00.000Z'))).toBe('duplicate');
     expect(await there.append(webhook(1, 100, 'pending', '2026-01-01T10:00:00.000Z'))).toBe('duplicate');
+    // Each instance reads the other's entry before it appends the next: an own append goes out at once, so one
+    // appended before the reader came by would arrive ahead of the older entry (that order has its own test below).
+    await eventually(async () => statuses(got.there, 100).length, (n) => n === 1);
     expect(await there.append(webhook(3, 100, 'approved', '2026-01-01T10:00:05.000Z'))).toBe('accepted');
+    await eventually(async () => statuses(got.here, 100).length, (n) => n === 2);
     expect(await here.append(webhook(2, 100, 'pending', '2026-01-01T09:59:00.000Z'))).toBe('out_of_order');
     const expected = [
       ['pending', true],
