@@ -185,6 +185,8 @@ export class Engine {
       deleted_at: null,
     };
     this.events.insert(event);
+    // Each event holds a copy of its object: without a bound a busy account's memory only grows.
+    this.events.trim(accountId, this.options.maxEventsPerAccount);
     this.deliver(event);
     return event;
   }

@@ -63,6 +63,8 @@ export interface EmulatorOptions {
   webhookTimeoutMs: number;
   /** Request logs kept per account; the oldest are dropped beyond it. */
   maxLogsPerAccount: number;
+  /** Events kept per account, each with its object's snapshot; the oldest are dropped beyond it. */
+  maxEventsPerAccount: number;
   /**
    * When set, the admin API (/_emulator/*) answers only requests carrying
    * `x-emulator-admin-token: <token>`; the gateway's embedded emulator always sets one.
@@ -101,6 +103,7 @@ export const defaultEmulatorOptions: Readonly<EmulatorOptions> = Object.freeze({
   webhookMaxAttempts: 5,
   webhookTimeoutMs: 5000,
   maxLogsPerAccount: 5000,
+  maxEventsPerAccount: 10_000,
 });
 
 export function resolveOptions(partial: Partial<EmulatorOptions> = {}): EmulatorOptions {

@@ -1,0 +1,57 @@
+/**
+ * The emulator keeps the newest events and request logs of each account, not every one: each event holds a copy of
+ * its object, so a busy account would otherwise only grow. One account's volume never drops another's rows.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../emulator/index.js';
+import { emulator, many, type Api, type Json } from './helpers.js';
+
+let running: RunningEmulator | undefined;
+afterEach(async () => {
+  await running?.stop();
+  running = undefined;
+});
+
+async function createCustomers(api: Api, n: number): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await api.post('/v1/customers', { firstname: 'Ama', lastname: `K${i}`, email: `ama${i}@example.com` });
+    expect(res.status).toBe(201);
+    ids.push(Number((res.body['v1/customer'] ?? res.body).id));
+  }
+  return ids;
+}
+
+const eventIds = async (api: Api): Promise<number[]> => many((await api.get('/v1/events?per_page=100')).body, 'events').map((e: Json) => Number(e.id));
+
+describe('emulator retention', () => {
+  it('keeps the newest events of an account within maxEventsPerAccount (plus a tenth, dropped in batches) and forgets the oldest', async () => {
+    const started = await emulator({ maxEventsPerAccount: 10 });
+    running = started.emu;
+    const busy = started.api.as('sk_sandbox_busy');
+    const quiet = started.api.as('sk_sandbox_quiet');
+    await createCustomers(quiet, 2);
+    const [first] = await eventIds(quiet);
+    await createCustomers(busy, 30);
+    const kept = await eventIds(busy);
+    expect(kept.length).toBeGreaterThanOrEqual(10);
+    expect(kept.length).toBeLessThanOrEqual(11);
+    // The oldest of the busy account are gone, readable neither in the list nor by id; the newest stays.
+    const oldest = Math.min(...kept);
+    expect((await busy.get(`/v1/events/${oldest - 1}`)).status).toBe(404);
+    expect((await busy.get(`/v1/events/${Math.max(...kept)}`)).status).toBe(200);
+    // The quiet account's events are its own share: the busy one's volume dropped none of them.
+    expect(await eventIds(quiet)).toHaveLength(2);
+    expect((await quiet.get(`/v1/events/${first}`)).status).toBe(200);
+  });
+
+  it('keeps the newest request logs of an account within maxLogsPerAccount', async () => {
+    const started = await emulator({ maxLogsPerAccount: 10 });
+    running = started.emu;
+    const api = started.api.as('sk_sandbox_logs');
+    for (let i = 0; i < 30; i++) expect((await api.get('/v1/currencies')).status).toBe(200);
+    const logs = many((await api.get('/v1/logs?per_page=100')).body, 'logs');
+    expect(logs.length).toBeGreaterThanOrEqual(10);
+    expect(logs.length).toBeLessThanOrEqual(11);
+  });
+});
