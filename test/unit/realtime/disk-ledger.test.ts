@@ -69,10 +69,7 @@ describe('disk ledger across a restart', () => {
     } finally {
       later.mockRestore();
     }
-    const db = open({ path: path.join(dir, LEDGER_FILE) });
-    const keys = [...db.getKeys()].map(String);
-    await db.close();
-    expect(keys).toEqual(['c:1:20']);
+    expect(await keysOnDisk(dir)).toEqual(['c:1:20']);
   });
 });
 
@@ -172,10 +169,7 @@ describe('disk ledger expiry and undo', () => {
     } finally {
       clock.mockRestore();
     }
-    const db = open({ path: path.join(dir, LEDGER_FILE) });
-    const keys = [...db.getKeys()].map(String);
-    await db.close();
-    expect(keys).toEqual(['c:1:2']);
+    expect(await keysOnDisk(dir)).toEqual(['c:1:2']);
   });
 
   it('sweeps every expired record at start, one exactly at its expiry too, from memory and disk', async () => {
@@ -195,10 +189,7 @@ describe('disk ledger expiry and undo', () => {
     } finally {
       clock.mockRestore();
     }
-    const db = open({ path: path.join(dir, LEDGER_FILE) });
-    const keys = [...db.getKeys()].map(String);
-    await db.close();
-    expect(keys).toEqual(['c:1:2']);
+    expect(await keysOnDisk(dir)).toEqual(['c:1:2']);
   });
 
   it('reads back what it kept by when each was written, not by key', async () => {
@@ -232,10 +223,7 @@ describe('disk ledger expiry and undo', () => {
     await ledger.retreat('1:transaction:3', [1000, 1]);
     expect(ledger.bytes).toBe(0);
     await ledger.close();
-    const db = open({ path: path.join(dir, LEDGER_FILE) });
-    const keys = [...db.getKeys()].map(String);
-    await db.close();
-    expect(keys).toEqual([]);
+    expect(await keysOnDisk(dir)).toEqual([]);
   });
 
   it('gives a version put back by an undo its whole time again', async () => {
@@ -273,3 +261,11 @@ describe('disk ledger expiry and undo', () => {
 
 /** A claim's cost as the ledger counts it (disk-ledger.ts). */
 const bytesOfClaim = (key: string) => key.length + 512;
+
+/** The keys the ledger's file holds, read by a store of its own (the ledger closed). */
+async function keysOnDisk(dir: string): Promise<string[]> {
+  const db = open({ path: path.join(dir, LEDGER_FILE) });
+  const keys = [...db.getKeys()].map(String);
+  await db.close();
+  return keys;
+}

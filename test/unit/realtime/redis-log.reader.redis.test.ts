@@ -33,6 +33,17 @@ interface Line {
   [field: string]: unknown;
 }
 
+/** A log on one server with one partition, subscribed to ACCOUNT, its lines kept; closed by the suite. */
+async function openLog(url: string, prefix: string, opened: RedisEventLog[]) {
+  const lines: Line[] = [];
+  const logger = createLogger('info', { destination: { write: (line: string) => void lines.push(JSON.parse(line) as Line) } });
+  const log = await redisEventLog({ target: singleServer(url), prefix, logger, links: new RedisLinks(logger), maxEvents: 1000, partitions: 1 });
+  opened.push(log);
+  const got: PaymentEvent[] = [];
+  log.subscribe(ACCOUNT, (e) => got.push(e));
+  return { log, got, lines };
+}
+
 describeWith('redis-server', 'the Redis event log\'s reader', () => {
   const client = redisClientsForSuite();
   let n = 0;
@@ -46,12 +57,7 @@ describeWith('redis-server', 'the Redis event log\'s reader', () => {
   });
 
   async function open(prefix: string) {
-    const lines: Line[] = [];
-    const logger = createLogger('info', { destination: { write: (line: string) => void lines.push(JSON.parse(line) as Line) } });
-    const log = await redisEventLog({ target: singleServer(url), prefix, logger, links: new RedisLinks(logger), maxEvents: 1000, partitions: 1 });
-    opened.push(log);
-    const got: PaymentEvent[] = [];
-    log.subscribe(ACCOUNT, (e) => got.push(e));
+    const { log, got, lines } = await openLog(url, prefix, opened);
     const errors = () => lines.filter((l) => l.level >= 40 && !/^redis /.test(l.msg));
     return { log, got, lines, errors };
   }
@@ -176,12 +182,7 @@ describeWith('redis-server', 'the Redis event log started over under a live conn
   });
 
   async function open(prefix: string) {
-    const lines: Line[] = [];
-    const logger = createLogger('info', { destination: { write: (line: string) => void lines.push(JSON.parse(line) as Line) } });
-    const log = await redisEventLog({ target: singleServer(url), prefix, logger, links: new RedisLinks(logger), maxEvents: 1000, partitions: 1 });
-    opened.push(log);
-    const got: PaymentEvent[] = [];
-    log.subscribe(ACCOUNT, (e) => got.push(e));
+    const { log, got, lines } = await openLog(url, prefix, opened);
     await log.whenReading(ACCOUNT);
     const appendedAgain = () => lines.filter((l) => l.msg.startsWith('event log started over (Redis lost its data): this instance appended')).map((l) => [l.level, l.appended, l.failed]);
     return { log, got, lines, appendedAgain };
