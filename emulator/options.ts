@@ -61,9 +61,9 @@ export interface EmulatorOptions {
   /** Attempts per delivery, the first one included. */
   webhookMaxAttempts: number;
   webhookTimeoutMs: number;
-  /** Request logs kept per account; the oldest are dropped beyond it. */
+  /** Request logs kept per account; beyond it plus a tenth, the oldest are dropped back to it. */
   maxLogsPerAccount: number;
-  /** Events kept per account, each with its object's snapshot; the oldest are dropped beyond it. */
+  /** Events kept per account, each with its object's snapshot; beyond it plus a tenth, the oldest are dropped back to it. */
   maxEventsPerAccount: number;
   /**
    * When set, the admin API (/_emulator/*) answers only requests carrying

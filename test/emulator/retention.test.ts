@@ -32,14 +32,16 @@ describe('emulator retention', () => {
     const quiet = started.api.as('sk_sandbox_quiet');
     await createCustomers(quiet, 2);
     const [first] = await eventIds(quiet);
-    await createCustomers(busy, 30);
+    const customers = await createCustomers(busy, 30);
     const kept = await eventIds(busy);
     expect(kept.length).toBeGreaterThanOrEqual(10);
     expect(kept.length).toBeLessThanOrEqual(11);
-    // The oldest of the busy account are gone, readable neither in the list nor by id; the newest stays.
-    const oldest = Math.min(...kept);
-    expect((await busy.get(`/v1/events/${oldest - 1}`)).status).toBe(404);
-    expect((await busy.get(`/v1/events/${Math.max(...kept)}`)).status).toBe(200);
+    // The newest stay and the oldest go: the last customer's event is listed, the first's answers 404.
+    const eventsOf = async (customerId: number) => many((await busy.get(`/v1/events?object_id=${customerId}`)).body, 'events').map((e: Json) => Number(e.id));
+    const [newest] = await eventsOf(customers.at(-1)!);
+    expect(newest).toBe(Math.max(...kept));
+    expect(await eventsOf(customers[0]!)).toEqual([]);
+    expect((await busy.get(`/v1/events/${Math.min(...kept) - 1}`)).status).toBe(404);
     // The quiet account's events are its own share: the busy one's volume dropped none of them.
     expect(await eventIds(quiet)).toHaveLength(2);
     expect((await quiet.get(`/v1/events/${first}`)).status).toBe(200);
@@ -49,9 +51,13 @@ describe('emulator retention', () => {
     const started = await emulator({ maxLogsPerAccount: 10 });
     running = started.emu;
     const api = started.api.as('sk_sandbox_logs');
-    for (let i = 0; i < 30; i++) expect((await api.get('/v1/currencies')).status).toBe(200);
+    for (let i = 0; i < 30; i++) expect((await api.get(`/v1/currencies?i=${i}`)).status).toBe(200);
     const logs = many((await api.get('/v1/logs?per_page=100')).body, 'logs');
     expect(logs.length).toBeGreaterThanOrEqual(10);
     expect(logs.length).toBeLessThanOrEqual(11);
+    // The last requests are the ones kept (a log of the logs read itself may come first).
+    const numbers = logs.map((l: Json) => /[?&]i=(\d+)/.exec(String(l.url))?.[1]).filter((n: string | undefined) => n !== undefined).map(Number);
+    expect(Math.min(...numbers)).toBeGreaterThanOrEqual(30 - 11);
+    expect(Math.max(...numbers)).toBe(29);
   });
 });
