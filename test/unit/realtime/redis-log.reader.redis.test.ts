@@ -33,20 +33,12 @@ interface Line {
   [field: string]: unknown;
 }
 
-/** A log on one server with one partition, subscribed to ACCOUNT, its lines kept; closed by the suite. */
-async function openLog(url: string, prefix: string, opened: RedisEventLog[]) {
-  const lines: Line[] = [];
-  const logger = createLogger('info', { destination: { write: (line: string) => void lines.push(JSON.parse(line) as Line) } });
-  const log = await redisEventLog({ target: singleServer(url), prefix, logger, links: new RedisLinks(logger), maxEvents: 1000, partitions: 1 });
-  opened.push(log);
-  const got: PaymentEvent[] = [];
-  log.subscribe(ACCOUNT, (e) => got.push(e));
-  return { log, got, lines };
-}
-
-describeWith('redis-server', 'the Redis event log\'s reader', () => {
+/**
+ * The suite's redis-server, and logs on it with one partition, each subscribed to ACCOUNT with its lines kept;
+ * closed after the suite.
+ */
+function logsForSuite() {
   const client = redisClientsForSuite();
-  let n = 0;
   const opened: RedisEventLog[] = [];
   let url = '';
   beforeAll(() => {
@@ -55,9 +47,24 @@ describeWith('redis-server', 'the Redis event log\'s reader', () => {
   afterAll(async () => {
     for (const log of opened) await log.close();
   });
+  const openLog = async (prefix: string) => {
+    const lines: Line[] = [];
+    const logger = createLogger('info', { destination: { write: (line: string) => void lines.push(JSON.parse(line) as Line) } });
+    const log = await redisEventLog({ target: singleServer(url), prefix, logger, links: new RedisLinks(logger), maxEvents: 1000, partitions: 1 });
+    opened.push(log);
+    const got: PaymentEvent[] = [];
+    log.subscribe(ACCOUNT, (e) => got.push(e));
+    return { log, got, lines };
+  };
+  return { client, openLog };
+}
+
+describeWith('redis-server', 'the Redis event log\'s reader', () => {
+  const { client, openLog } = logsForSuite();
+  let n = 0;
 
   async function open(prefix: string) {
-    const { log, got, lines } = await openLog(url, prefix, opened);
+    const { log, got, lines } = await openLog(prefix);
     const errors = () => lines.filter((l) => l.level >= 40 && !/^redis /.test(l.msg));
     return { log, got, lines, errors };
   }
@@ -171,18 +178,10 @@ describeWith('redis-server', 'the Redis event log\'s reader', () => {
 });
 
 describeWith('redis-server', 'the Redis event log started over under a live connection', () => {
-  const client = redisClientsForSuite();
-  const opened: RedisEventLog[] = [];
-  let url = '';
-  beforeAll(() => {
-    url = `redis://127.0.0.1:${client().options.port}`;
-  });
-  afterAll(async () => {
-    for (const log of opened) await log.close();
-  });
+  const { client, openLog } = logsForSuite();
 
   async function open(prefix: string) {
-    const { log, got, lines } = await openLog(url, prefix, opened);
+    const { log, got, lines } = await openLog(prefix);
     await log.whenReading(ACCOUNT);
     const appendedAgain = () => lines.filter((l) => l.msg.startsWith('event log started over (Redis lost its data): this instance appended')).map((l) => [l.level, l.appended, l.failed]);
     return { log, got, lines, appendedAgain };
