@@ -149,7 +149,7 @@ function connect(target: RedisTarget, role: RedisOptions, sharded: boolean): Red
   }
   if (target.mode === 'sentinel') {
     // failoverDetector: the sentinels' +switch-master moves the connection at once, not at its next error.
-    return new (ioredis().Redis)({
+    return connectingAgainAfterEnd(new (ioredis().Redis)({
       ...access,
       ...role,
       sentinels: target.sentinels.map(({ host, port }) => ({ host, port })),
@@ -157,7 +157,7 @@ function connect(target: RedisTarget, role: RedisOptions, sharded: boolean): Red
       failoverDetector: true,
       ...(target.password ? { sentinelPassword: target.password } : {}),
       ...(target.tls ? { enableTLSForSentinelMode: true } : {}),
-    });
+    }));
   }
   const { lazyConnect, enableOfflineQueue, ...perNode } = role;
   const options: ClusterOptions = {
@@ -172,6 +172,36 @@ function connect(target: RedisTarget, role: RedisOptions, sharded: boolean): Red
     ...(target.tls ? { dnsLookup: (address: string, callback: (error: null, address: string) => void) => callback(null, address) } : {}),
   };
   return new (ioredis().Cluster)(target.nodes.map(({ host, port }) => ({ host, port })), options);
+}
+
+/** How long an ended Sentinel connection waits before it connects again: about a reconnect's first pause. */
+export const CONNECT_AGAIN_AFTER_END_MS = 100;
+
+/**
+ * ioredis (5.x) ends a Sentinel connection for good when the failover detector of its previous connection fires while
+ * it is being made again: the detector disconnects the connector mid-connect, which rejects with "Connection is
+ * closed." and leaves the client in `end`, every command refused until the process restarts. Ended without our
+ * `quit` or `disconnect`, it connects again (docs/deployment.md, Redis Sentinel).
+ */
+export function connectingAgainAfterEnd(redis: Redis): Redis {
+  let closing = false;
+  const quit = redis.quit.bind(redis);
+  const disconnect = redis.disconnect.bind(redis);
+  redis.quit = ((...args: Parameters<Redis['quit']>) => {
+    closing = true;
+    return quit(...args);
+  }) as Redis['quit'];
+  redis.disconnect = (reconnect = false) => {
+    if (!reconnect) closing = true;
+    disconnect(reconnect);
+  };
+  redis.on('end', () => {
+    if (closing) return;
+    setTimeout(() => {
+      if (!closing && redis.status === 'end') redis.connect().catch(() => undefined);
+    }, CONNECT_AGAIN_AFTER_END_MS).unref();
+  });
+  return redis;
 }
 
 /** A money write that reached its master but not the replicas asked for: not acted on (docs/deployment.md, Replicas). */
