@@ -112,3 +112,45 @@ it("keeps an entry exactly at its age, and one exactly as large as an account's 
   now = 1_100;
   expect(ats(recent.take())).toEqual([1_000]);
 });
+
+it('counts as places every entry held in arrival order and in its share, and none before the first', () => {
+  const recent = new RecentAppends({ maxAgeMs: 1_000_000, maxEntries: 100, maxBytes: 1_000_000, accountShare: 1 }, () => 0);
+  expect(recent.places).toBe(0);
+  for (const at of [1, 2, 3]) recent.add(entry(at, 10, 1));
+  recent.add(entry(4, 10, 2));
+  // Four in arrival order, three in the first account's share and one in the second's.
+  expect(recent.places).toBe(8);
+});
+
+it('past the whole of its bytes, the oldest of all go, though each account is within its share', () => {
+  const recent = new RecentAppends({ maxAgeMs: 1_000_000, maxEntries: 1_000, maxBytes: 100, accountShare: 0.25 }, () => 0);
+  // Five accounts with 20 bytes each, within their 25: 100 bytes in all, then a sixth's pushes out the first.
+  for (let account = 1; account <= 6; account++) recent.add(entry(account, 20, account));
+  expect([recent.size, recent.byteSize]).toEqual([5, 100]);
+  expect(recent.take().map((e) => e.account)).toEqual([2, 3, 4, 5, 6]);
+});
+
+it('holds at most about twice the places of what it keeps when a share holds over a thousand, behind one quiet entry', () => {
+  // A share of 2,500 entries: the places dropped ahead and a share's dropped head pass 1,024 before they are half.
+  const recent = new RecentAppends({ maxAgeMs: 1_000_000, maxEntries: 10_000, maxBytes: 1_000_000_000, accountShare: 0.25 }, () => 0);
+  recent.add(entry(0, 10, 1));
+  for (let at = 1; at <= 30_000; at++) recent.add(entry(at, 10, 2));
+  expect(recent.size).toBe(2_501);
+  // Arrival order and the flood's share each at most twice their live entries, and a few.
+  expect(recent.places).toBeLessThanOrEqual(4 * recent.size + 4);
+  const kept = recent.take();
+  expect([kept[0]!.account, kept[1]!.at, kept.at(-1)!.at]).toEqual([1, 27_501, 30_000]);
+});
+
+it('holds few places while entries keep ageing out, many more than it keeps going through', () => {
+  let now = 0;
+  // Two thousand within the age: the places passed reach 1,024 before they are half of those held.
+  const recent = new RecentAppends({ maxAgeMs: 2_000, maxEntries: 1_000_000, maxBytes: 1_000_000_000, accountShare: 1 }, () => now);
+  for (let at = 0; at < 30_000; at++) {
+    now = at;
+    recent.add(entry(at, 10, 1));
+  }
+  expect(recent.size).toBe(2_001);
+  // The places passed are let go once they are over 1,024 and over half: in arrival order and in the share.
+  expect(recent.places).toBeLessThanOrEqual(4 * recent.size + 4);
+});
