@@ -154,3 +154,31 @@ it('holds few places while entries keep ageing out, many more than it keeps goin
   // The places passed are let go once they are over 1,024 and over half: in arrival order and in the share.
   expect(recent.places).toBeLessThanOrEqual(4 * recent.size + 4);
 });
+
+it('lets go of dropped places in batches, not on every drop: only past 1,024 and past half of those held', () => {
+  // Making room on every drop would cost a copy of the whole buffer per webhook; the places are counted by hand.
+  const flood = (maxEntries: number, entries: number) => {
+    const recent = new RecentAppends({ maxAgeMs: 1_000_000, maxEntries, maxBytes: 1_000_000_000, accountShare: 0.25 }, () => 0);
+    recent.add(entry(0, 10, 1));
+    for (let at = 1; at <= entries; at++) recent.add(entry(at, 10, 2));
+    return [recent.size, recent.places];
+  };
+  // 350 dropped of 601 in order, of 600 in the flood's share: under 1,024, all still held (601 + 600 + the quiet 1).
+  expect(flood(1_000, 600)).toEqual([251, 1_202]);
+  // 1,100 dropped: past 1,024 but not past half of the 3,601 in order or of the 3,600 in the share.
+  expect(flood(10_000, 3_600)).toEqual([2_501, 7_202]);
+  const ageing = (maxAgeMs: number, entries: number) => {
+    let now = 0;
+    const recent = new RecentAppends({ maxAgeMs, maxEntries: 1_000_000, maxBytes: 1_000_000_000, accountShare: 1 }, () => now);
+    for (let at = 0; at < entries; at++) {
+      now = at;
+      recent.add(entry(at, 10, 1));
+    }
+    return [recent.size, recent.places];
+  };
+  // Aged out: 49 passed of 150, under 1,024 and under half; 89 of 100, over half but under 1,024; 1,099 of 3,100, over
+  // 1,024 but under half. Each still held, in order and in the share.
+  expect(ageing(100, 150)).toEqual([101, 300]);
+  expect(ageing(10, 100)).toEqual([11, 200]);
+  expect(ageing(2_000, 3_100)).toEqual([2_001, 6_200]);
+});
