@@ -14,25 +14,12 @@ import { redisEventLog, type RedisEventLog } from '../../../src/realtime/redis-l
 import { describeWith } from '../../support/tools.js';
 import { eventually, sleep } from '../../realtime/support.js';
 import { redisClientsForSuite } from '../../realtime/redis-server.js';
+import { approvedWebhook, type Line } from './redis-log.fixtures.js';
 import { startTcpProxy } from '../../realtime/tcp-proxy.js';
 
 const ACCOUNT = 43;
 
-const webhook = (id: number, objectId: number | null, at: string): Omit<PaymentEvent, 'current'> => ({
-  id,
-  type: 'transaction.approved',
-  object: objectId === null ? null : 'transaction',
-  objectId,
-  accountId: ACCOUNT,
-  entity: objectId === null ? null : { id: objectId, status: 'approved', updated_at: at },
-  createdAt: at,
-});
-
-interface Line {
-  level: number;
-  msg: string;
-  [field: string]: unknown;
-}
+const webhook = (id: number, objectId: number | null, at: string) => approvedWebhook(ACCOUNT, id, objectId, at);
 
 /** The scripts the log defines on its appending connection, the epoch's among them. */
 type WithEpochScript = { adoptEpoch(...args: unknown[]): Promise<string> };

@@ -14,24 +14,11 @@ import { encode } from '../../../src/upstream/codec.js';
 import { describeWith } from '../../support/tools.js';
 import { eventually, sleep } from '../../realtime/support.js';
 import { redisClientsForSuite } from '../../realtime/redis-server.js';
+import { approvedWebhook, type Line } from './redis-log.fixtures.js';
 
 const ACCOUNT = 41;
 
-const webhook = (id: number, objectId: number | null, at: string): Omit<PaymentEvent, 'current'> => ({
-  id,
-  type: 'transaction.approved',
-  object: objectId === null ? null : 'transaction',
-  objectId,
-  accountId: ACCOUNT,
-  entity: objectId === null ? null : { id: objectId, status: 'approved', updated_at: at },
-  createdAt: at,
-});
-
-interface Line {
-  level: number;
-  msg: string;
-  [field: string]: unknown;
-}
+const webhook = (id: number, objectId: number | null, at: string) => approvedWebhook(ACCOUNT, id, objectId, at);
 
 /**
  * The suite's redis-server, and logs on it with one partition, each subscribed to ACCOUNT with its lines kept;
