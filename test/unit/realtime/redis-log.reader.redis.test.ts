@@ -112,6 +112,17 @@ describeWith('redis-server', 'the Redis event log\'s reader', () => {
     expect(here.errors().map((l) => [l.level, l.msg, l.partition])).toEqual([[50, 'event log started over (Redis lost its data): events appended before are gone', 0]]);
   });
 
+  it('tells a gap before the first entry it reads: its first read learns where the log stood', async () => {
+    const prefix = `reader-${++n}:`;
+    // The log had reached 5 before this listener came; entries 6 to 8 were trimmed before it read any.
+    await client().set(logKeys(prefix, 1).sequence(0), 5);
+    const here = await open(prefix);
+    await here.log.whenReading(ACCOUNT);
+    await foreign(prefix, ['c', '1', 'e', encode(webhook(9, 9, '2026-01-01T10:00:00.000Z'))], 9);
+    await eventually(async () => here.got.length, (count) => count >= 1);
+    expect(here.errors().map((l) => [l.level, l.partition, l.lost])).toEqual([[50, 0, 3]]);
+  });
+
   it('tells the gap it finds, by how many entries it lost', async () => {
     const prefix = `reader-${++n}:`;
     const here = await open(prefix);
