@@ -175,7 +175,7 @@ function connect(target: RedisTarget, role: RedisOptions, sharded: boolean): Red
 }
 
 /** How long an ended Sentinel connection waits before it connects again: about a reconnect's first pause. */
-export const CONNECT_AGAIN_AFTER_END_MS = 100;
+const CONNECT_AGAIN_AFTER_END_MS = 100;
 
 /**
  * ioredis (5.x) ends a Sentinel connection for good when the failover detector of its previous connection fires while
@@ -183,7 +183,7 @@ export const CONNECT_AGAIN_AFTER_END_MS = 100;
  * closed." and leaves the client in `end`, every command refused until the process restarts. Ended without our
  * `quit` or `disconnect`, it connects again (docs/deployment.md, Redis Sentinel).
  */
-export function connectingAgainAfterEnd(redis: Redis): Redis {
+function connectingAgainAfterEnd(redis: Redis): Redis {
   let closing = false;
   const quit = redis.quit.bind(redis);
   const disconnect = redis.disconnect.bind(redis);
